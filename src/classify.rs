@@ -1,0 +1,401 @@
+//! What one HTTP response means for a tile: deliver it, retry, or give up.
+
+use crate::options::Options;
+use crate::retry_after::parse_retry_after;
+use crate::Error;
+
+/// How many leading body bytes classification looks at (copied out of the JS heap).
+pub const HEAD_BYTES: usize = 2048;
+/// How many trailing body bytes classification looks at.
+pub const TAIL_BYTES: usize = 12;
+
+/// The parts of a response that decide its fate. Header values are as received.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ResponseFacts {
+    pub status: u16,
+    pub content_type: Option<String>,
+    pub content_encoding: Option<String>,
+    pub content_length: Option<String>,
+    pub retry_after: Option<String>,
+    /// The response's `Date` header, the reference for an HTTP-date Retry-After.
+    pub date: Option<String>,
+    pub body_len: usize,
+    /// The first [`HEAD_BYTES`] bytes of the body (fewer if it is shorter).
+    pub head: Vec<u8>,
+    /// The last [`TAIL_BYTES`] bytes of the body (fewer if it is shorter).
+    pub tail: Vec<u8>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Verdict {
+    /// A tile; `empty` when the status is one of `emptyOn`.
+    Deliver { empty: bool },
+    /// A transient failure; `retry_after_ms` is the server's wait (429/503 only), unclamped.
+    Retry { error: Error, retry_after_ms: Option<f64> },
+    /// A permanent failure: give up now.
+    Reject(Error),
+}
+
+/// OGC exception codes that say the request itself is wrong: retrying cannot help.
+const PERMANENT_OGC_CODES: [&str; 8] = [
+    "InvalidParameterValue",
+    "MissingParameterValue",
+    "LayerNotDefined",
+    "InvalidFormat",
+    "InvalidCRS",
+    "InvalidSRS",
+    "TileOutOfRange",
+    "OperationNotSupported",
+];
+
+const PNG_SIGNATURE: &[u8] = b"\x89PNG\r\n\x1a\n";
+const PNG_IEND: &[u8] = b"\0\0\0\0IEND\xaeB`\x82";
+
+/// Classifies a response. `client_now_ms` is the wall clock (epoch ms) for HTTP-date waits.
+pub fn classify(facts: &ResponseFacts, options: &Options, client_now_ms: f64) -> Verdict {
+    let status = facts.status;
+    if options.empty_on.contains(status) {
+        return Verdict::Deliver { empty: true };
+    }
+    if status == 0 {
+        return Verdict::Reject(invalid(status, "opaque response: a `no-cors` request cannot read the tile"));
+    }
+    if options.retry_on.contains(status) {
+        let retry_after_ms = if status == 429 || status == 503 {
+            let server_now = facts.date.as_deref().and_then(crate::http_date::parse_http_date);
+            facts.retry_after.as_deref().and_then(|v| parse_retry_after(v, server_now, client_now_ms))
+        } else {
+            None
+        };
+        return Verdict::Retry { error: Error::Http { status }, retry_after_ms };
+    }
+    if !(200..300).contains(&status) {
+        return Verdict::Reject(Error::Http { status });
+    }
+    let media_type = facts.content_type.as_deref().map(media_type);
+    let body = trim_start(&facts.head);
+
+    if let Some(verdict) = ogc_exception(status, media_type.as_deref(), body) {
+        return verdict;
+    }
+    if media_type.as_deref().is_some_and(|m| m == "text/html" || m == "application/xhtml+xml")
+        || starts_with_ignore_case(body, b"<!doctype html")
+        || starts_with_ignore_case(body, b"<html")
+    {
+        return retry(invalid(status, "an HTML page (a server or proxy error page)"));
+    }
+    if let Some(reason) = truncation(facts) {
+        return retry(invalid(status, reason));
+    }
+    if let (Some(accept), Some(media)) = (options.accept.as_deref(), media_type.as_deref()) {
+        if !accepts(accept, media) {
+            return retry(invalid(status, &format!("content type {media} does not match accept {accept}")));
+        }
+    }
+    Verdict::Deliver { empty: false }
+}
+
+fn retry(error: Error) -> Verdict {
+    Verdict::Retry { error, retry_after_ms: None }
+}
+
+fn invalid(status: u16, reason: &str) -> Error {
+    Error::InvalidResponse { status, reason: reason.to_string() }
+}
+
+/// `Image/PNG; charset=x` → `image/png`.
+fn media_type(content_type: &str) -> String {
+    content_type.split(';').next().unwrap_or("").trim().to_ascii_lowercase()
+}
+
+fn is_xml_media(media: &str) -> bool {
+    media != "image/svg+xml" && (media.ends_with("/xml") || media.ends_with("+xml") || media.contains("se_xml"))
+}
+
+/// An OGC exception report (or another XML document where a tile should be).
+fn ogc_exception(status: u16, media: Option<&str>, body: &[u8]) -> Option<Verdict> {
+    let report = find(body, b"ServiceExceptionReport").is_some()
+        || find(body, b"ExceptionReport").is_some()
+        || find(body, b"<ServiceException").is_some();
+    let xml_body = body.starts_with(b"<?xml") || report;
+    let svg = media == Some("image/svg+xml") || (media.is_none() && find(body, b"<svg").is_some());
+    if svg && !report {
+        return None;
+    }
+    if !(media.is_some_and(is_xml_media) || xml_body) {
+        return None;
+    }
+    if !report {
+        return Some(retry(invalid(status, "an XML document")));
+    }
+    let code = exception_code(body);
+    let error = Error::ServiceException { status, code: code.clone() };
+    if code.is_some_and(|c| PERMANENT_OGC_CODES.contains(&c.as_str())) {
+        Some(Verdict::Reject(error))
+    } else {
+        Some(retry(error))
+    }
+}
+
+/// The value of the first `code="…"` or `exceptionCode="…"` attribute.
+fn exception_code(body: &[u8]) -> Option<String> {
+    for attribute in [&b"exceptionCode=\""[..], b"code=\"", b"exceptionCode='", b"code='"] {
+        if let Some(at) = find(body, attribute) {
+            let start = at + attribute.len();
+            let quote = attribute[attribute.len() - 1];
+            let end = body[start..].iter().position(|b| *b == quote)?;
+            let code = String::from_utf8_lossy(&body[start..start + end]).trim().to_string();
+            return (!code.is_empty()).then_some(code);
+        }
+    }
+    None
+}
+
+/// Why the body is shorter than the tile it claims to be, if it is.
+fn truncation(facts: &ResponseFacts) -> Option<&'static str> {
+    let head = &facts.head;
+    if head.starts_with(PNG_SIGNATURE) {
+        // A PNG always ends with its IEND chunk: when it is there, the image is whole, whatever
+        // Content-Length says (a browser may hide Content-Encoding from cross-origin code).
+        return (!facts.tail.ends_with(PNG_IEND)).then_some("truncated PNG (no IEND chunk)");
+    }
+    if head.len() >= 12 && &head[..4] == b"RIFF" && &head[8..12] == b"WEBP" {
+        let declared = u32::from_le_bytes([head[4], head[5], head[6], head[7]]) as usize + 8;
+        return (facts.body_len < declared).then_some("truncated WebP (shorter than its RIFF size)");
+    }
+    let encoded = facts.content_encoding.as_deref().is_some_and(|e| !e.trim().is_empty() && !e.eq_ignore_ascii_case("identity"));
+    let declared = facts.content_length.as_deref().and_then(|v| v.trim().parse::<u64>().ok());
+    match declared {
+        Some(length) if !encoded && (facts.body_len as u64) < length => Some("truncated body (fewer bytes than Content-Length)"),
+        _ => None,
+    }
+}
+
+/// Whether `media` matches one of the media ranges of an Accept value.
+fn accepts(accept: &str, media: &str) -> bool {
+    let (kind, _) = media.split_once('/').unwrap_or((media, ""));
+    accept.split(',').map(media_type).any(|range| {
+        range == "*/*" || range == media || range.strip_suffix("/*").is_some_and(|prefix| prefix == kind)
+    })
+}
+
+fn trim_start(body: &[u8]) -> &[u8] {
+    let body = body.strip_prefix(b"\xef\xbb\xbf").unwrap_or(body);
+    let start = body.iter().position(|b| !b.is_ascii_whitespace()).unwrap_or(body.len());
+    &body[start..]
+}
+
+fn starts_with_ignore_case(body: &[u8], prefix: &[u8]) -> bool {
+    body.len() >= prefix.len() && body[..prefix.len()].eq_ignore_ascii_case(prefix)
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).position(|w| w == needle)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::options::Value;
+
+    fn png(len_ok: bool) -> (Vec<u8>, Vec<u8>, usize) {
+        let mut body = PNG_SIGNATURE.to_vec();
+        body.extend_from_slice(&[0; 40]);
+        if len_ok {
+            body.extend_from_slice(PNG_IEND);
+        }
+        let tail = body[body.len().saturating_sub(TAIL_BYTES)..].to_vec();
+        (body.clone(), tail, body.len())
+    }
+
+    fn response(status: u16, content_type: Option<&str>, body: &[u8]) -> ResponseFacts {
+        ResponseFacts {
+            status,
+            content_type: content_type.map(str::to_string),
+            body_len: body.len(),
+            head: body[..body.len().min(HEAD_BYTES)].to_vec(),
+            tail: body[body.len().saturating_sub(TAIL_BYTES)..].to_vec(),
+            ..ResponseFacts::default()
+        }
+    }
+
+    fn defaults() -> Options {
+        Options::parse(&[]).unwrap()
+    }
+
+    fn kind(v: &Verdict) -> (&'static str, &'static str) {
+        match v {
+            Verdict::Deliver { empty: false } => ("deliver", ""),
+            Verdict::Deliver { empty: true } => ("empty", ""),
+            Verdict::Retry { error, .. } => ("retry", error.kind()),
+            Verdict::Reject(error) => ("reject", error.kind()),
+        }
+    }
+
+    #[test]
+    fn status_table() {
+        let o = defaults();
+        let (body, _, _) = png(true);
+        let table: &[(u16, (&str, &str))] = &[
+            (200, ("deliver", "")),
+            (203, ("deliver", "")),
+            (204, ("empty", "")),
+            (408, ("retry", "http")),
+            (425, ("retry", "http")),
+            (429, ("retry", "http")),
+            (500, ("retry", "http")),
+            (502, ("retry", "http")),
+            (503, ("retry", "http")),
+            (504, ("retry", "http")),
+            (400, ("reject", "http")),
+            (401, ("reject", "http")),
+            (403, ("reject", "http")),
+            (404, ("reject", "http")),
+            (410, ("reject", "http")),
+            (501, ("reject", "http")),
+            (304, ("reject", "http")),
+            (0, ("reject", "invalid-response")),
+        ];
+        for (status, expected) in table {
+            let verdict = classify(&response(*status, Some("image/png"), &body), &o, 0.0);
+            assert_eq!(kind(&verdict), *expected, "status {status}");
+        }
+    }
+
+    #[test]
+    fn retry_on_and_empty_on_override_the_table() {
+        let o = Options::parse(&[
+            ("retryOn", Value::List(vec![Value::Number(404.0)])),
+            ("emptyOn", Value::List(vec![Value::Number(404.0), Value::Number(410.0)])),
+        ])
+        .unwrap();
+        assert_eq!(kind(&classify(&response(404, None, b""), &o, 0.0)), ("empty", ""));
+        assert_eq!(kind(&classify(&response(503, None, b""), &o, 0.0)), ("reject", "http"));
+        let o = Options::parse(&[("retryOn", Value::List(vec![Value::Number(404.0)]))]).unwrap();
+        assert_eq!(kind(&classify(&response(404, None, b""), &o, 0.0)), ("retry", "http"));
+    }
+
+    #[test]
+    fn retry_after_is_read_on_429_and_503_only() {
+        let o = defaults();
+        let mut r = response(429, None, b"");
+        r.retry_after = Some("2".into());
+        assert_eq!(classify(&r, &o, 0.0), Verdict::Retry { error: Error::Http { status: 429 }, retry_after_ms: Some(2000.0) });
+        r.status = 503;
+        r.retry_after = Some("Sun, 06 Nov 1994 08:49:47 GMT".into());
+        r.date = Some("Sun, 06 Nov 1994 08:49:37 GMT".into());
+        assert_eq!(classify(&r, &o, 1e15), Verdict::Retry { error: Error::Http { status: 503 }, retry_after_ms: Some(10_000.0) });
+        r.status = 502;
+        assert_eq!(classify(&r, &o, 0.0), Verdict::Retry { error: Error::Http { status: 502 }, retry_after_ms: None });
+        r.status = 429;
+        r.retry_after = Some("-5".into());
+        assert_eq!(classify(&r, &o, 0.0), Verdict::Retry { error: Error::Http { status: 429 }, retry_after_ms: None });
+    }
+
+    const SE_REPORT: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
+<ServiceExceptionReport version="1.3.0" xmlns="http://www.opengis.net/ogc">
+  <ServiceException code="CODE">Something</ServiceException>
+</ServiceExceptionReport>"#;
+    const OWS_REPORT: &str = r#"<ows:ExceptionReport xmlns:ows="http://www.opengis.net/ows/1.1" version="1.1.0">
+  <ows:Exception exceptionCode="CODE" locator="TileMatrix"><ows:ExceptionText>no</ows:ExceptionText></ows:Exception>
+</ows:ExceptionReport>"#;
+
+    #[test]
+    fn ogc_exceptions_are_failures_and_request_errors_are_permanent() {
+        let o = defaults();
+        for template in [SE_REPORT, OWS_REPORT] {
+            for content_type in [Some("application/vnd.ogc.se_xml"), Some("text/xml; charset=UTF-8"), Some("image/png"), None] {
+                for (code, expected) in [
+                    ("NoApplicableCode", "retry"),
+                    ("InvalidParameterValue", "reject"),
+                    ("MissingParameterValue", "reject"),
+                    ("LayerNotDefined", "reject"),
+                    ("InvalidFormat", "reject"),
+                    ("InvalidCRS", "reject"),
+                    ("InvalidSRS", "reject"),
+                    ("TileOutOfRange", "reject"),
+                ] {
+                    let body = template.replace("CODE", code);
+                    let verdict = classify(&response(200, content_type, body.as_bytes()), &o, 0.0);
+                    assert_eq!(kind(&verdict), (expected, "service-exception"), "{code} {content_type:?}");
+                    let error = match verdict {
+                        Verdict::Retry { error, .. } | Verdict::Reject(error) => error,
+                        Verdict::Deliver { .. } => unreachable!(),
+                    };
+                    assert_eq!(error, Error::ServiceException { status: 200, code: Some(code.into()) });
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn xml_without_a_report_and_reports_without_a_code_are_retried() {
+        let o = defaults();
+        let v = classify(&response(200, Some("application/xml"), b"<?xml version='1.0'?><x/>"), &o, 0.0);
+        assert_eq!(kind(&v), ("retry", "invalid-response"));
+        let v = classify(&response(200, None, b"\xef\xbb\xbf  <ServiceExceptionReport><ServiceException>down</ServiceException></ServiceExceptionReport>"), &o, 0.0);
+        assert_eq!(v, Verdict::Retry { error: Error::ServiceException { status: 200, code: None }, retry_after_ms: None });
+    }
+
+    #[test]
+    fn svg_tiles_are_not_mistaken_for_exceptions() {
+        let o = defaults();
+        let svg = b"<?xml version=\"1.0\"?><svg xmlns=\"http://www.w3.org/2000/svg\"/>";
+        assert_eq!(kind(&classify(&response(200, Some("image/svg+xml"), svg), &o, 0.0)), ("deliver", ""));
+    }
+
+    #[test]
+    fn html_pages_are_never_tiles() {
+        let o = defaults();
+        for (ct, body) in [
+            (Some("text/html; charset=utf-8"), &b"whatever"[..]),
+            (Some("application/xhtml+xml"), b"<x/>"),
+            (None, b"\n <!DOCTYPE html><html><body>502</body></html>"),
+            (Some("image/png"), b"<HTML><BODY>Access denied</BODY></HTML>"),
+        ] {
+            assert_eq!(kind(&classify(&response(200, ct, body), &o, 0.0)), ("retry", "invalid-response"), "{ct:?}");
+        }
+    }
+
+    #[test]
+    fn truncated_bodies_are_retried() {
+        let o = defaults();
+        let (whole, _, _) = png(true);
+        let (cut, _, _) = png(false);
+        assert_eq!(kind(&classify(&response(200, Some("image/png"), &whole), &o, 0.0)), ("deliver", ""));
+        assert_eq!(kind(&classify(&response(200, Some("image/png"), &cut), &o, 0.0)), ("retry", "invalid-response"));
+
+        let mut r = response(200, Some("application/x-protobuf"), &[1u8; 100]);
+        r.content_length = Some("150".into());
+        assert_eq!(kind(&classify(&r, &o, 0.0)), ("retry", "invalid-response"));
+        r.content_encoding = Some("gzip".into());
+        assert_eq!(kind(&classify(&r, &o, 0.0)), ("deliver", ""), "decoded length differs from Content-Length");
+        r.content_encoding = None;
+        r.content_length = Some("100".into());
+        assert_eq!(kind(&classify(&r, &o, 0.0)), ("deliver", ""));
+        r.content_length = Some("garbage".into());
+        assert_eq!(kind(&classify(&r, &o, 0.0)), ("deliver", ""));
+
+        let mut whole_png = response(200, Some("image/png"), &whole);
+        whole_png.content_length = Some("999999".into());
+        assert_eq!(kind(&classify(&whole_png, &o, 0.0)), ("deliver", ""), "a PNG with its IEND is whole");
+
+        let mut webp = b"RIFF\x64\0\0\0WEBPVP8 ".to_vec();
+        webp.resize(108, 0);
+        assert_eq!(kind(&classify(&response(200, Some("image/webp"), &webp), &o, 0.0)), ("deliver", ""));
+        assert_eq!(kind(&classify(&response(200, Some("image/webp"), &webp[..60]), &o, 0.0)), ("retry", "invalid-response"));
+    }
+
+    #[test]
+    fn accept_mismatches_are_retried() {
+        let o = Options::parse(&[("accept", Value::Text("image/*".into()))]).unwrap();
+        assert_eq!(kind(&classify(&response(200, Some("application/json"), b"{}"), &o, 0.0)), ("retry", "invalid-response"));
+        assert_eq!(kind(&classify(&response(200, Some("image/jpeg"), b"\xff\xd8"), &o, 0.0)), ("deliver", ""));
+        assert_eq!(kind(&classify(&response(200, None, b"\xff\xd8"), &o, 0.0)), ("deliver", ""));
+        let o = Options::parse(&[("accept", Value::Text("application/vnd.mapbox-vector-tile, application/x-protobuf;q=0.9".into()))]).unwrap();
+        assert_eq!(kind(&classify(&response(200, Some("application/x-protobuf"), b"\x1a"), &o, 0.0)), ("deliver", ""));
+        assert_eq!(kind(&classify(&response(200, Some("image/png"), b"x"), &o, 0.0)), ("retry", "invalid-response"));
+        let o = Options::parse(&[("accept", Value::Text("*/*".into()))]).unwrap();
+        assert_eq!(kind(&classify(&response(200, Some("text/plain"), b"x"), &o, 0.0)), ("deliver", ""));
+    }
+}

@@ -1,0 +1,133 @@
+//! The one error type of the crate. The wasm layer turns it into a JS `TileError` whose `kind`
+//! is [`Error::kind`] and whose message is [`Error::message`].
+
+use core::fmt;
+
+/// Why a tile could not be delivered (or why one attempt failed, when it is a `cause`).
+#[non_exhaustive]
+#[derive(Debug, Clone, PartialEq)]
+pub enum Error {
+    /// The server answered with a status that is not retried (or retries ran out on it).
+    Http { status: u16 },
+    /// The request or the body read failed below HTTP (DNS, refused, reset, CORS…).
+    Network { message: String },
+    /// One attempt took longer than `attemptTimeoutMs` and was aborted.
+    Timeout { after_ms: f64 },
+    /// The call's `deadlineMs` ran out, or the next wait would have ended past it.
+    Deadline { deadline_ms: f64 },
+    /// The caller's `AbortSignal` fired.
+    Aborted,
+    /// The server asked to wait (Retry-After) longer than what is left of the deadline.
+    RateLimited { status: u16, retry_after_ms: f64 },
+    /// A 2xx body that is an OGC exception report (WMS/WMTS/WCS `ServiceException`).
+    ServiceException { status: u16, code: Option<String> },
+    /// A 2xx body that cannot be a tile: HTML, truncated, or contradicting `accept`.
+    InvalidResponse { status: u16, reason: String },
+    /// A bad argument: `field` names it (`url`, `options`, or an option's key).
+    InvalidOptions { field: String, message: String },
+}
+
+impl Error {
+    /// The JS-visible `kind` string.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Error::Http { .. } => "http",
+            Error::Network { .. } => "network",
+            Error::Timeout { .. } => "timeout",
+            Error::Deadline { .. } => "deadline",
+            Error::Aborted => "aborted",
+            Error::RateLimited { .. } => "rate-limited",
+            Error::ServiceException { .. } => "service-exception",
+            Error::InvalidResponse { .. } => "invalid-response",
+            Error::InvalidOptions { .. } => "invalid-options",
+        }
+    }
+
+    /// The HTTP status behind the error, when there was a response.
+    pub fn status(&self) -> Option<u16> {
+        match self {
+            Error::Http { status }
+            | Error::RateLimited { status, .. }
+            | Error::ServiceException { status, .. }
+            | Error::InvalidResponse { status, .. } => Some(*status),
+            _ => None,
+        }
+    }
+
+    pub fn retry_after_ms(&self) -> Option<f64> {
+        match self {
+            Error::RateLimited { retry_after_ms, .. } => Some(*retry_after_ms),
+            _ => None,
+        }
+    }
+
+    pub fn invalid_options(field: &str, message: impl Into<String>) -> Error {
+        Error::InvalidOptions { field: field.to_string(), message: message.into() }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Http { status } => write!(f, "HTTP {status}"),
+            Error::Network { message } => write!(f, "network error: {message}"),
+            Error::Timeout { after_ms } => write!(f, "attempt timed out after {after_ms} ms"),
+            Error::Deadline { deadline_ms } => write!(f, "deadline of {deadline_ms} ms exceeded"),
+            Error::Aborted => f.write_str("aborted by signal"),
+            Error::RateLimited { status, retry_after_ms } => write!(
+                f,
+                "rate limited (HTTP {status}): server asks to wait {retry_after_ms} ms, more than the deadline leaves"
+            ),
+            Error::ServiceException { status, code: Some(code) } => {
+                write!(f, "OGC service exception {code} (HTTP {status})")
+            }
+            Error::ServiceException { status, code: None } => {
+                write!(f, "OGC service exception (HTTP {status})")
+            }
+            Error::InvalidResponse { status, reason } => {
+                write!(f, "not a tile (HTTP {status}): {reason}")
+            }
+            Error::InvalidOptions { field, message } => write!(f, "invalid `{field}`: {message}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_are_the_documented_strings() {
+        let all = [
+            (Error::Http { status: 404 }, "http"),
+            (Error::Network { message: "x".into() }, "network"),
+            (Error::Timeout { after_ms: 1.0 }, "timeout"),
+            (Error::Deadline { deadline_ms: 1.0 }, "deadline"),
+            (Error::Aborted, "aborted"),
+            (Error::RateLimited { status: 429, retry_after_ms: 5.0 }, "rate-limited"),
+            (Error::ServiceException { status: 200, code: None }, "service-exception"),
+            (Error::InvalidResponse { status: 200, reason: "x".into() }, "invalid-response"),
+            (Error::invalid_options("deadlineMs", "x"), "invalid-options"),
+        ];
+        for (error, kind) in all {
+            assert_eq!(error.kind(), kind);
+            assert!(!error.to_string().is_empty());
+        }
+    }
+
+    #[test]
+    fn messages_name_the_field_and_status() {
+        assert_eq!(
+            Error::invalid_options("deadlineMs", "must be a finite number").to_string(),
+            "invalid `deadlineMs`: must be a finite number"
+        );
+        assert_eq!(Error::Http { status: 404 }.status(), Some(404));
+        assert_eq!(Error::Aborted.status(), None);
+        assert_eq!(
+            Error::RateLimited { status: 429, retry_after_ms: 9.0 }.retry_after_ms(),
+            Some(9.0)
+        );
+    }
+}

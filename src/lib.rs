@@ -1,0 +1,31 @@
+//! tilefetch: reliable map tile loading.
+//!
+//! The crate is split into a pure core and a thin platform layer:
+//!
+//! * [`options`], [`backoff`], [`deadline`], [`retry_after`], [`classify`], [`redact`] and
+//!   [`retry`] are plain Rust with no web types. Time enters as numbers (milliseconds) and
+//!   randomness as a number in `[0, 1)`, so all of it is tested natively with `cargo test`.
+//! * `web` (only on `wasm32`) implements the [`platform`] traits with the global `fetch`,
+//!   `AbortController` and timers, and exports `fetchTile` to JavaScript.
+#![forbid(unsafe_code)]
+
+pub mod backoff;
+pub mod classify;
+pub mod deadline;
+pub mod error;
+mod http_date;
+pub mod options;
+pub mod platform;
+pub mod redact;
+pub mod retry;
+pub mod retry_after;
+mod status_set;
+
+pub use error::Error;
+pub use options::Options;
+
+#[cfg(target_arch = "wasm32")]
+mod web;
+
+/// The longest delay a JavaScript timer can represent (2^31 − 1 ms); every delay is clamped to it.
+pub const MAX_DELAY_MS: f64 = 2_147_483_647.0;

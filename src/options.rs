@@ -1,0 +1,435 @@
+//! The options object of `fetchTile`, validated into an [`Options`] value.
+//!
+//! The wasm layer reads the JS object into `(key, Value)` pairs and hands them to
+//! [`Options::parse`]; all rules live here so they are tested natively. Every field is optional;
+//! `undefined` and `null` mean "not given". Each default is documented once, on its field.
+
+use crate::backoff::{Backoff, Jitter};
+use crate::status_set::StatusSet;
+use crate::Error;
+
+/// A JS value as the options parser sees it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    /// `undefined` or `null`.
+    Absent,
+    Bool(bool),
+    Number(f64),
+    Text(String),
+    List(Vec<Value>),
+    Function,
+    AbortSignal,
+    /// Any other object (plain object, `Headers`, …).
+    Object,
+}
+
+impl Value {
+    fn type_name(&self) -> &'static str {
+        match self {
+            Value::Absent => "undefined",
+            Value::Bool(_) => "a boolean",
+            Value::Number(_) => "a number",
+            Value::Text(_) => "a string",
+            Value::List(_) => "an array",
+            Value::Function => "a function",
+            Value::AbortSignal => "an AbortSignal",
+            Value::Object => "an object",
+        }
+    }
+}
+
+/// Named sets of defaults; explicit fields override them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Preset {
+    /// A person is looking at the map: a tile that is not there in ~6 s is a tile nobody waits
+    /// for. `baseDelayMs` 200 (a healthy tile takes 50–300 ms, so the first retry lands after a
+    /// blip, not into it), `maxDelayMs` 2000, `attemptTimeoutMs` 4000 (room for a slow tile and
+    /// still one retry), `deadlineMs` 6000.
+    Interactive,
+    /// Seeding, prefetching, offline packs: nobody is waiting, the server's health matters more.
+    /// `baseDelayMs` 500, `maxDelayMs` 30000, `attemptTimeoutMs` 60000, `deadlineMs` 180000.
+    Batch,
+}
+
+/// Validated options of one `fetchTile` call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Options {
+    /// `preset`: default `"interactive"`.
+    pub preset: Preset,
+    /// `baseDelayMs`: the first retry's ceiling. Default from the preset (200 / 500).
+    pub base_delay_ms: f64,
+    /// `maxDelayMs`: the cap of every backoff delay. Default from the preset (2000 / 30000).
+    pub max_delay_ms: f64,
+    /// `attemptTimeoutMs`: one attempt, body included, is aborted after this. Default from the
+    /// preset (4000 / 60000).
+    pub attempt_timeout_ms: f64,
+    /// `deadlineMs`: bounds the whole call, attempts and sleeps. Default from the preset
+    /// (6000 / 180000).
+    pub deadline_ms: f64,
+    /// `jitter`: default `"full"`.
+    pub jitter: Jitter,
+    /// `jitterMs`: the random addend of `jitter: "additive"`. Default 100.
+    pub jitter_ms: f64,
+    /// `retryAfterMaxMs`: a longer Retry-After is clamped to this. Default 60000.
+    pub retry_after_max_ms: f64,
+    /// `retryOn`: statuses that are retried. Default `[408, 425, 429, 500, 502, 503, 504]`.
+    pub retry_on: StatusSet,
+    /// `emptyOn`: statuses that mean "no tile here" (resolve with `empty: true`). Default `[204]`.
+    pub empty_on: StatusSet,
+    /// `accept`: sent as the `Accept` header; a response whose content type contradicts it is
+    /// retried. Default: none (no header, no check).
+    pub accept: Option<String>,
+    /// `credentials`: default `"same-origin"` (the platform's own default: not sent).
+    pub credentials: Option<&'static str>,
+    /// `mode`: default `"cors"` (the platform's own default: not sent).
+    pub mode: Option<&'static str>,
+    /// `referrerPolicy`: default: the platform's (not sent).
+    pub referrer_policy: Option<&'static str>,
+    /// `cache`: default `"default"` (the platform's own default: not sent).
+    pub cache: Option<&'static str>,
+    /// `headers`, `signal` and `onRetry` are JS objects the wasm layer keeps; here only whether
+    /// they were given (and of the right type).
+    pub has_headers: bool,
+    pub has_signal: bool,
+    pub has_on_retry: bool,
+}
+
+const DEFAULT_RETRY_ON: StatusSet = StatusSet::of(&[408, 425, 429, 500, 502, 503, 504]);
+const DEFAULT_EMPTY_ON: StatusSet = StatusSet::of(&[204]);
+
+const KEYS: [&str; 19] = [
+    "preset", "baseDelayMs", "maxDelayMs", "attemptTimeoutMs", "deadlineMs", "jitter", "jitterMs",
+    "retryAfterMaxMs", "retryOn", "emptyOn", "accept", "headers", "credentials", "mode",
+    "referrerPolicy", "cache", "signal", "onRetry", "url",
+];
+const CREDENTIALS: [&str; 3] = ["omit", "same-origin", "include"];
+const MODES: [&str; 3] = ["cors", "no-cors", "same-origin"];
+const CACHES: [&str; 6] = ["default", "no-store", "reload", "no-cache", "force-cache", "only-if-cached"];
+const REFERRER_POLICIES: [&str; 9] = [
+    "", "no-referrer", "no-referrer-when-downgrade", "same-origin", "origin", "strict-origin",
+    "origin-when-cross-origin", "strict-origin-when-cross-origin", "unsafe-url",
+];
+
+impl Options {
+    pub fn preset(preset: Preset) -> Options {
+        let (base, max, attempt, deadline) = match preset {
+            Preset::Interactive => (200.0, 2000.0, 4000.0, 6000.0),
+            Preset::Batch => (500.0, 30_000.0, 60_000.0, 180_000.0),
+        };
+        Options {
+            preset,
+            base_delay_ms: base,
+            max_delay_ms: max,
+            attempt_timeout_ms: attempt,
+            deadline_ms: deadline,
+            jitter: Jitter::Full,
+            jitter_ms: 100.0,
+            retry_after_max_ms: 60_000.0,
+            retry_on: DEFAULT_RETRY_ON,
+            empty_on: DEFAULT_EMPTY_ON,
+            accept: None,
+            credentials: None,
+            mode: None,
+            referrer_policy: None,
+            cache: None,
+            has_headers: false,
+            has_signal: false,
+            has_on_retry: false,
+        }
+    }
+
+    /// Validates the entries of an options object. The first problem found is returned as
+    /// [`Error::InvalidOptions`] naming the field.
+    pub fn parse<'k>(entries: &[(&'k str, Value)]) -> Result<Options, Error> {
+        let preset = match entries.iter().find(|(k, _)| *k == "preset") {
+            None | Some((_, Value::Absent)) => Preset::Interactive,
+            Some((_, Value::Text(name))) if name == "interactive" => Preset::Interactive,
+            Some((_, Value::Text(name))) if name == "batch" => Preset::Batch,
+            Some((_, other)) => {
+                return Err(Error::invalid_options(
+                    "preset",
+                    format!("must be \"interactive\" or \"batch\", got {}", describe(other)),
+                ))
+            }
+        };
+        let mut options = Options::preset(preset);
+        for (key, value) in entries {
+            options.apply(key, value)?;
+        }
+        Ok(options)
+    }
+
+    fn apply(&mut self, key: &str, value: &Value) -> Result<(), Error> {
+        if matches!(value, Value::Absent) {
+            return if KEYS.contains(&key) && key != "url" { Ok(()) } else { Err(unknown_key(key)) };
+        }
+        match key {
+            "preset" => {}
+            "baseDelayMs" => self.base_delay_ms = millis(key, value, false)?,
+            "maxDelayMs" => self.max_delay_ms = millis(key, value, false)?,
+            "attemptTimeoutMs" => self.attempt_timeout_ms = millis(key, value, true)?,
+            "deadlineMs" => self.deadline_ms = millis(key, value, true)?,
+            "jitterMs" => self.jitter_ms = millis(key, value, false)?,
+            "retryAfterMaxMs" => self.retry_after_max_ms = millis(key, value, false)?,
+            "jitter" => {
+                self.jitter = text(key, value)
+                    .and_then(Jitter::parse)
+                    .ok_or_else(|| one_of(key, &Jitter::NAMES, value))?
+            }
+            "retryOn" => self.retry_on = statuses(key, value)?,
+            "emptyOn" => self.empty_on = statuses(key, value)?,
+            "accept" => {
+                let accept = text(key, value).ok_or_else(|| wrong_type(key, "a string", value))?;
+                if accept.trim().is_empty() || accept.bytes().any(|b| b == b'\r' || b == b'\n' || b == 0) {
+                    return Err(Error::invalid_options(key, "must be a non-empty media range list such as \"image/*\""));
+                }
+                self.accept = Some(accept.to_string());
+            }
+            "credentials" => self.credentials = Some(enumerated(key, value, &CREDENTIALS)?),
+            "mode" => self.mode = Some(enumerated(key, value, &MODES)?),
+            "cache" => self.cache = Some(enumerated(key, value, &CACHES)?),
+            "referrerPolicy" => self.referrer_policy = Some(enumerated(key, value, &REFERRER_POLICIES)?),
+            "headers" => match value {
+                Value::Object | Value::List(_) => self.has_headers = true,
+                other => return Err(wrong_type(key, "an object, a Headers or an array of pairs", other)),
+            },
+            "signal" => match value {
+                Value::AbortSignal => self.has_signal = true,
+                other => return Err(wrong_type(key, "an AbortSignal", other)),
+            },
+            "onRetry" => match value {
+                Value::Function => self.has_on_retry = true,
+                other => return Err(wrong_type(key, "a function", other)),
+            },
+            _ => return Err(unknown_key(key)),
+        }
+        Ok(())
+    }
+
+    pub fn backoff(&self) -> Backoff {
+        Backoff { base_ms: self.base_delay_ms, cap_ms: self.max_delay_ms, jitter: self.jitter, jitter_ms: self.jitter_ms }
+    }
+}
+
+fn describe(value: &Value) -> String {
+    match value {
+        Value::Text(s) if s.len() <= 40 => format!("\"{s}\""),
+        Value::Number(n) => format!("{n}"),
+        other => other.type_name().to_string(),
+    }
+}
+
+fn wrong_type(key: &str, expected: &str, value: &Value) -> Error {
+    Error::invalid_options(key, format!("must be {expected}, got {}", describe(value)))
+}
+
+fn one_of(key: &str, allowed: &[&str], value: &Value) -> Error {
+    let list: Vec<String> = allowed.iter().map(|a| format!("\"{a}\"")).collect();
+    Error::invalid_options(key, format!("must be one of {}, got {}", list.join(", "), describe(value)))
+}
+
+fn unknown_key(key: &str) -> Error {
+    let shown: String = key.chars().take(60).collect();
+    let message = match KEYS.iter().find(|known| **known != "url" && near(known, key)) {
+        Some(known) => format!("unknown option (did you mean `{known}`?)"),
+        None => "unknown option".to_string(),
+    };
+    Error::InvalidOptions { field: shown, message }
+}
+
+/// A likely typo: same letters ignoring case, or at most two edits apart.
+fn near(known: &str, typed: &str) -> bool {
+    if known.eq_ignore_ascii_case(typed) {
+        return true;
+    }
+    let a: Vec<char> = known.to_ascii_lowercase().chars().collect();
+    let b: Vec<char> = typed.to_ascii_lowercase().chars().collect();
+    if b.len() > a.len() + 2 || a.len() > b.len() + 2 {
+        return false;
+    }
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.iter().enumerate() {
+        let mut previous = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let substitute = previous + usize::from(ca != cb);
+            previous = row[j + 1];
+            row[j + 1] = substitute.min(row[j] + 1).min(previous + 1);
+        }
+    }
+    row[b.len()] <= 2
+}
+
+fn text<'v>(_key: &str, value: &'v Value) -> Option<&'v str> {
+    match value {
+        Value::Text(s) => Some(s),
+        _ => None,
+    }
+}
+
+fn enumerated(key: &str, value: &Value, allowed: &[&'static str]) -> Result<&'static str, Error> {
+    text(key, value)
+        .and_then(|s| allowed.iter().copied().find(|a| *a == s))
+        .ok_or_else(|| one_of(key, allowed, value))
+}
+
+/// A duration in milliseconds: a finite number ≥ 0 (> 0 when `positive`). Values above the
+/// timer limit are kept; every delay derived from them is clamped later.
+fn millis(key: &str, value: &Value, positive: bool) -> Result<f64, Error> {
+    let Value::Number(n) = value else {
+        return Err(wrong_type(key, "a number of milliseconds", value));
+    };
+    if !n.is_finite() {
+        return Err(Error::invalid_options(key, format!("must be a finite number of milliseconds, got {n}")));
+    }
+    if *n < 0.0 || (positive && *n == 0.0) {
+        let bound = if positive { "greater than 0" } else { "0 or more" };
+        return Err(Error::invalid_options(key, format!("must be {bound}, got {n}")));
+    }
+    Ok(*n)
+}
+
+fn statuses(key: &str, value: &Value) -> Result<StatusSet, Error> {
+    let Value::List(items) = value else {
+        return Err(wrong_type(key, "an array of HTTP status codes", value));
+    };
+    let mut set = StatusSet::EMPTY;
+    for item in items {
+        match item {
+            Value::Number(n) if n.fract() == 0.0 && (100.0..=599.0).contains(n) => set = set.with(*n as u16),
+            other => {
+                return Err(Error::invalid_options(
+                    key,
+                    format!("must hold integer HTTP statuses 100–599, got {}", describe(other)),
+                ))
+            }
+        }
+    }
+    Ok(set)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(entries: &[(&str, Value)]) -> Result<Options, Error> {
+        Options::parse(entries)
+    }
+
+    fn field_of(result: Result<Options, Error>) -> String {
+        match result {
+            Err(Error::InvalidOptions { field, .. }) => field,
+            other => panic!("expected invalid-options, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn no_options_means_the_interactive_preset() {
+        let o = parse(&[]).unwrap();
+        assert_eq!(o, Options::preset(Preset::Interactive));
+        assert_eq!((o.base_delay_ms, o.max_delay_ms, o.attempt_timeout_ms, o.deadline_ms), (200.0, 2000.0, 4000.0, 6000.0));
+        assert_eq!(o.retry_on.iter().collect::<Vec<_>>(), vec![408, 425, 429, 500, 502, 503, 504]);
+        assert_eq!(o.empty_on.iter().collect::<Vec<_>>(), vec![204]);
+        assert_eq!(o.jitter, Jitter::Full);
+    }
+
+    #[test]
+    fn explicit_fields_override_the_preset() {
+        let o = parse(&[("deadlineMs", Value::Number(900.0)), ("preset", Value::Text("batch".into()))]).unwrap();
+        assert_eq!(o.preset, Preset::Batch);
+        assert_eq!(o.deadline_ms, 900.0);
+        assert_eq!(o.base_delay_ms, 500.0);
+        assert_eq!(o.max_delay_ms, 30_000.0);
+        assert_eq!(o.attempt_timeout_ms, 60_000.0);
+    }
+
+    #[test]
+    fn every_field_is_accepted_with_a_good_value() {
+        let o = parse(&[
+            ("baseDelayMs", Value::Number(10.0)),
+            ("maxDelayMs", Value::Number(100.0)),
+            ("attemptTimeoutMs", Value::Number(50.0)),
+            ("jitter", Value::Text("decorrelated".into())),
+            ("jitterMs", Value::Number(0.0)),
+            ("retryAfterMaxMs", Value::Number(0.0)),
+            ("retryOn", Value::List(vec![Value::Number(503.0)])),
+            ("emptyOn", Value::List(vec![])),
+            ("accept", Value::Text("image/png, image/*;q=0.8".into())),
+            ("headers", Value::Object),
+            ("credentials", Value::Text("include".into())),
+            ("mode", Value::Text("cors".into())),
+            ("referrerPolicy", Value::Text("no-referrer".into())),
+            ("cache", Value::Text("no-store".into())),
+            ("signal", Value::AbortSignal),
+            ("onRetry", Value::Function),
+            ("preset", Value::Absent),
+        ])
+        .unwrap();
+        assert!(o.retry_on.contains(503) && !o.retry_on.contains(429));
+        assert!(!o.empty_on.contains(204));
+        assert_eq!((o.credentials, o.mode, o.cache), (Some("include"), Some("cors"), Some("no-store")));
+        assert!(o.has_headers && o.has_signal && o.has_on_retry);
+    }
+
+    #[test]
+    fn bad_values_name_their_field() {
+        let cases: Vec<(&str, Value)> = vec![
+            ("deadlineMs", Value::Number(-1.0)),
+            ("deadlineMs", Value::Number(0.0)),
+            ("deadlineMs", Value::Number(f64::NAN)),
+            ("deadlineMs", Value::Number(f64::INFINITY)),
+            ("deadlineMs", Value::Text("6000".into())),
+            ("baseDelayMs", Value::Number(f64::NEG_INFINITY)),
+            ("attemptTimeoutMs", Value::Bool(true)),
+            ("jitter", Value::Text("fancy".into())),
+            ("jitter", Value::Number(1.0)),
+            ("retryOn", Value::List(vec![Value::Number(99.0)])),
+            ("retryOn", Value::List(vec![Value::Number(503.5)])),
+            ("retryOn", Value::Number(503.0)),
+            ("emptyOn", Value::List(vec![Value::Text("204".into())])),
+            ("accept", Value::Text("  ".into())),
+            ("accept", Value::Text("image/png\r\nX-Evil: 1".into())),
+            ("credentials", Value::Text("always".into())),
+            ("mode", Value::Text("navigate".into())),
+            ("signal", Value::Number(5.0)),
+            ("signal", Value::Object),
+            ("onRetry", Value::Number(3.0)),
+            ("headers", Value::Text("a: b".into())),
+            ("preset", Value::Text("fast".into())),
+        ];
+        for (key, value) in cases {
+            let shown = format!("{key} = {value:?}");
+            let result = parse(&[(key, value)]);
+            let message = result.as_ref().err().map(|e| e.to_string()).unwrap_or_default();
+            assert_eq!(field_of(result), key, "{shown}");
+            assert!(message.contains(key), "{shown}: {message}");
+        }
+    }
+
+    #[test]
+    fn unknown_keys_are_rejected_with_a_suggestion() {
+        let err = parse(&[("deadlinems", Value::Number(1.0))]).unwrap_err();
+        assert_eq!(err.to_string(), "invalid `deadlinems`: unknown option (did you mean `deadlineMs`?)");
+        let err = parse(&[("retryOnn", Value::Absent)]).unwrap_err();
+        assert!(err.to_string().contains("did you mean `retryOn`"));
+        let err = parse(&[("colour", Value::Number(1.0))]).unwrap_err();
+        assert_eq!(err.to_string(), "invalid `colour`: unknown option");
+        assert_eq!(field_of(parse(&[("url", Value::Text("x".into()))])), "url");
+    }
+
+    #[test]
+    fn long_unknown_keys_are_cut_in_the_message() {
+        let key = "k".repeat(10_000);
+        let Error::InvalidOptions { field, .. } = parse(&[(key.as_str(), Value::Number(1.0))]).unwrap_err() else {
+            unreachable!()
+        };
+        assert_eq!(field.len(), 60);
+    }
+
+    #[test]
+    fn absent_values_keep_the_default() {
+        let o = parse(&[("deadlineMs", Value::Absent), ("signal", Value::Absent)]).unwrap();
+        assert_eq!(o.deadline_ms, 6000.0);
+        assert!(!o.has_signal);
+    }
+}

@@ -1,0 +1,56 @@
+//! The effects the retry loop needs, as small traits. The wasm layer implements them with the
+//! global `fetch`, `AbortController`, `setTimeout`, `performance.now()` and `Math.random()`; the
+//! native tests implement them with a virtual clock and scripted responses.
+
+use core::future::Future;
+
+use crate::classify::ResponseFacts;
+
+pub trait Clock {
+    /// A monotonic reading in milliseconds (deadlines, elapsed time).
+    fn now_ms(&self) -> f64;
+    /// Milliseconds since the Unix epoch (HTTP-date Retry-After values).
+    fn epoch_ms(&self) -> f64;
+}
+
+pub trait Random {
+    /// A uniform number in `[0, 1)`.
+    fn unit(&self) -> f64;
+}
+
+/// How a sleep ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Woke {
+    Elapsed,
+    /// The caller's signal fired first; the timer is already cancelled.
+    Aborted,
+}
+
+pub trait Sleep {
+    /// Waits `ms` milliseconds (already clamped to the timer range), or until the caller aborts.
+    fn sleep(&self, ms: f64) -> impl Future<Output = Woke>;
+}
+
+/// The result of one request, body read included.
+#[derive(Debug)]
+pub enum Attempt<B, C> {
+    /// A whole response: its facts for classification and the body the caller will receive.
+    Response(ResponseFacts, B),
+    /// The attempt ran past its time budget and was aborted.
+    TimedOut,
+    /// The caller's signal fired; nothing is in flight any more.
+    Aborted,
+    /// The request or the body read failed; `cause` is the platform's own error.
+    Failed { message: String, cause: C },
+}
+
+pub trait Transport {
+    /// What a delivered tile carries (in wasm: the body and headers, left in the JS heap).
+    type Body;
+    /// The platform's error value (in wasm: the `TypeError` from `fetch`).
+    type Cause;
+    /// Whether the caller's signal has fired.
+    fn is_aborted(&self) -> bool;
+    /// Sends one request and reads its whole body within `timeout_ms`.
+    fn attempt(&self, timeout_ms: f64) -> impl Future<Output = Attempt<Self::Body, Self::Cause>>;
+}

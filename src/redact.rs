@@ -1,0 +1,140 @@
+//! Removes secrets from URLs before they appear in an error, a message or a statistic.
+
+/// Replaces the values of secret query (and fragment) parameters, and any user-info, with `***`.
+///
+/// A parameter is secret when its name, lowercased and without `-`/`_`, is one of `sig`, `auth`,
+/// `session`, `code`, `credential(s)`, `authorization`, or ends in `key`, `token`, `secret`,
+/// `signature` or `password`/`passwd`/`pwd`, or starts with `xamz` / `xgoog` (signed S3 and GCS
+/// URLs). Names are percent-decoded before the test, so `api%5Fkey` is caught too.
+pub fn redact_url(url: &str) -> String {
+    let (before_fragment, fragment) = match url.split_once('#') {
+        Some((a, b)) => (a, Some(b)),
+        None => (url, None),
+    };
+    let (base, query) = match before_fragment.split_once('?') {
+        Some((a, b)) => (a, Some(b)),
+        None => (before_fragment, None),
+    };
+    let mut out = String::with_capacity(url.len());
+    out.push_str(&redact_userinfo(base));
+    if let Some(query) = query {
+        out.push('?');
+        redact_params(query, &mut out);
+    }
+    if let Some(fragment) = fragment {
+        out.push('#');
+        redact_params(fragment, &mut out);
+    }
+    out
+}
+
+fn redact_userinfo(base: &str) -> String {
+    let Some(scheme_end) = base.find("://") else { return base.to_string() };
+    let authority_start = scheme_end + 3;
+    let rest = &base[authority_start..];
+    let authority_end = rest.find('/').unwrap_or(rest.len());
+    match rest[..authority_end].rfind('@') {
+        Some(at) => format!("{}***{}", &base[..authority_start], &rest[at..]),
+        None => base.to_string(),
+    }
+}
+
+fn redact_params(params: &str, out: &mut String) {
+    for (i, pair) in params.split('&').enumerate() {
+        if i > 0 {
+            out.push('&');
+        }
+        match pair.split_once('=') {
+            Some((name, _)) if is_secret_name(name) => {
+                out.push_str(name);
+                out.push_str("=***");
+            }
+            _ => out.push_str(pair),
+        }
+    }
+}
+
+/// Whether a (possibly percent-encoded) parameter name names a secret.
+pub fn is_secret_name(raw: &str) -> bool {
+    let name = normalise(raw);
+    const EXACT: [&str; 7] = ["sig", "auth", "session", "code", "credential", "credentials", "authorization"];
+    const SUFFIXES: [&str; 7] = ["key", "token", "secret", "signature", "password", "passwd", "pwd"];
+    EXACT.contains(&name.as_str())
+        || SUFFIXES.iter().any(|s| name.ends_with(s))
+        || name.starts_with("xamz")
+        || name.starts_with("xgoog")
+}
+
+/// Percent-decodes (and `+` → space), lowercases and drops `-`, `_` and spaces.
+fn normalise(raw: &str) -> String {
+    let bytes = raw.as_bytes();
+    let mut decoded = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        if b == b'%' && i + 2 < bytes.len() {
+            if let (Some(h), Some(l)) = (hex(bytes[i + 1]), hex(bytes[i + 2])) {
+                decoded.push(h * 16 + l);
+                i += 3;
+                continue;
+            }
+        }
+        decoded.push(if b == b'+' { b' ' } else { b });
+        i += 1;
+    }
+    String::from_utf8_lossy(&decoded)
+        .chars()
+        .filter(|c| !matches!(c, '-' | '_' | ' '))
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
+fn hex(b: u8) -> Option<u8> {
+    (b as char).to_digit(16).map(|d| d as u8)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secret_parameters_are_replaced_and_others_kept() {
+        let url = "https://t.example/7/64/42.png?key=K1&style=dark&access_token=T2&apikey=A3&api_key=A4&signature=S5&sig=S6&X-Amz-Signature=S7&X-Amz-Credential=C8&token=T9&x=1";
+        let out = redact_url(url);
+        for secret in ["K1", "T2", "A3", "A4", "S5", "S6", "S7", "C8", "T9"] {
+            assert!(!out.contains(secret), "{secret} in {out}");
+        }
+        assert_eq!(
+            out,
+            "https://t.example/7/64/42.png?key=***&style=dark&access_token=***&apikey=***&api_key=***&signature=***&sig=***&X-Amz-Signature=***&X-Amz-Credential=***&token=***&x=1"
+        );
+    }
+
+    #[test]
+    fn case_encoding_and_separators_do_not_hide_a_secret() {
+        assert_eq!(redact_url("https://h/a?API_KEY=1&Api-Key=2&apiKey=3&api%5Fkey=4"), "https://h/a?API_KEY=***&Api-Key=***&apiKey=***&api%5Fkey=***");
+        assert_eq!(redact_url("https://h/a?subscription-key=1&client_secret=2&password=3"), "https://h/a?subscription-key=***&client_secret=***&password=***");
+    }
+
+    #[test]
+    fn fragments_and_userinfo_are_redacted() {
+        assert_eq!(redact_url("https://user:pw@h.example/a.png#access_token=abc&z=1"), "https://***@h.example/a.png#access_token=***&z=1");
+        assert_eq!(redact_url("https://h.example/a@b.png"), "https://h.example/a@b.png");
+    }
+
+    #[test]
+    fn urls_without_secrets_are_unchanged() {
+        for url in ["https://h/1/2/3.png", "https://h/1.png?x=1&y", "https://h/?=&&=", "not a url", "", "?key", "%", "?a%=1&key%2=2&%zz=3"] {
+            assert_eq!(redact_url(url), url, "{url}");
+        }
+    }
+
+    #[test]
+    fn odd_encodings_never_panic() {
+        for name in ["%", "%4", "%ZZ", "%ff%fe", "é", "%e9", "key%"] {
+            let _ = is_secret_name(name);
+            let _ = redact_url(&format!("https://h/?{name}=v"));
+        }
+        assert!(is_secret_name("%6Bey"));
+    }
+}
