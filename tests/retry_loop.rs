@@ -1,0 +1,375 @@
+//! The retry loop against a virtual clock, scripted responses and a scripted abort: every path
+//! of `fetch_with_retries` without a network or a timer.
+
+use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
+use std::future::Future;
+use std::pin::pin;
+use std::task::{Context, Poll, Waker};
+
+use tilefetch::classify::ResponseFacts;
+use tilefetch::options::Value;
+use tilefetch::platform::{Attempt, Clock, Random, Sleep, Transport, Woke};
+use tilefetch::retry::{fetch_with_retries, Cause, Delivered, GaveUp, RetryInfo};
+use tilefetch::{Error, Options};
+
+/// One scripted server reply: how long it takes and what it is.
+#[derive(Clone)]
+enum Reply {
+    Status(u16, &'static [(&'static str, &'static str)], &'static [u8]),
+    Network,
+    Hang,
+}
+
+struct World {
+    now: Cell<f64>,
+    abort_at: Cell<f64>,
+    replies: RefCell<VecDeque<(f64, Reply)>>,
+    sent: Cell<u32>,
+    sleeps: RefCell<Vec<f64>>,
+    unit: Cell<f64>,
+}
+
+impl World {
+    fn new(replies: Vec<(f64, Reply)>) -> World {
+        World {
+            now: Cell::new(10_000.0),
+            abort_at: Cell::new(f64::INFINITY),
+            replies: RefCell::new(replies.into()),
+            sent: Cell::new(0),
+            sleeps: RefCell::new(Vec::new()),
+            unit: Cell::new(0.5),
+        }
+    }
+
+    /// Advances to `now + ms`, or to the abort time if it comes first. True if aborted.
+    fn advance(&self, ms: f64) -> bool {
+        let end = self.now.get() + ms;
+        if self.abort_at.get() <= end {
+            self.now.set(self.now.get().max(self.abort_at.get()));
+            return true;
+        }
+        self.now.set(end);
+        false
+    }
+}
+
+impl Clock for World {
+    fn now_ms(&self) -> f64 {
+        self.now.get()
+    }
+    fn epoch_ms(&self) -> f64 {
+        784_111_777_000.0 + self.now.get() // Sun, 06 Nov 1994 08:49:37 GMT at t = 0
+    }
+}
+
+impl Random for World {
+    fn unit(&self) -> f64 {
+        self.unit.get()
+    }
+}
+
+impl Sleep for World {
+    fn sleep(&self, ms: f64) -> impl Future<Output = Woke> {
+        self.sleeps.borrow_mut().push(ms);
+        let woke = if self.advance(ms) { Woke::Aborted } else { Woke::Elapsed };
+        std::future::ready(woke)
+    }
+}
+
+impl Transport for World {
+    type Body = Vec<u8>;
+    type Cause = &'static str;
+
+    fn is_aborted(&self) -> bool {
+        self.now.get() >= self.abort_at.get()
+    }
+
+    fn attempt(&self, timeout_ms: f64) -> impl Future<Output = Attempt<Vec<u8>, &'static str>> {
+        self.sent.set(self.sent.get() + 1);
+        let (took, reply) = self.replies.borrow_mut().pop_front().expect("the loop sent more requests than scripted");
+        let outcome = if matches!(reply, Reply::Hang) || took > timeout_ms {
+            if self.advance(timeout_ms) {
+                Attempt::Aborted
+            } else {
+                Attempt::TimedOut
+            }
+        } else if self.advance(took) {
+            Attempt::Aborted
+        } else {
+            match reply {
+                Reply::Network => Attempt::Failed { message: "connection reset".into(), cause: "ECONNRESET" },
+                Reply::Status(status, headers, body) => {
+                    let header = |name: &str| headers.iter().find(|(n, _)| *n == name).map(|(_, v)| v.to_string());
+                    let facts = ResponseFacts {
+                        status,
+                        content_type: header("content-type"),
+                        retry_after: header("retry-after"),
+                        date: header("date"),
+                        content_length: header("content-length"),
+                        body_len: body.len(),
+                        head: body.to_vec(),
+                        tail: body[body.len().saturating_sub(12)..].to_vec(),
+                        ..ResponseFacts::default()
+                    };
+                    Attempt::Response(facts, body.to_vec())
+                }
+                Reply::Hang => unreachable!(),
+            }
+        };
+        std::future::ready(outcome)
+    }
+}
+
+/// Every fake effect is immediately ready, so one poll with a no-op waker drives the loop.
+fn block_on<F: Future>(future: F) -> F::Output {
+    let mut future = pin!(future);
+    let mut cx = Context::from_waker(Waker::noop());
+    for _ in 0..1000 {
+        if let Poll::Ready(out) = future.as_mut().poll(&mut cx) {
+            return out;
+        }
+    }
+    panic!("the retry loop did not finish")
+}
+
+type Outcome = Result<Delivered<Vec<u8>>, GaveUp<&'static str>>;
+
+fn run(world: &World, options: &[(&str, Value)]) -> (Outcome, Vec<RetryInfo>) {
+    let options = Options::parse(options).expect("valid options");
+    let mut retries = Vec::new();
+    let out = block_on(fetch_with_retries(&options, world, world, world, world, |info| retries.push(info.clone())));
+    (out, retries)
+}
+
+fn ok() -> Reply {
+    Reply::Status(200, &[("content-type", "image/png")], b"tile")
+}
+fn status(code: u16) -> Reply {
+    Reply::Status(code, &[], b"")
+}
+fn n(v: f64) -> Value {
+    Value::Number(v)
+}
+fn none_jitter() -> (&'static str, Value) {
+    ("jitter", Value::Text("none".into()))
+}
+fn gave_up(out: Outcome) -> GaveUp<&'static str> {
+    match out {
+        Err(g) => g,
+        Ok(d) => panic!("expected a give-up, got a tile after {} attempts", d.attempts),
+    }
+}
+fn last_error<'a>(g: &'a GaveUp<&'static str>) -> &'a Error {
+    match &g.failure.cause {
+        Some(Cause::Attempt(last)) => &last.error,
+        _ => panic!("no attempt cause on {:?}", g.failure.error),
+    }
+}
+
+#[test]
+fn first_try_success_needs_no_sleep() {
+    let world = World::new(vec![(80.0, ok())]);
+    let (out, retries) = run(&world, &[]);
+    let tile = out.unwrap();
+    assert_eq!((tile.attempts, tile.elapsed_ms, tile.empty, tile.body), (1, 80.0, false, b"tile".to_vec()));
+    assert!(retries.is_empty() && world.sleeps.borrow().is_empty());
+}
+
+#[test]
+fn transient_failures_are_retried_with_exponential_delays() {
+    let world = World::new(vec![(50.0, status(503)), (50.0, Reply::Network), (50.0, status(429)), (50.0, ok())]);
+    let (out, retries) = run(&world, &[none_jitter(), ("baseDelayMs", n(100.0))]);
+    let tile = out.unwrap();
+    assert_eq!(tile.attempts, 4);
+    assert_eq!(*world.sleeps.borrow(), vec![100.0, 200.0, 400.0]);
+    assert_eq!(tile.elapsed_ms, 4.0 * 50.0 + 700.0);
+    let reasons: Vec<_> = retries.iter().map(|r| (r.attempt, r.reason, r.status)).collect();
+    assert_eq!(reasons, vec![(1, "http", Some(503)), (2, "network", None), (3, "http", Some(429))]);
+}
+
+#[test]
+fn full_jitter_draws_below_the_ceiling() {
+    let world = World::new(vec![(10.0, status(500)), (10.0, status(500)), (10.0, ok())]);
+    world.unit.set(0.25);
+    let (out, _) = run(&world, &[("baseDelayMs", n(400.0))]);
+    assert_eq!(out.unwrap().attempts, 3);
+    assert_eq!(*world.sleeps.borrow(), vec![100.0, 200.0]);
+}
+
+#[test]
+fn permanent_statuses_are_not_retried() {
+    for code in [400, 401, 403, 404, 410] {
+        let world = World::new(vec![(30.0, status(code))]);
+        let (out, retries) = run(&world, &[]);
+        let g = gave_up(out);
+        assert_eq!((g.failure.error.clone(), g.attempts), (Error::Http { status: code }, 1));
+        assert_eq!(world.sent.get(), 1);
+        assert!(retries.is_empty());
+    }
+}
+
+#[test]
+fn empty_on_statuses_deliver_an_empty_tile() {
+    let world = World::new(vec![(30.0, status(204))]);
+    let (out, _) = run(&world, &[]);
+    assert!(out.unwrap().empty);
+}
+
+#[test]
+fn error_bodies_with_200_are_retried_until_a_real_tile_arrives() {
+    let se: &[u8] = b"<?xml version='1.0'?><ServiceExceptionReport><ServiceException code='NoApplicableCode'>busy</ServiceException></ServiceExceptionReport>";
+    let world = World::new(vec![
+        (20.0, Reply::Status(200, &[("content-type", "application/vnd.ogc.se_xml")], se)),
+        (20.0, Reply::Status(200, &[("content-type", "text/html")], b"<html>502</html>")),
+        (20.0, Reply::Status(200, &[("content-type", "image/png"), ("content-length", "900")], b"short")),
+        (20.0, ok()),
+    ]);
+    let (out, retries) = run(&world, &[("baseDelayMs", n(10.0))]);
+    assert_eq!(out.unwrap().attempts, 4);
+    let reasons: Vec<_> = retries.iter().map(|r| r.reason).collect();
+    assert_eq!(reasons, vec!["service-exception", "invalid-response", "invalid-response"]);
+}
+
+#[test]
+fn request_errors_in_an_ogc_exception_are_permanent() {
+    let se: &[u8] = b"<ServiceExceptionReport><ServiceException code=\"LayerNotDefined\">no</ServiceException></ServiceExceptionReport>";
+    let world = World::new(vec![(20.0, Reply::Status(200, &[("content-type", "text/xml")], se))]);
+    let g = gave_up(run(&world, &[]).0);
+    assert_eq!(g.failure.error, Error::ServiceException { status: 200, code: Some("LayerNotDefined".into()) });
+    assert_eq!(world.sent.get(), 1);
+}
+
+#[test]
+fn retry_after_is_a_floor_on_the_delay() {
+    let world = World::new(vec![(20.0, Reply::Status(429, &[("retry-after", "2")], b"")), (20.0, ok())]);
+    let (out, retries) = run(&world, &[]);
+    assert_eq!(out.unwrap().attempts, 2);
+    assert_eq!(*world.sleeps.borrow(), vec![2000.0]);
+    assert_eq!(retries[0].retry_after_ms, Some(2000.0));
+    assert_eq!(retries[0].delay_ms, 2000.0);
+}
+
+#[test]
+fn retry_after_below_the_jittered_delay_does_not_shorten_it() {
+    let world = World::new(vec![(20.0, Reply::Status(503, &[("retry-after", "0")], b"")), (20.0, ok())]);
+    run(&world, &[none_jitter(), ("baseDelayMs", n(300.0))]).0.unwrap();
+    assert_eq!(*world.sleeps.borrow(), vec![300.0]);
+}
+
+#[test]
+fn retry_after_as_an_http_date_is_honoured() {
+    // The world's epoch is 08:49:37 + 10 s at t = 10 000 ms; the server asks for 08:49:50.
+    let world = World::new(vec![
+        (0.0, Reply::Status(503, &[("retry-after", "Sun, 06 Nov 1994 08:49:50 GMT")], b"")),
+        (10.0, ok()),
+    ]);
+    run(&world, &[]).0.unwrap();
+    assert_eq!(*world.sleeps.borrow(), vec![3000.0]);
+}
+
+#[test]
+fn retry_after_beyond_the_deadline_rejects_at_once_as_rate_limited() {
+    let world = World::new(vec![(20.0, Reply::Status(429, &[("retry-after", "86400")], b""))]);
+    let (out, retries) = run(&world, &[]);
+    let g = gave_up(out);
+    assert_eq!(g.failure.error, Error::RateLimited { status: 429, retry_after_ms: 86_400_000.0 });
+    assert_eq!(last_error(&g), &Error::Http { status: 429 });
+    assert_eq!((g.attempts, g.elapsed_ms), (1, 20.0));
+    assert!(retries.is_empty() && world.sleeps.borrow().is_empty());
+}
+
+#[test]
+fn retry_after_is_clamped_by_retry_after_max_ms() {
+    let world = World::new(vec![(20.0, Reply::Status(429, &[("retry-after", "86400")], b"")), (20.0, ok())]);
+    run(&world, &[("retryAfterMaxMs", n(1500.0))]).0.unwrap();
+    assert_eq!(*world.sleeps.borrow(), vec![1500.0]);
+}
+
+#[test]
+fn garbage_retry_after_falls_back_to_backoff() {
+    let world = World::new(vec![(20.0, Reply::Status(429, &[("retry-after", "-3")], b"")), (20.0, ok())]);
+    run(&world, &[none_jitter()]).0.unwrap();
+    assert_eq!(*world.sleeps.borrow(), vec![200.0]);
+}
+
+#[test]
+fn a_sleep_past_the_deadline_is_never_started() {
+    let replies = (0..50).map(|_| (100.0, status(503))).collect();
+    let world = World::new(replies);
+    let (out, retries) = run(&world, &[none_jitter(), ("deadlineMs", n(2000.0)), ("baseDelayMs", n(200.0))]);
+    let g = gave_up(out);
+    assert_eq!(g.failure.error, Error::Deadline { deadline_ms: 2000.0 });
+    assert_eq!(last_error(&g), &Error::Http { status: 503 });
+    // 100 + 200 + 100 + 400 + 100 + 800 = 1700; the next sleep (1600) would end past 2000.
+    assert_eq!(*world.sleeps.borrow(), vec![200.0, 400.0, 800.0]);
+    assert_eq!((g.attempts, g.elapsed_ms, retries.len()), (4, 1800.0, 3));
+    assert!(g.elapsed_ms <= 2000.0);
+}
+
+#[test]
+fn attempts_are_cut_to_the_time_left_and_end_as_deadline() {
+    let world = World::new(vec![(10.0, Reply::Hang), (10.0, Reply::Hang)]);
+    let (out, _) = run(&world, &[none_jitter(), ("attemptTimeoutMs", n(600.0)), ("deadlineMs", n(1000.0)), ("baseDelayMs", n(100.0))]);
+    let g = gave_up(out);
+    assert_eq!(g.failure.error, Error::Deadline { deadline_ms: 1000.0 });
+    assert_eq!(last_error(&g), &Error::Timeout { after_ms: 300.0 });
+    assert_eq!((g.attempts, g.elapsed_ms), (2, 1000.0));
+}
+
+#[test]
+fn a_slow_attempt_times_out_and_is_retried() {
+    let world = World::new(vec![(5000.0, ok()), (100.0, ok())]);
+    let (out, retries) = run(&world, &[]);
+    let tile = out.unwrap();
+    assert_eq!(tile.attempts, 2);
+    assert_eq!(retries[0].reason, "timeout");
+    assert!(tile.elapsed_ms <= 6000.0);
+}
+
+#[test]
+fn an_aborted_signal_sends_nothing() {
+    let world = World::new(vec![]);
+    world.abort_at.set(0.0);
+    let g = gave_up(run(&world, &[]).0);
+    assert_eq!((g.failure.error.clone(), g.attempts), (Error::Aborted, 0));
+    assert_eq!(world.sent.get(), 0);
+}
+
+#[test]
+fn abort_during_a_sleep_ends_the_call_without_another_request() {
+    let world = World::new(vec![(100.0, status(503)), (100.0, ok())]);
+    world.abort_at.set(10_000.0 + 100.0 + 50.0);
+    let g = gave_up(run(&world, &[none_jitter(), ("baseDelayMs", n(2000.0))]).0);
+    assert_eq!((g.failure.error.clone(), g.attempts, g.elapsed_ms), (Error::Aborted, 1, 150.0));
+    assert_eq!(world.sent.get(), 1);
+}
+
+#[test]
+fn abort_during_an_attempt_is_not_retried() {
+    let world = World::new(vec![(500.0, ok())]);
+    world.abort_at.set(10_000.0 + 200.0);
+    let g = gave_up(run(&world, &[]).0);
+    assert_eq!((g.failure.error.clone(), g.elapsed_ms), (Error::Aborted, 200.0));
+}
+
+#[test]
+fn network_failures_keep_the_platform_cause() {
+    let world = World::new(vec![(10.0, Reply::Network)]);
+    let g = gave_up(run(&world, &[("deadlineMs", n(100.0)), ("baseDelayMs", n(200.0)), none_jitter()]).0);
+    let Some(Cause::Attempt(last)) = &g.failure.cause else { panic!("no cause") };
+    assert_eq!(last.error, Error::Network { message: "connection reset".into() });
+    assert!(matches!(last.cause, Some(Cause::Platform("ECONNRESET"))));
+}
+
+#[test]
+fn no_retry_sleep_exceeds_the_cap_over_a_long_outage() {
+    for unit in [0.1, 0.5, 0.999_999] {
+        let world = World::new((0..2000).map(|_| (1.0, status(503))).collect());
+        world.unit.set(unit);
+        let g = gave_up(run(&world, &[("preset", Value::Text("batch".into())), ("deadlineMs", n(120_000.0))]).0);
+        assert_eq!(g.failure.error, Error::Deadline { deadline_ms: 120_000.0 });
+        let sleeps = world.sleeps.borrow();
+        assert!(sleeps.len() > 3 && sleeps.iter().all(|d| *d <= 30_000.0), "{sleeps:?}");
+    }
+}
