@@ -71,12 +71,13 @@ impl fmt::Display for Error {
         match self {
             Error::Http { status } => write!(f, "HTTP {status}"),
             Error::Network { message } => write!(f, "network error: {message}"),
-            Error::Timeout { after_ms } => write!(f, "attempt timed out after {after_ms} ms"),
-            Error::Deadline { deadline_ms } => write!(f, "deadline of {deadline_ms} ms exceeded"),
+            Error::Timeout { after_ms } => write!(f, "attempt timed out after {} ms", show_number(*after_ms)),
+            Error::Deadline { deadline_ms } => write!(f, "deadline of {} ms exceeded", show_number(*deadline_ms)),
             Error::Aborted => f.write_str("aborted by signal"),
             Error::RateLimited { status, retry_after_ms } => write!(
                 f,
-                "rate limited (HTTP {status}): server asks to wait {retry_after_ms} ms, more than the deadline leaves"
+                "rate limited (HTTP {status}): server asks to wait {} ms, more than the deadline leaves",
+                show_number(*retry_after_ms)
             ),
             Error::ServiceException { status, code: Some(code) } => {
                 write!(f, "OGC service exception {code} (HTTP {status})")
@@ -93,6 +94,29 @@ impl fmt::Display for Error {
 }
 
 impl std::error::Error for Error {}
+
+/// A number as JS would print it, for the integers and simple fractions that messages show.
+/// Written by hand because Rust's float formatting would add ~20 KB to the wasm module.
+pub(crate) fn show_number(n: f64) -> String {
+    if n.is_nan() {
+        return "NaN".into();
+    }
+    if n.is_infinite() {
+        return if n > 0.0 { "Infinity".into() } else { "-Infinity".into() };
+    }
+    let sign = if n < 0.0 { "-" } else { "" };
+    let abs = n.abs();
+    if abs >= 1e21 {
+        return format!("{sign}{}e+21+", (abs / 1e21) as u64);
+    }
+    let whole = abs.trunc() as u64;
+    let thousandths = ((abs - abs.trunc()) * 1000.0).round() as u32;
+    match thousandths {
+        0 => format!("{sign}{whole}"),
+        1000 => format!("{sign}{}", whole + 1),
+        t => format!("{sign}{whole}.{}", format!("{t:03}").trim_end_matches('0')),
+    }
+}
 
 #[cfg(test)]
 mod tests {
@@ -114,6 +138,24 @@ mod tests {
         for (error, kind) in all {
             assert_eq!(error.kind(), kind);
             assert!(!error.to_string().is_empty());
+        }
+    }
+
+    #[test]
+    fn numbers_print_like_js() {
+        let cases = [
+            (0.0, "0"),
+            (6000.0, "6000"),
+            (-1.0, "-1"),
+            (2.5, "2.5"),
+            (0.125, "0.125"),
+            (1.9999, "2"),
+            (f64::NAN, "NaN"),
+            (f64::INFINITY, "Infinity"),
+            (f64::NEG_INFINITY, "-Infinity"),
+        ];
+        for (n, text) in cases {
+            assert_eq!(show_number(n), text);
         }
     }
 

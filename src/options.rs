@@ -6,6 +6,7 @@
 
 use crate::backoff::{Backoff, Jitter};
 use crate::status_set::StatusSet;
+use crate::error::show_number;
 use crate::Error;
 
 /// A JS value as the options parser sees it.
@@ -214,7 +215,7 @@ impl Options {
 fn describe(value: &Value) -> String {
     match value {
         Value::Text(s) if s.len() <= 40 => format!("\"{s}\""),
-        Value::Number(n) => format!("{n}"),
+        Value::Number(n) => show_number(*n),
         other => other.type_name().to_string(),
     }
 }
@@ -280,11 +281,11 @@ fn millis(key: &str, value: &Value, positive: bool) -> Result<f64, Error> {
         return Err(wrong_type(key, "a number of milliseconds", value));
     };
     if !n.is_finite() {
-        return Err(Error::invalid_options(key, format!("must be a finite number of milliseconds, got {n}")));
+        return Err(Error::invalid_options(key, format!("must be a finite number of milliseconds, got {}", show_number(*n))));
     }
     if *n < 0.0 || (positive && *n == 0.0) {
         let bound = if positive { "greater than 0" } else { "0 or more" };
-        return Err(Error::invalid_options(key, format!("must be {bound}, got {n}")));
+        return Err(Error::invalid_options(key, format!("must be {bound}, got {}", show_number(*n))));
     }
     Ok(*n)
 }

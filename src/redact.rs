@@ -29,12 +29,17 @@ pub fn redact_url(url: &str) -> String {
 }
 
 fn redact_userinfo(base: &str) -> String {
-    let Some(scheme_end) = base.find("://") else { return base.to_string() };
-    let authority_start = scheme_end + 3;
-    let rest = &base[authority_start..];
-    let authority_end = rest.find('/').unwrap_or(rest.len());
-    match rest[..authority_end].rfind('@') {
-        Some(at) => format!("{}***{}", &base[..authority_start], &rest[at..]),
+    let Some((scheme, rest)) = base.split_once("://") else { return base.to_string() };
+    let authority = rest.split('/').next().unwrap_or("");
+    match authority.rsplit_once('@') {
+        Some((_, host)) => {
+            let path = rest.strip_prefix(authority).unwrap_or("");
+            let mut out = String::with_capacity(base.len());
+            for part in [scheme, "://***@", host, path] {
+                out.push_str(part);
+            }
+            out
+        }
         None => base.to_string(),
     }
 }
@@ -57,40 +62,43 @@ fn redact_params(params: &str, out: &mut String) {
 /// Whether a (possibly percent-encoded) parameter name names a secret.
 pub fn is_secret_name(raw: &str) -> bool {
     let name = normalise(raw);
-    const EXACT: [&str; 7] = ["sig", "auth", "session", "code", "credential", "credentials", "authorization"];
-    const SUFFIXES: [&str; 7] = ["key", "token", "secret", "signature", "password", "passwd", "pwd"];
-    EXACT.contains(&name.as_str())
+    const EXACT: [&[u8]; 7] = [b"sig", b"auth", b"session", b"code", b"credential", b"credentials", b"authorization"];
+    const SUFFIXES: [&[u8]; 7] = [b"key", b"token", b"secret", b"signature", b"password", b"passwd", b"pwd"];
+    EXACT.contains(&name.as_slice())
         || SUFFIXES.iter().any(|s| name.ends_with(s))
-        || name.starts_with("xamz")
-        || name.starts_with("xgoog")
+        || name.starts_with(b"xamz")
+        || name.starts_with(b"xgoog")
 }
 
-/// Percent-decodes (and `+` → space), lowercases and drops `-`, `_` and spaces.
-fn normalise(raw: &str) -> String {
+/// Percent-decodes (and `+` → space), ASCII-lowercases and drops `-`, `_` and spaces. Works
+/// on bytes: secret names are ASCII, and Unicode case tables would cost the wasm module ~10 KB.
+fn normalise(raw: &str) -> Vec<u8> {
     let bytes = raw.as_bytes();
-    let mut decoded = Vec::with_capacity(bytes.len());
+    let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
     while i < bytes.len() {
-        let b = bytes[i];
-        if b == b'%' && i + 2 < bytes.len() {
-            if let (Some(h), Some(l)) = (hex(bytes[i + 1]), hex(bytes[i + 2])) {
-                decoded.push(h * 16 + l);
-                i += 3;
-                continue;
+        let mut b = bytes[i];
+        i += 1;
+        if b == b'%' {
+            if let (Some(h), Some(l)) = (bytes.get(i).and_then(|c| hex(*c)), bytes.get(i + 1).and_then(|c| hex(*c))) {
+                b = h * 16 + l;
+                i += 2;
             }
         }
-        decoded.push(if b == b'+' { b' ' } else { b });
-        i += 1;
+        if !matches!(b, b'-' | b'_' | b' ' | b'+') {
+            out.push(b.to_ascii_lowercase());
+        }
     }
-    String::from_utf8_lossy(&decoded)
-        .chars()
-        .filter(|c| !matches!(c, '-' | '_' | ' '))
-        .flat_map(char::to_lowercase)
-        .collect()
+    out
 }
 
 fn hex(b: u8) -> Option<u8> {
-    (b as char).to_digit(16).map(|d| d as u8)
+    match b {
+        b'0'..=b'9' => Some(b - b'0'),
+        b'a'..=b'f' => Some(b - b'a' + 10),
+        b'A'..=b'F' => Some(b - b'A' + 10),
+        _ => None,
+    }
 }
 
 #[cfg(test)]

@@ -18,15 +18,30 @@ pub fn parse_retry_after(value: &str, server_now_ms: Option<f64>, client_now_ms:
         return None;
     }
     if value.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
-        if value.bytes().filter(|b| *b == b'.').count() > 1 || value.starts_with('.') || value.ends_with('.') {
-            return None;
-        }
-        let seconds: f64 = value.parse().ok()?;
-        return Some(clamp_delay(seconds * 1000.0));
+        return seconds(value).map(|s| clamp_delay(s * 1000.0));
     }
     let at = parse_http_date(value)?;
     let now = server_now_ms.unwrap_or(client_now_ms);
     Some(clamp_delay(at - now))
+}
+
+/// `12` or `1.5` to seconds; by hand, since `str::parse::<f64>` costs the wasm module ~10 KB.
+fn seconds(text: &str) -> Option<f64> {
+    let (whole, fraction) = match text.split_once('.') {
+        Some((w, f)) if !w.is_empty() && !f.is_empty() && !f.contains('.') => (w, f),
+        Some(_) => return None,
+        None => (text, ""),
+    };
+    let mut value = 0.0f64;
+    for digit in whole.bytes() {
+        value = value * 10.0 + f64::from(digit - b'0');
+    }
+    let mut scale = 0.1;
+    for digit in fraction.bytes() {
+        value += f64::from(digit - b'0') * scale;
+        scale /= 10.0;
+    }
+    Some(value)
 }
 
 #[cfg(test)]

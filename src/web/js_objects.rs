@@ -1,0 +1,44 @@
+//! Bindings to `js_objects.js`: the Tile, TileError and onRetry objects.
+
+use js_sys::Uint8Array;
+use wasm_bindgen::prelude::*;
+use web_sys::Headers;
+
+#[wasm_bindgen(module = "/src/web/js_objects.js")]
+extern "C" {
+    #[wasm_bindgen(js_name = tileErrorClass)]
+    pub fn tile_error_class() -> JsValue;
+
+    #[wasm_bindgen(js_name = makeTileError)]
+    #[allow(clippy::too_many_arguments)]
+    pub fn make_tile_error(
+        message: &str,
+        kind: &str,
+        status: Option<u16>,
+        attempts: u32,
+        elapsed_ms: f64,
+        retry_after_ms: Option<f64>,
+        url: &str,
+        cause: &JsValue,
+    ) -> JsValue;
+
+    #[wasm_bindgen(js_name = makeTile)]
+    pub fn make_tile(
+        data: &Uint8Array,
+        status: u16,
+        content_type: Option<String>,
+        headers: &Headers,
+        attempts: u32,
+        elapsed_ms: f64,
+        empty: bool,
+    ) -> JsValue;
+
+    #[wasm_bindgen(js_name = makeRetryInfo)]
+    pub fn make_retry_info(
+        attempt: u32,
+        delay_ms: f64,
+        reason: &str,
+        status: Option<u16>,
+        retry_after_ms: Option<f64>,
+    ) -> JsValue;
+}

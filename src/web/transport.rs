@@ -1,0 +1,116 @@
+//! One attempt: the global `fetch`, the whole body read, under an AbortController that the
+//! attempt timeout and the caller's signal both trigger.
+
+use gloo_timers::future::TimeoutFuture;
+use js_sys::{Promise, Uint8Array};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use wasm_bindgen_futures::JsFuture;
+use web_sys::{AbortController, RequestInit, Response};
+
+use super::abort::AbortWatch;
+use super::effects::timer_ms;
+use super::race::{race, Either};
+use crate::classify::{ResponseFacts, HEAD_BYTES, TAIL_BYTES};
+use crate::platform::{Attempt, Transport};
+
+#[wasm_bindgen]
+extern "C" {
+    /// Whatever `globalThis` is here: Window, WorkerGlobalScope, Node's global or workerd's.
+    type FetchScope;
+    #[wasm_bindgen(method, catch, js_name = fetch)]
+    fn fetch(this: &FetchScope, input: &str, init: &RequestInit) -> Result<Promise, JsValue>;
+}
+
+/// A received tile, left in the JS heap.
+pub struct WebBody {
+    pub response: Response,
+    pub data: Uint8Array,
+}
+
+pub struct FetchTransport<'a> {
+    scope: FetchScope,
+    url: &'a str,
+    init: &'a RequestInit,
+    abort: &'a AbortWatch,
+}
+
+impl<'a> FetchTransport<'a> {
+    pub fn new(url: &'a str, init: &'a RequestInit, abort: &'a AbortWatch) -> FetchTransport<'a> {
+        FetchTransport { scope: js_sys::global().unchecked_into(), url, init, abort }
+    }
+
+    async fn request(&self, controller: &AbortController) -> Result<WebBody, JsValue> {
+        self.init.set_signal(Some(&controller.signal()));
+        let response: Response = JsFuture::from(self.scope.fetch(self.url, self.init)?).await?.unchecked_into();
+        let buffer = JsFuture::from(response.array_buffer()?).await?;
+        Ok(WebBody { response, data: Uint8Array::new(&buffer) })
+    }
+}
+
+impl Transport for FetchTransport<'_> {
+    type Body = WebBody;
+    type Cause = JsValue;
+
+    fn is_aborted(&self) -> bool {
+        self.abort.is_aborted()
+    }
+
+    async fn attempt(&self, timeout_ms: f64) -> Attempt<WebBody, JsValue> {
+        if self.abort.is_aborted() {
+            return Attempt::Aborted;
+        }
+        let controller = match AbortController::new() {
+            Ok(controller) => controller,
+            Err(cause) => return Attempt::Failed { message: "AbortController unavailable".into(), cause },
+        };
+        let stop = race(TimeoutFuture::new(timer_ms(timeout_ms)), self.abort.fired());
+        match race(self.request(&controller), stop).await {
+            Either::Left(Ok(body)) => Attempt::Response(facts(&body), body),
+            Either::Left(Err(_)) if self.abort.is_aborted() => Attempt::Aborted,
+            Either::Left(Err(cause)) => Attempt::Failed { message: error_message(&cause), cause },
+            Either::Right(stopped) => {
+                // Aborting here, before the request future is dropped, is what guarantees that no
+                // request of a settled call is still in flight.
+                controller.abort();
+                match stopped {
+                    Either::Left(()) => Attempt::TimedOut,
+                    Either::Right(()) => Attempt::Aborted,
+                }
+            }
+        }
+    }
+}
+
+fn facts(body: &WebBody) -> ResponseFacts {
+    let headers = body.response.headers();
+    let header = |name: &str| headers.get(name).ok().flatten();
+    let len = body.data.length();
+    let head_end = len.min(HEAD_BYTES as u32);
+    let tail_start = len.saturating_sub(TAIL_BYTES as u32);
+    ResponseFacts {
+        status: body.response.status(),
+        content_type: header("content-type"),
+        content_encoding: header("content-encoding"),
+        content_length: header("content-length"),
+        retry_after: header("retry-after"),
+        date: header("date"),
+        body_len: len as usize,
+        head: body.data.subarray(0, head_end).to_vec(),
+        tail: body.data.subarray(tail_start, len).to_vec(),
+    }
+}
+
+/// `TypeError: fetch failed` plus the cause's code where Node gives one (`ECONNREFUSED`).
+fn error_message(error: &JsValue) -> String {
+    let text = |value: &JsValue, key: &str| {
+        js_sys::Reflect::get(value, &JsValue::from_str(key)).ok().and_then(|v| v.as_string())
+    };
+    let mut message = text(error, "message").unwrap_or_else(|| "fetch failed".into());
+    if let Some(code) = js_sys::Reflect::get(error, &JsValue::from_str("cause")).ok().and_then(|c| text(&c, "code")) {
+        message.push_str(" (");
+        message.push_str(&code);
+        message.push(')');
+    }
+    message
+}

@@ -1,0 +1,165 @@
+// fetchTile's argument checking, TileError's shape and URL redaction.
+// Runs against the BUILT package (pkg/node.js): build it first.
+import { describe, test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { fetchTile, TileError } from "../../pkg/node.js";
+import { startFaultServer, tilePng } from "../server/fault-server.mjs";
+import { FAST, tileUrl, keyOf, rejection, assertTile, sleep } from "./helpers.mjs";
+
+let srv;
+before(async () => {
+  srv = await startFaultServer({ seed: 1 });
+});
+after(async () => {
+  await srv?.close();
+});
+
+describe("exports", () => {
+  test("fetchTile is a function and TileError an Error subclass", () => {
+    assert.equal(typeof fetchTile, "function");
+    assert.equal(typeof TileError, "function");
+    assert.ok(TileError.prototype instanceof Error);
+  });
+});
+
+describe("invalid options", () => {
+  const run = "badopts";
+  const good = () => tileUrl(srv, run, [1, 0, 0]);
+  // [label, () => [url, options], field that the message must name]
+  const cases = [
+    ["{deadlinems: 1} (wrong case)", () => [good(), { deadlinems: 1 }], "deadlinems"],
+    ["{deadlineMs: -1}", () => [good(), { deadlineMs: -1 }], "deadlineMs"],
+    ["{deadlineMs: NaN}", () => [good(), { deadlineMs: NaN }], "deadlineMs"],
+    ["{deadlineMs: Infinity}", () => [good(), { deadlineMs: Infinity }], "deadlineMs"],
+    ['{deadlineMs: "6000"}', () => [good(), { deadlineMs: "6000" }], "deadlineMs"],
+    ['{jitter: "fancy"}', () => [good(), { jitter: "fancy" }], "jitter"],
+    ["{retryOn: [99]}", () => [good(), { retryOn: [99] }], "retryOn"],
+    ["{signal: 5}", () => [good(), { signal: 5 }], "signal"],
+    ["{onRetry: 3}", () => [good(), { onRetry: 3 }], "onRetry"],
+    ['{preset: "turbo"}', () => [good(), { preset: "turbo" }], "preset"],
+    ["options 5", () => [good(), 5], "options"],
+    ['url "/relative.png" (no base in Node)', () => ["/relative.png", {}], "url"],
+    ['url "ftp://x/1.png"', () => ["ftp://x/1.png", {}], "url"],
+    ["url 42", () => [42, {}], "url"],
+    ["url missing", () => [undefined, {}], "url"],
+  ];
+  for (const [label, args, field] of cases) {
+    test(`${label} -> invalid-options naming ${field}`, async () => {
+      const [url, options] = args();
+      const err = await rejection(() => fetchTile(url, options), TileError, `fetchTile(${label})`);
+      assert.equal(err.kind, "invalid-options", `${err.kind}: ${err.message}`);
+      assert.ok(err.message.includes(field), `message ${JSON.stringify(err.message)} should name ${field}`);
+      assert.equal(typeof err.attempts, "number");
+      assert.equal(err.attempts, 0, "no attempt was made");
+    });
+  }
+  test("no request reached the server for any invalid call", async () => {
+    await sleep(50);
+    assert.equal(srv.requests(run), 0);
+  });
+  test("after all of those, a good call still succeeds (the wasm module survived)", async () => {
+    const tile = await fetchTile(tileUrl(srv, "after-bad", [1, 0, 0]), FAST);
+    assertTile(tile, tilePng(1, 0, 0), { attempts: 1 });
+  });
+});
+
+describe("valid options are accepted", { concurrency: true }, () => {
+  const valid = {
+    "no options": undefined,
+    "null options": null,
+    "empty object": {},
+    'preset "batch"': { preset: "batch" },
+    'preset "interactive"': { preset: "interactive" },
+    "every jitter": null, // expanded below
+    "all fields": {
+      preset: "interactive",
+      baseDelayMs: 10,
+      maxDelayMs: 100,
+      attemptTimeoutMs: 2000,
+      deadlineMs: 3000,
+      jitter: "equal",
+      jitterMs: 5,
+      retryAfterMaxMs: 1000,
+      retryOn: [503],
+      emptyOn: [204, 404],
+      accept: "image/png",
+      headers: new Headers({ "X-A": "1" }),
+      credentials: "omit",
+      mode: "cors",
+      referrerPolicy: "no-referrer",
+      cache: "no-store",
+      signal: new AbortController().signal,
+      onRetry: () => {},
+    },
+    "headers as array of pairs": { headers: [["X-B", "2"]] },
+    "undefined fields are ignored": { deadlineMs: undefined, signal: undefined, onRetry: undefined },
+  };
+  let i = 0;
+  for (const [label, options] of Object.entries(valid)) {
+    if (label === "every jitter") {
+      for (const jitter of ["full", "equal", "decorrelated", "none", "additive"]) {
+        const xyz = [2, 3, i++];
+        test(`jitter "${jitter}"`, async () => {
+          const tile = await fetchTile(tileUrl(srv, `jitter-${jitter}`, xyz, { f: 503, n: 1 }), { ...FAST, jitter, jitterMs: 5 });
+          assertTile(tile, tilePng(...xyz), { attempts: 2 });
+        });
+      }
+      continue;
+    }
+    const xyz = [2, 2, i++];
+    test(label, async () => {
+      const tile = options === undefined ? await fetchTile(tileUrl(srv, "valid", xyz)) : await fetchTile(tileUrl(srv, "valid", xyz), options);
+      assertTile(tile, tilePng(...xyz), { attempts: 1 });
+    });
+  }
+});
+
+describe("TileError", () => {
+  test("shape of an http error", async () => {
+    const xyz = [3, 3, 3];
+    const url = tileUrl(srv, "shape", xyz, { f: 404 });
+    const err = await rejection(() => fetchTile(url, FAST), TileError);
+    assert.equal(err.name, "TileError");
+    assert.equal(err.kind, "http");
+    assert.equal(err.status, 404);
+    assert.equal(err.attempts, 1);
+    assert.equal(typeof err.elapsedMs, "number");
+    assert.ok(err.elapsedMs >= 0);
+    assert.equal(err.url, url, "nothing secret to redact: url is as given");
+    assert.ok(err.message.length > 0);
+    assert.ok(err.retryAfterMs === undefined || err.retryAfterMs === null);
+  });
+
+  test("redaction: secrets are replaced by *** in url, message and stack", async () => {
+    const xyz = [1, 0, 0];
+    const run = "redact";
+    const url = `${srv.url}/tile/1/0/0.png?run=${run}&f=404&key=SECRET1&access_token=SECRET2&signature=S3&x=1`;
+    const err = await rejection(() => fetchTile(url, FAST), TileError);
+    assert.equal(err.kind, "http");
+    for (const [name, text] of [["url", err.url], ["message", err.message], ["stack", err.stack], ["String()", String(err)]]) {
+      for (const secret of ["SECRET1", "SECRET2", "S3"]) {
+        assert.ok(!text.includes(secret), `${name} leaks ${secret}: ${text}`);
+      }
+    }
+    for (const [name, text] of [["url", err.url], ["message", err.message]]) {
+      assert.ok(text.includes("***"), `${name} shows *** : ${text}`);
+      assert.ok(text.includes("x=1"), `${name} keeps x=1 : ${text}`);
+    }
+    assert.equal(srv.requests(keyOf(run, xyz)), 1, "the real URL (with its secrets) was requested");
+    assert.ok(srv.log.find((e) => e.key === keyOf(run, xyz)).path.includes("key=SECRET1"));
+  });
+
+  test("redaction applies to a deadline error and its cause", async () => {
+    const url = `${srv.url}/tile/1/0/1.png?run=redact2&f=503&apikey=SECRET4&token=SECRET5`;
+    const err = await rejection(() => fetchTile(url, { ...FAST, deadlineMs: 300 }), TileError);
+    assert.equal(err.kind, "deadline");
+    const texts = [err.url, err.message, err.stack, err.cause?.message ?? "", err.cause?.url ?? "", err.cause?.stack ?? ""];
+    for (const t of texts) for (const s of ["SECRET4", "SECRET5"]) assert.ok(!String(t).includes(s), `leaks ${s}: ${t}`);
+  });
+
+  test("redaction applies to invalid-options errors about the url", async () => {
+    const err = await rejection(() => fetchTile("ftp://host/1.png?token=SECRET6", {}), TileError);
+    assert.equal(err.kind, "invalid-options");
+    for (const t of [err.url ?? "", err.message, err.stack]) assert.ok(!t.includes("SECRET6"), `leaks: ${t}`);
+  });
+});

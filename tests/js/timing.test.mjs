@@ -1,0 +1,239 @@
+// fetchTile's clocks: Retry-After, attempt timeouts, the deadline and AbortSignal.
+// Runs against the BUILT package (pkg/node.js): build it first.
+import { describe, test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { performance } from "node:perf_hooks";
+import { fetchTile, TileError } from "../../pkg/node.js";
+import { startFaultServer, tilePng } from "../server/fault-server.mjs";
+import { FAST, tileUrl, keyOf, rejection, assertTile, sleep, waitFor, stopwatch } from "./helpers.mjs";
+
+let srv;
+before(async () => {
+  srv = await startFaultServer({ seed: 1 });
+  // Warm up the platform's fetch (lazy-loaded in Node) so it does not eat into timing budgets.
+  await (await fetch(`${srv.url}/health`)).text();
+  for (let i = 0; i < 16; i++) tilePng(12 + (i >> 3), 0, i & 7);
+});
+after(async () => {
+  await srv?.close();
+});
+
+const arrivals = (key) => srv.log.filter((e) => e.key === key).map((e) => e.t);
+
+// Waiting-dominated tests: they run side by side, the event loop stays idle.
+describe("Retry-After", { concurrency: true }, () => {
+  test("429 ra=1: the retry comes >= 1000 ms later and succeeds; onRetry sees retryAfterMs 1000", async () => {
+    const xyz = [12, 0, 0];
+    const run = "ra1";
+    const calls = [];
+    const tile = await fetchTile(tileUrl(srv, run, xyz, { f: 429, n: 1, ra: 1 }), {
+      ...FAST,
+      onRetry: (info) => calls.push({ ...info }),
+    });
+    assertTile(tile, tilePng(...xyz), { attempts: 2 });
+    const [t1, t2] = arrivals(keyOf(run, xyz));
+    assert.ok(t2 - t1 >= 995, `second request ${Math.round(t2 - t1)} ms after the first`);
+    assert.equal(calls.length, 1);
+    assert.equal(calls[0].status, 429);
+    assert.equal(calls[0].retryAfterMs, 1000);
+    assert.ok(calls[0].delayMs >= 1000, `delayMs ${calls[0].delayMs}`);
+  });
+
+  test("429 ra=date:2 (HTTP-date): the floor is respected (>= ~1000 ms at 1 s resolution)", async () => {
+    const xyz = [12, 0, 1];
+    const run = "radate";
+    const calls = [];
+    const tile = await fetchTile(tileUrl(srv, run, xyz, { f: 429, n: 1, ra: "date:2" }), {
+      ...FAST,
+      onRetry: (info) => calls.push({ ...info }),
+    });
+    assertTile(tile, tilePng(...xyz), { attempts: 2 });
+    const [t1, t2] = arrivals(keyOf(run, xyz));
+    assert.ok(t2 - t1 >= 990, `second request ${Math.round(t2 - t1)} ms after the first`);
+    assert.ok(t2 - t1 < 3500, `second request ${Math.round(t2 - t1)} ms after the first`);
+    assert.equal(calls.length, 1);
+    assert.ok(calls[0].retryAfterMs >= 1000 && calls[0].retryAfterMs <= 3000, `retryAfterMs ${calls[0].retryAfterMs}`);
+  });
+
+  test("503 with Retry-After is honoured too", async () => {
+    const xyz = [12, 0, 2];
+    const run = "ra503";
+    const tile = await fetchTile(tileUrl(srv, run, xyz, { f: 503, n: 1, ra: 1 }), FAST);
+    assertTile(tile, tilePng(...xyz), { attempts: 2 });
+    const [t1, t2] = arrivals(keyOf(run, xyz));
+    assert.ok(t2 - t1 >= 995, `second request ${Math.round(t2 - t1)} ms after the first`);
+  });
+
+  test("429 ra=86400 with deadlineMs 3000: rejects at once as rate-limited, one request", async () => {
+    const xyz = [12, 0, 3];
+    const run = "ra-day";
+    const elapsed = stopwatch();
+    const err = await rejection(
+      () => fetchTile(tileUrl(srv, run, xyz, { f: 429, ra: 86400 }), { ...FAST, deadlineMs: 3000 }),
+      TileError,
+    );
+    const wall = elapsed();
+    assert.equal(err.kind, "rate-limited", err.message);
+    assert.ok(wall < 500, `rejected after ${Math.round(wall)} ms`);
+    assert.ok(err.elapsedMs < 500, `elapsedMs ${err.elapsedMs}`);
+    assert.equal(err.status, 429);
+    assert.equal(err.attempts, 1);
+    assert.equal(typeof err.retryAfterMs, "number");
+    assert.ok(err.retryAfterMs >= 3000, `retryAfterMs ${err.retryAfterMs}`);
+    await sleep(300);
+    assert.equal(srv.requests(keyOf(run, xyz)), 1);
+  });
+});
+
+describe("timeouts and the deadline", { concurrency: true }, () => {
+  test("hang, attemptTimeoutMs 300, deadlineMs 1000: rejects deadline (cause timeout); nothing left in flight", async () => {
+    const xyz = [13, 0, 0];
+    const run = "hang";
+    const key = keyOf(run, xyz);
+    const elapsed = stopwatch();
+    const err = await rejection(
+      () => fetchTile(tileUrl(srv, run, xyz, { f: "hang" }), { ...FAST, attemptTimeoutMs: 300, deadlineMs: 1000 }),
+      TileError,
+    );
+    const wall = elapsed();
+    assert.equal(err.kind, "deadline", err.message);
+    assert.ok(err.cause, "deadline carries the last failure as cause");
+    assert.equal(err.cause.kind, "timeout", err.cause.message);
+    assert.ok(wall <= 1050, `rejected after ${Math.round(wall)} ms`);
+    assert.ok(err.elapsedMs <= 1050, `elapsedMs ${err.elapsedMs}`);
+    assert.ok(err.attempts >= 2, `attempts ${err.attempts}`);
+    const requests = srv.requests(key);
+    assert.ok(requests >= 2);
+    assert.ok(
+      await waitFor(() => srv.aborted(key) === srv.requests(key), { timeout: 1000 }),
+      `aborted ${srv.aborted(key)} of ${srv.requests(key)} requests: an attempt was left in flight`,
+    );
+    await sleep(200);
+    assert.equal(srv.requests(key), requests, "no request after the rejection");
+  });
+
+  test("503 always, deadlineMs 700: rejects deadline within 750 ms", async () => {
+    const xyz = [13, 0, 1];
+    const run = "deadline";
+    const elapsed = stopwatch();
+    const err = await rejection(
+      () => fetchTile(tileUrl(srv, run, xyz, { f: 503 }), { baseDelayMs: 20, maxDelayMs: 200, deadlineMs: 700 }),
+      TileError,
+    );
+    const wall = elapsed();
+    assert.equal(err.kind, "deadline", err.message);
+    assert.ok(err.elapsedMs <= 750, `elapsedMs ${err.elapsedMs}`);
+    assert.ok(wall <= 750, `wall ${Math.round(wall)} ms`);
+    assert.ok(err.attempts >= 2, `attempts ${err.attempts}`);
+    assert.equal(err.cause?.kind, "http");
+    assert.equal(err.cause?.status, 503);
+    const n = srv.requests(keyOf(run, xyz));
+    await sleep(300);
+    assert.equal(srv.requests(keyOf(run, xyz)), n, "no request after the rejection");
+  });
+
+  test("a slow tile under attemptTimeoutMs is delivered (delay 300, attemptTimeoutMs 2000)", async () => {
+    const xyz = [13, 0, 2];
+    const tile = await fetchTile(tileUrl(srv, "slow-ok", xyz, { delay: 300 }), { ...FAST, attemptTimeoutMs: 2000 });
+    assertTile(tile, tilePng(...xyz), { attempts: 1 });
+    assert.ok(tile.elapsedMs >= 290, `elapsedMs ${tile.elapsedMs}`);
+  });
+
+  test("heavy tail (slowp=1 slowms=1500) with attemptTimeoutMs 400, deadlineMs 900: deadline, cause timeout", async () => {
+    const xyz = [13, 0, 3];
+    const run = "tail";
+    const err = await rejection(
+      () => fetchTile(tileUrl(srv, run, xyz, { slowp: 1, slowms: 1500 }), { ...FAST, attemptTimeoutMs: 400, deadlineMs: 900 }),
+      TileError,
+    );
+    assert.equal(err.kind, "deadline", err.message);
+    assert.equal(err.cause?.kind, "timeout");
+    const key = keyOf(run, xyz);
+    assert.ok(await waitFor(() => srv.aborted(key) === srv.requests(key), { timeout: 1000 }));
+  });
+});
+
+describe("AbortSignal", { concurrency: true }, () => {
+  test("abort during a backoff sleep: rejects aborted within 30 ms, no further request", async () => {
+    const xyz = [14, 0, 0];
+    const run = "abort-sleep";
+    const ac = new AbortController();
+    let abortedAt = 0;
+    let retries = 0;
+    const p = fetchTile(tileUrl(srv, run, xyz, { f: 503 }), {
+      baseDelayMs: 2000,
+      maxDelayMs: 2000,
+      jitter: "none",
+      deadlineMs: 10000,
+      signal: ac.signal,
+      onRetry: () => {
+        retries++;
+        setTimeout(() => {
+          abortedAt = performance.now();
+          ac.abort();
+        }, 100);
+      },
+    });
+    const err = await rejection(() => p, TileError);
+    const lag = performance.now() - abortedAt;
+    assert.ok(abortedAt > 0, "rejected before abort() was called");
+    assert.equal(err.kind, "aborted", err.message);
+    assert.ok(lag <= 30, `rejected ${lag.toFixed(1)} ms after abort()`);
+    assert.equal(retries, 1);
+    assert.equal(err.attempts, 1);
+    await sleep(2500);
+    assert.equal(srv.requests(keyOf(run, xyz)), 1, "the sleep was cancelled: no second request");
+  });
+
+  test("already-aborted signal: rejects aborted, no request at all", async () => {
+    const xyz = [14, 0, 1];
+    const run = "abort-before";
+    const ac = new AbortController();
+    ac.abort();
+    const err = await rejection(() => fetchTile(tileUrl(srv, run, xyz), { ...FAST, signal: ac.signal }), TileError);
+    assert.equal(err.kind, "aborted", err.message);
+    await sleep(100);
+    assert.equal(srv.requests(keyOf(run, xyz)), 0);
+  });
+
+  test("abort while the request is in flight (hang): rejects aborted quickly; server sees the abort", async () => {
+    const xyz = [14, 0, 2];
+    const run = "abort-flight";
+    const key = keyOf(run, xyz);
+    const ac = new AbortController();
+    const p = fetchTile(tileUrl(srv, run, xyz, { f: "hang" }), { ...FAST, signal: ac.signal });
+    p.catch(() => {}); // handled below; avoid an unhandled-rejection warning meanwhile
+    assert.ok(await waitFor(() => srv.requests(key) === 1), "request reached the server");
+    const abortedAt = performance.now();
+    ac.abort();
+    const err = await rejection(() => p, TileError);
+    const lag = performance.now() - abortedAt;
+    assert.equal(err.kind, "aborted", err.message);
+    assert.ok(lag <= 50, `rejected ${lag.toFixed(1)} ms after abort()`);
+    assert.ok(await waitFor(() => srv.aborted(key) === 1, { timeout: 1000 }), "server counted the abort");
+    await sleep(200);
+    assert.equal(srv.requests(key), 1);
+  });
+
+  test("abort with a reason: still kind aborted", async () => {
+    const xyz = [14, 0, 3];
+    const ac = new AbortController();
+    const p = fetchTile(tileUrl(srv, "abort-reason", xyz, { f: "hang" }), { ...FAST, signal: ac.signal });
+    p.catch(() => {});
+    await waitFor(() => srv.requests(keyOf("abort-reason", xyz)) === 1);
+    ac.abort(new Error("user panned away"));
+    const err = await rejection(() => p, TileError);
+    assert.equal(err.kind, "aborted", err.message);
+  });
+
+  test("AbortSignal.timeout works as a signal", async () => {
+    const xyz = [14, 0, 4];
+    const elapsed = stopwatch();
+    const err = await rejection(
+      () => fetchTile(tileUrl(srv, "abort-timeout", xyz, { f: "hang" }), { ...FAST, signal: AbortSignal.timeout(200) }),
+      TileError,
+    );
+    assert.equal(err.kind, "aborted", err.message);
+    assert.ok(elapsed() < 600);
+  });
+});
