@@ -62,7 +62,10 @@ impl Error {
     }
 
     pub fn invalid_options(field: &str, message: impl Into<String>) -> Error {
-        Error::InvalidOptions { field: field.to_string(), message: message.into() }
+        Error::InvalidOptions {
+            field: field.to_string(),
+            message: message.into(),
+        }
     }
 }
 
@@ -102,7 +105,11 @@ pub(crate) fn show_number(n: f64) -> String {
         return "NaN".into();
     }
     if n.is_infinite() {
-        return if n > 0.0 { "Infinity".into() } else { "-Infinity".into() };
+        return if n > 0.0 {
+            "Infinity".into()
+        } else {
+            "-Infinity".into()
+        };
     }
     let sign = if n < 0.0 { "-" } else { "" };
     let abs = n.abs();
@@ -126,13 +133,36 @@ mod tests {
     fn kinds_are_the_documented_strings() {
         let all = [
             (Error::Http { status: 404 }, "http"),
-            (Error::Network { message: "x".into() }, "network"),
+            (
+                Error::Network {
+                    message: "x".into(),
+                },
+                "network",
+            ),
             (Error::Timeout { after_ms: 1.0 }, "timeout"),
             (Error::Deadline { deadline_ms: 1.0 }, "deadline"),
             (Error::Aborted, "aborted"),
-            (Error::RateLimited { status: 429, retry_after_ms: 5.0 }, "rate-limited"),
-            (Error::ServiceException { status: 200, code: None }, "service-exception"),
-            (Error::InvalidResponse { status: 200, reason: "x".into() }, "invalid-response"),
+            (
+                Error::RateLimited {
+                    status: 429,
+                    retry_after_ms: 5.0,
+                },
+                "rate-limited",
+            ),
+            (
+                Error::ServiceException {
+                    status: 200,
+                    code: None,
+                },
+                "service-exception",
+            ),
+            (
+                Error::InvalidResponse {
+                    status: 200,
+                    reason: "x".into(),
+                },
+                "invalid-response",
+            ),
             (Error::invalid_options("deadlineMs", "x"), "invalid-options"),
         ];
         for (error, kind) in all {
@@ -168,7 +198,11 @@ mod tests {
         assert_eq!(Error::Http { status: 404 }.status(), Some(404));
         assert_eq!(Error::Aborted.status(), None);
         assert_eq!(
-            Error::RateLimited { status: 429, retry_after_ms: 9.0 }.retry_after_ms(),
+            Error::RateLimited {
+                status: 429,
+                retry_after_ms: 9.0
+            }
+            .retry_after_ms(),
             Some(9.0)
         );
     }

@@ -25,7 +25,7 @@ pub use error::Error;
 pub use options::Options;
 
 #[cfg(target_arch = "wasm32")]
-mod web;
+pub mod web;
 
 /// The longest delay a JavaScript timer can represent (2^31 − 1 ms); every delay is clamped to it.
 pub const MAX_DELAY_MS: f64 = 2_147_483_647.0;

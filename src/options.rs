@@ -5,8 +5,8 @@
 //! `undefined` and `null` mean "not given". Each default is documented once, on its field.
 
 use crate::backoff::{Backoff, Jitter};
-use crate::status_set::StatusSet;
 use crate::error::show_number;
+use crate::status_set::StatusSet;
 use crate::Error;
 
 /// A JS value as the options parser sees it.
@@ -99,16 +99,46 @@ const DEFAULT_RETRY_ON: StatusSet = StatusSet::of(&[408, 425, 429, 500, 502, 503
 const DEFAULT_EMPTY_ON: StatusSet = StatusSet::of(&[204]);
 
 const KEYS: [&str; 19] = [
-    "preset", "baseDelayMs", "maxDelayMs", "attemptTimeoutMs", "deadlineMs", "jitter", "jitterMs",
-    "retryAfterMaxMs", "retryOn", "emptyOn", "accept", "headers", "credentials", "mode",
-    "referrerPolicy", "cache", "signal", "onRetry", "url",
+    "preset",
+    "baseDelayMs",
+    "maxDelayMs",
+    "attemptTimeoutMs",
+    "deadlineMs",
+    "jitter",
+    "jitterMs",
+    "retryAfterMaxMs",
+    "retryOn",
+    "emptyOn",
+    "accept",
+    "headers",
+    "credentials",
+    "mode",
+    "referrerPolicy",
+    "cache",
+    "signal",
+    "onRetry",
+    "url",
 ];
 const CREDENTIALS: [&str; 3] = ["omit", "same-origin", "include"];
 const MODES: [&str; 3] = ["cors", "no-cors", "same-origin"];
-const CACHES: [&str; 6] = ["default", "no-store", "reload", "no-cache", "force-cache", "only-if-cached"];
+const CACHES: [&str; 6] = [
+    "default",
+    "no-store",
+    "reload",
+    "no-cache",
+    "force-cache",
+    "only-if-cached",
+];
 const REFERRER_POLICIES: [&str; 9] = [
-    "", "no-referrer", "no-referrer-when-downgrade", "same-origin", "origin", "strict-origin",
-    "origin-when-cross-origin", "strict-origin-when-cross-origin", "unsafe-url",
+    "",
+    "no-referrer",
+    "no-referrer-when-downgrade",
+    "same-origin",
+    "origin",
+    "strict-origin",
+    "origin-when-cross-origin",
+    "strict-origin-when-cross-origin",
+    "unsafe-url",
 ];
 
 impl Options {
@@ -141,7 +171,7 @@ impl Options {
 
     /// Validates the entries of an options object. The first problem found is returned as
     /// [`Error::InvalidOptions`] naming the field.
-    pub fn parse<'k>(entries: &[(&'k str, Value)]) -> Result<Options, Error> {
+    pub fn parse(entries: &[(&str, Value)]) -> Result<Options, Error> {
         let preset = match entries.iter().find(|(k, _)| *k == "preset") {
             None | Some((_, Value::Absent)) => Preset::Interactive,
             Some((_, Value::Text(name))) if name == "interactive" => Preset::Interactive,
@@ -149,7 +179,10 @@ impl Options {
             Some((_, other)) => {
                 return Err(Error::invalid_options(
                     "preset",
-                    format!("must be \"interactive\" or \"batch\", got {}", describe(other)),
+                    format!(
+                        "must be \"interactive\" or \"batch\", got {}",
+                        describe(other)
+                    ),
                 ))
             }
         };
@@ -162,7 +195,11 @@ impl Options {
 
     fn apply(&mut self, key: &str, value: &Value) -> Result<(), Error> {
         if matches!(value, Value::Absent) {
-            return if KEYS.contains(&key) && key != "url" { Ok(()) } else { Err(unknown_key(key)) };
+            return if KEYS.contains(&key) && key != "url" {
+                Ok(())
+            } else {
+                Err(unknown_key(key))
+            };
         }
         match key {
             "preset" => {}
@@ -181,18 +218,31 @@ impl Options {
             "emptyOn" => self.empty_on = statuses(key, value)?,
             "accept" => {
                 let accept = text(key, value).ok_or_else(|| wrong_type(key, "a string", value))?;
-                if accept.trim().is_empty() || accept.bytes().any(|b| b == b'\r' || b == b'\n' || b == 0) {
-                    return Err(Error::invalid_options(key, "must be a non-empty media range list such as \"image/*\""));
+                if accept.trim().is_empty()
+                    || accept.bytes().any(|b| b == b'\r' || b == b'\n' || b == 0)
+                {
+                    return Err(Error::invalid_options(
+                        key,
+                        "must be a non-empty media range list such as \"image/*\"",
+                    ));
                 }
                 self.accept = Some(accept.to_string());
             }
             "credentials" => self.credentials = Some(enumerated(key, value, &CREDENTIALS)?),
             "mode" => self.mode = Some(enumerated(key, value, &MODES)?),
             "cache" => self.cache = Some(enumerated(key, value, &CACHES)?),
-            "referrerPolicy" => self.referrer_policy = Some(enumerated(key, value, &REFERRER_POLICIES)?),
+            "referrerPolicy" => {
+                self.referrer_policy = Some(enumerated(key, value, &REFERRER_POLICIES)?)
+            }
             "headers" => match value {
                 Value::Object | Value::List(_) => self.has_headers = true,
-                other => return Err(wrong_type(key, "an object, a Headers or an array of pairs", other)),
+                other => {
+                    return Err(wrong_type(
+                        key,
+                        "an object, a Headers or an array of pairs",
+                        other,
+                    ))
+                }
             },
             "signal" => match value {
                 Value::AbortSignal => self.has_signal = true,
@@ -208,7 +258,12 @@ impl Options {
     }
 
     pub fn backoff(&self) -> Backoff {
-        Backoff { base_ms: self.base_delay_ms, cap_ms: self.max_delay_ms, jitter: self.jitter, jitter_ms: self.jitter_ms }
+        Backoff {
+            base_ms: self.base_delay_ms,
+            cap_ms: self.max_delay_ms,
+            jitter: self.jitter,
+            jitter_ms: self.jitter_ms,
+        }
     }
 }
 
@@ -225,17 +280,30 @@ fn wrong_type(key: &str, expected: &str, value: &Value) -> Error {
 }
 
 fn one_of(key: &str, allowed: &[&str], value: &Value) -> Error {
-    let list: Vec<String> = allowed.iter().map(|a| format!("\"{a}\"")).collect();
-    Error::invalid_options(key, format!("must be one of {}, got {}", list.join(", "), describe(value)))
+    let mut message = String::from("must be one of");
+    for (i, name) in allowed.iter().enumerate() {
+        message.push_str(if i == 0 { " \"" } else { ", \"" });
+        message.push_str(name);
+        message.push('"');
+    }
+    message.push_str(", got ");
+    message.push_str(&describe(value));
+    Error::invalid_options(key, message)
 }
 
 fn unknown_key(key: &str) -> Error {
     let shown: String = key.chars().take(60).collect();
-    let message = match KEYS.iter().find(|known| **known != "url" && near(known, key)) {
+    let message = match KEYS
+        .iter()
+        .find(|known| **known != "url" && near(known, key))
+    {
         Some(known) => format!("unknown option (did you mean `{known}`?)"),
         None => "unknown option".to_string(),
     };
-    Error::InvalidOptions { field: shown, message }
+    Error::InvalidOptions {
+        field: shown,
+        message,
+    }
 }
 
 /// A likely typo: same letters ignoring case, or at most two edits apart.
@@ -281,11 +349,24 @@ fn millis(key: &str, value: &Value, positive: bool) -> Result<f64, Error> {
         return Err(wrong_type(key, "a number of milliseconds", value));
     };
     if !n.is_finite() {
-        return Err(Error::invalid_options(key, format!("must be a finite number of milliseconds, got {}", show_number(*n))));
+        return Err(Error::invalid_options(
+            key,
+            format!(
+                "must be a finite number of milliseconds, got {}",
+                show_number(*n)
+            ),
+        ));
     }
     if *n < 0.0 || (positive && *n == 0.0) {
-        let bound = if positive { "greater than 0" } else { "0 or more" };
-        return Err(Error::invalid_options(key, format!("must be {bound}, got {}", show_number(*n))));
+        let bound = if positive {
+            "greater than 0"
+        } else {
+            "0 or more"
+        };
+        return Err(Error::invalid_options(
+            key,
+            format!("must be {bound}, got {}", show_number(*n)),
+        ));
     }
     Ok(*n)
 }
@@ -297,11 +378,16 @@ fn statuses(key: &str, value: &Value) -> Result<StatusSet, Error> {
     let mut set = StatusSet::EMPTY;
     for item in items {
         match item {
-            Value::Number(n) if n.fract() == 0.0 && (100.0..=599.0).contains(n) => set = set.with(*n as u16),
+            Value::Number(n) if n.fract() == 0.0 && (100.0..=599.0).contains(n) => {
+                set = set.with(*n as u16)
+            }
             other => {
                 return Err(Error::invalid_options(
                     key,
-                    format!("must hold integer HTTP statuses 100–599, got {}", describe(other)),
+                    format!(
+                        "must hold integer HTTP statuses 100–599, got {}",
+                        describe(other)
+                    ),
                 ))
             }
         }
@@ -328,15 +414,30 @@ mod tests {
     fn no_options_means_the_interactive_preset() {
         let o = parse(&[]).unwrap();
         assert_eq!(o, Options::preset(Preset::Interactive));
-        assert_eq!((o.base_delay_ms, o.max_delay_ms, o.attempt_timeout_ms, o.deadline_ms), (200.0, 2000.0, 4000.0, 6000.0));
-        assert_eq!(o.retry_on.iter().collect::<Vec<_>>(), vec![408, 425, 429, 500, 502, 503, 504]);
+        assert_eq!(
+            (
+                o.base_delay_ms,
+                o.max_delay_ms,
+                o.attempt_timeout_ms,
+                o.deadline_ms
+            ),
+            (200.0, 2000.0, 4000.0, 6000.0)
+        );
+        assert_eq!(
+            o.retry_on.iter().collect::<Vec<_>>(),
+            vec![408, 425, 429, 500, 502, 503, 504]
+        );
         assert_eq!(o.empty_on.iter().collect::<Vec<_>>(), vec![204]);
         assert_eq!(o.jitter, Jitter::Full);
     }
 
     #[test]
     fn explicit_fields_override_the_preset() {
-        let o = parse(&[("deadlineMs", Value::Number(900.0)), ("preset", Value::Text("batch".into()))]).unwrap();
+        let o = parse(&[
+            ("deadlineMs", Value::Number(900.0)),
+            ("preset", Value::Text("batch".into())),
+        ])
+        .unwrap();
         assert_eq!(o.preset, Preset::Batch);
         assert_eq!(o.deadline_ms, 900.0);
         assert_eq!(o.base_delay_ms, 500.0);
@@ -368,7 +469,10 @@ mod tests {
         .unwrap();
         assert!(o.retry_on.contains(503) && !o.retry_on.contains(429));
         assert!(!o.empty_on.contains(204));
-        assert_eq!((o.credentials, o.mode, o.cache), (Some("include"), Some("cors"), Some("no-store")));
+        assert_eq!(
+            (o.credentials, o.mode, o.cache),
+            (Some("include"), Some("cors"), Some("no-store"))
+        );
         assert!(o.has_headers && o.has_signal && o.has_on_retry);
     }
 
@@ -401,7 +505,11 @@ mod tests {
         for (key, value) in cases {
             let shown = format!("{key} = {value:?}");
             let result = parse(&[(key, value)]);
-            let message = result.as_ref().err().map(|e| e.to_string()).unwrap_or_default();
+            let message = result
+                .as_ref()
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default();
             assert_eq!(field_of(result), key, "{shown}");
             assert!(message.contains(key), "{shown}: {message}");
         }
@@ -410,7 +518,10 @@ mod tests {
     #[test]
     fn unknown_keys_are_rejected_with_a_suggestion() {
         let err = parse(&[("deadlinems", Value::Number(1.0))]).unwrap_err();
-        assert_eq!(err.to_string(), "invalid `deadlinems`: unknown option (did you mean `deadlineMs`?)");
+        assert_eq!(
+            err.to_string(),
+            "invalid `deadlinems`: unknown option (did you mean `deadlineMs`?)"
+        );
         let err = parse(&[("retryOnn", Value::Absent)]).unwrap_err();
         assert!(err.to_string().contains("did you mean `retryOn`"));
         let err = parse(&[("colour", Value::Number(1.0))]).unwrap_err();
@@ -421,7 +532,9 @@ mod tests {
     #[test]
     fn long_unknown_keys_are_cut_in_the_message() {
         let key = "k".repeat(10_000);
-        let Error::InvalidOptions { field, .. } = parse(&[(key.as_str(), Value::Number(1.0))]).unwrap_err() else {
+        let Error::InvalidOptions { field, .. } =
+            parse(&[(key.as_str(), Value::Number(1.0))]).unwrap_err()
+        else {
             unreachable!()
         };
         assert_eq!(field.len(), 60);

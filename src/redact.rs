@@ -29,7 +29,9 @@ pub fn redact_url(url: &str) -> String {
 }
 
 fn redact_userinfo(base: &str) -> String {
-    let Some((scheme, rest)) = base.split_once("://") else { return base.to_string() };
+    let Some((scheme, rest)) = base.split_once("://") else {
+        return base.to_string();
+    };
     let authority = rest.split('/').next().unwrap_or("");
     match authority.rsplit_once('@') {
         Some((_, host)) => {
@@ -62,8 +64,24 @@ fn redact_params(params: &str, out: &mut String) {
 /// Whether a (possibly percent-encoded) parameter name names a secret.
 pub fn is_secret_name(raw: &str) -> bool {
     let name = normalise(raw);
-    const EXACT: [&[u8]; 7] = [b"sig", b"auth", b"session", b"code", b"credential", b"credentials", b"authorization"];
-    const SUFFIXES: [&[u8]; 7] = [b"key", b"token", b"secret", b"signature", b"password", b"passwd", b"pwd"];
+    const EXACT: [&[u8]; 7] = [
+        b"sig",
+        b"auth",
+        b"session",
+        b"code",
+        b"credential",
+        b"credentials",
+        b"authorization",
+    ];
+    const SUFFIXES: [&[u8]; 7] = [
+        b"key",
+        b"token",
+        b"secret",
+        b"signature",
+        b"password",
+        b"passwd",
+        b"pwd",
+    ];
     EXACT.contains(&name.as_slice())
         || SUFFIXES.iter().any(|s| name.ends_with(s))
         || name.starts_with(b"xamz")
@@ -80,7 +98,10 @@ fn normalise(raw: &str) -> Vec<u8> {
         let mut b = bytes[i];
         i += 1;
         if b == b'%' {
-            if let (Some(h), Some(l)) = (bytes.get(i).and_then(|c| hex(*c)), bytes.get(i + 1).and_then(|c| hex(*c))) {
+            if let (Some(h), Some(l)) = (
+                bytes.get(i).and_then(|c| hex(*c)),
+                bytes.get(i + 1).and_then(|c| hex(*c)),
+            ) {
                 b = h * 16 + l;
                 i += 2;
             }
@@ -120,19 +141,40 @@ mod tests {
 
     #[test]
     fn case_encoding_and_separators_do_not_hide_a_secret() {
-        assert_eq!(redact_url("https://h/a?API_KEY=1&Api-Key=2&apiKey=3&api%5Fkey=4"), "https://h/a?API_KEY=***&Api-Key=***&apiKey=***&api%5Fkey=***");
-        assert_eq!(redact_url("https://h/a?subscription-key=1&client_secret=2&password=3"), "https://h/a?subscription-key=***&client_secret=***&password=***");
+        assert_eq!(
+            redact_url("https://h/a?API_KEY=1&Api-Key=2&apiKey=3&api%5Fkey=4"),
+            "https://h/a?API_KEY=***&Api-Key=***&apiKey=***&api%5Fkey=***"
+        );
+        assert_eq!(
+            redact_url("https://h/a?subscription-key=1&client_secret=2&password=3"),
+            "https://h/a?subscription-key=***&client_secret=***&password=***"
+        );
     }
 
     #[test]
     fn fragments_and_userinfo_are_redacted() {
-        assert_eq!(redact_url("https://user:pw@h.example/a.png#access_token=abc&z=1"), "https://***@h.example/a.png#access_token=***&z=1");
-        assert_eq!(redact_url("https://h.example/a@b.png"), "https://h.example/a@b.png");
+        assert_eq!(
+            redact_url("https://user:pw@h.example/a.png#access_token=abc&z=1"),
+            "https://***@h.example/a.png#access_token=***&z=1"
+        );
+        assert_eq!(
+            redact_url("https://h.example/a@b.png"),
+            "https://h.example/a@b.png"
+        );
     }
 
     #[test]
     fn urls_without_secrets_are_unchanged() {
-        for url in ["https://h/1/2/3.png", "https://h/1.png?x=1&y", "https://h/?=&&=", "not a url", "", "?key", "%", "?a%=1&key%2=2&%zz=3"] {
+        for url in [
+            "https://h/1/2/3.png",
+            "https://h/1.png?x=1&y",
+            "https://h/?=&&=",
+            "not a url",
+            "",
+            "?key",
+            "%",
+            "?a%=1&key%2=2&%zz=3",
+        ] {
             assert_eq!(redact_url(url), url, "{url}");
         }
     }

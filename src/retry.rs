@@ -52,7 +52,10 @@ impl<C> Failure<C> {
     }
 
     fn caused_by(error: Error, last: Failure<C>) -> Failure<C> {
-        Failure { error, cause: Some(Cause::Attempt(Box::new(last))) }
+        Failure {
+            error,
+            cause: Some(Cause::Attempt(Box::new(last))),
+        }
     }
 }
 
@@ -82,8 +85,14 @@ where
 {
     let deadline = Deadline::starting(clock.now_ms(), options.deadline_ms);
     let backoff = options.backoff();
-    let give_up = |failure, attempts| GaveUp { failure, attempts, elapsed_ms: deadline.elapsed(clock.now_ms()) };
-    let out_of_time = || Error::Deadline { deadline_ms: options.deadline_ms };
+    let give_up = |failure, attempts| GaveUp {
+        failure,
+        attempts,
+        elapsed_ms: deadline.elapsed(clock.now_ms()),
+    };
+    let out_of_time = || Error::Deadline {
+        deadline_ms: options.deadline_ms,
+    };
 
     if transport.is_aborted() {
         return Err(give_up(Failure::of(Error::Aborted), 0));
@@ -107,20 +116,35 @@ where
             Attempt::TimedOut => {
                 let timeout = Failure::of(Error::Timeout { after_ms: budget });
                 if budget < options.attempt_timeout_ms {
-                    return Err(give_up(Failure::caused_by(out_of_time(), timeout), attempts));
+                    return Err(give_up(
+                        Failure::caused_by(out_of_time(), timeout),
+                        attempts,
+                    ));
                 }
                 (timeout, None)
             }
-            Attempt::Failed { message, cause } => {
-                (Failure { error: Error::Network { message }, cause: Some(Cause::Platform(cause)) }, None)
-            }
+            Attempt::Failed { message, cause } => (
+                Failure {
+                    error: Error::Network { message },
+                    cause: Some(Cause::Platform(cause)),
+                },
+                None,
+            ),
             Attempt::Response(facts, body) => match classify(&facts, options, clock.epoch_ms()) {
                 Verdict::Deliver { empty } => {
                     let elapsed_ms = deadline.elapsed(clock.now_ms());
-                    return Ok(Delivered { body, empty, attempts, elapsed_ms });
+                    return Ok(Delivered {
+                        body,
+                        empty,
+                        attempts,
+                        elapsed_ms,
+                    });
                 }
                 Verdict::Reject(error) => return Err(give_up(Failure::of(error), attempts)),
-                Verdict::Retry { error, retry_after_ms } => (Failure::of(error), retry_after_ms),
+                Verdict::Retry {
+                    error,
+                    retry_after_ms,
+                } => (Failure::of(error), retry_after_ms),
             },
         };
         if transport.is_aborted() {
@@ -135,7 +159,10 @@ where
         if !deadline.fits_sleep(now, delay) {
             let error = match (floor, retry_after_ms, failure.error.status()) {
                 (Some(floor), Some(wait), Some(status)) if !deadline.fits_sleep(now, floor) => {
-                    Error::RateLimited { status, retry_after_ms: wait }
+                    Error::RateLimited {
+                        status,
+                        retry_after_ms: wait,
+                    }
                 }
                 _ => out_of_time(),
             };

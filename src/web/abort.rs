@@ -8,7 +8,7 @@ use std::rc::Rc;
 use std::task::{Context, Poll, Waker};
 
 use wasm_bindgen::closure::Closure;
-use wasm_bindgen::JsCast;
+use wasm_bindgen::{JsCast, JsValue};
 use web_sys::AbortSignal;
 
 #[derive(Default)]
@@ -37,14 +37,26 @@ impl AbortWatch {
                 })
             };
             // Cannot fail for a real AbortSignal; if it did, `aborted()` polling still works.
-            let _ = signal.add_event_listener_with_callback("abort", on_abort.as_ref().unchecked_ref());
+            let _ =
+                signal.add_event_listener_with_callback("abort", on_abort.as_ref().unchecked_ref());
             on_abort
         });
-        AbortWatch { signal, shared, listener }
+        AbortWatch {
+            signal,
+            shared,
+            listener,
+        }
     }
 
     pub fn is_aborted(&self) -> bool {
         self.shared.fired.get() || self.signal.as_ref().is_some_and(AbortSignal::aborted)
+    }
+
+    /// The signal's `reason` (an `AbortError`, or a `TimeoutError` from `AbortSignal.timeout`).
+    pub fn reason(&self) -> JsValue {
+        self.signal
+            .as_ref()
+            .map_or(JsValue::UNDEFINED, AbortSignal::reason)
     }
 
     /// Resolves when the signal fires; pending forever when there is no signal.
@@ -56,7 +68,8 @@ impl AbortWatch {
 impl Drop for AbortWatch {
     fn drop(&mut self) {
         if let (Some(signal), Some(listener)) = (&self.signal, &self.listener) {
-            let _ = signal.remove_event_listener_with_callback("abort", listener.as_ref().unchecked_ref());
+            let _ = signal
+                .remove_event_listener_with_callback("abort", listener.as_ref().unchecked_ref());
         }
     }
 }

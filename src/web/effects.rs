@@ -1,6 +1,12 @@
 //! Clock, randomness and sleep for the retry loop, from the JS global scope.
 
-use gloo_timers::future::TimeoutFuture;
+use std::cell::Cell;
+use std::future::Future;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::task::{Context, Poll, Waker};
+
+use gloo_timers::callback::Timeout;
 use wasm_bindgen::prelude::*;
 
 use super::abort::AbortWatch;
@@ -15,9 +21,47 @@ extern "C" {
     fn performance_now() -> f64;
 }
 
-/// Converts an already clamped delay to the `u32` gloo-timers takes.
-pub fn timer_ms(ms: f64) -> u32 {
-    clamp_delay(ms).ceil() as u32
+/// A `setTimeout` as a future; dropping it clears the timer. gloo-timers' own `TimeoutFuture`
+/// would do, but drags in a thread-safe oneshot channel that costs the wasm module ~2 KB.
+pub struct Timer {
+    _timeout: Timeout,
+    state: Rc<TimerState>,
+}
+
+#[derive(Default)]
+struct TimerState {
+    fired: Cell<bool>,
+    waker: Cell<Option<Waker>>,
+}
+
+impl Timer {
+    /// `ms` is clamped into the timer range (0 ..= 2^31 − 1).
+    pub fn new(ms: f64) -> Timer {
+        let state = Rc::new(TimerState::default());
+        let on_fire = state.clone();
+        let timeout = Timeout::new(clamp_delay(ms).ceil() as u32, move || {
+            on_fire.fired.set(true);
+            if let Some(waker) = on_fire.waker.take() {
+                waker.wake();
+            }
+        });
+        Timer {
+            _timeout: timeout,
+            state,
+        }
+    }
+}
+
+impl Future for Timer {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        if self.state.fired.get() {
+            return Poll::Ready(());
+        }
+        self.state.waker.set(Some(cx.waker().clone()));
+        Poll::Pending
+    }
 }
 
 pub struct JsClock;
@@ -47,7 +91,7 @@ pub struct AbortableSleep<'a> {
 
 impl Sleep for AbortableSleep<'_> {
     async fn sleep(&self, ms: f64) -> Woke {
-        match race(TimeoutFuture::new(timer_ms(ms)), self.abort.fired()).await {
+        match race(Timer::new(ms), self.abort.fired()).await {
             Either::Left(()) => Woke::Elapsed,
             Either::Right(()) => Woke::Aborted,
         }

@@ -4,7 +4,10 @@
 use js_sys::{Array, Function, Object, Reflect};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
-use web_sys::{AbortSignal, Headers, RequestCache, RequestCredentials, RequestInit, RequestMode, ReferrerPolicy, Url};
+use web_sys::{
+    AbortSignal, Headers, ReferrerPolicy, RequestCache, RequestCredentials, RequestInit,
+    RequestMode, Url,
+};
 
 use crate::options::{Options, Value};
 use crate::redact::redact_url;
@@ -24,28 +27,48 @@ pub fn read_call(options: &JsValue) -> Result<Call, Error> {
     let headers = match &js.headers {
         Some(given) => Headers::new_with_str_sequence_sequence(given)
             .map_err(|_| Error::invalid_options("headers", "is not a valid headers init"))?,
-        None => Headers::new().map_err(|_| Error::invalid_options("headers", "Headers is not available"))?,
+        None => Headers::new()
+            .map_err(|_| Error::invalid_options("headers", "Headers is not available"))?,
     };
     if let Some(accept) = &options.accept {
         if !headers.has("accept").unwrap_or(false) {
-            headers.set("accept", accept).map_err(|_| Error::invalid_options("accept", "is not a valid header value"))?;
+            headers
+                .set("accept", accept)
+                .map_err(|_| Error::invalid_options("accept", "is not a valid header value"))?;
         }
     }
     init.set_headers(&headers);
     // Only fields the caller set are sent: workerd rejects some of them outright.
-    if let Some(v) = options.credentials.and_then(|s| RequestCredentials::from_js_value(&JsValue::from_str(s))) {
+    if let Some(v) = options
+        .credentials
+        .and_then(|s| RequestCredentials::from_js_value(&JsValue::from_str(s)))
+    {
         init.set_credentials(v);
     }
-    if let Some(v) = options.mode.and_then(|s| RequestMode::from_js_value(&JsValue::from_str(s))) {
+    if let Some(v) = options
+        .mode
+        .and_then(|s| RequestMode::from_js_value(&JsValue::from_str(s)))
+    {
         init.set_mode(v);
     }
-    if let Some(v) = options.cache.and_then(|s| RequestCache::from_js_value(&JsValue::from_str(s))) {
+    if let Some(v) = options
+        .cache
+        .and_then(|s| RequestCache::from_js_value(&JsValue::from_str(s)))
+    {
         init.set_cache(v);
     }
-    if let Some(v) = options.referrer_policy.and_then(|s| ReferrerPolicy::from_js_value(&JsValue::from_str(s))) {
+    if let Some(v) = options
+        .referrer_policy
+        .and_then(|s| ReferrerPolicy::from_js_value(&JsValue::from_str(s)))
+    {
         init.set_referrer_policy(v);
     }
-    Ok(Call { options, init, signal: js.signal, on_retry: js.on_retry })
+    Ok(Call {
+        options,
+        init,
+        signal: js.signal,
+        on_retry: js.on_retry,
+    })
 }
 
 #[derive(Default)]
@@ -67,7 +90,8 @@ fn read_options(value: &JsValue) -> Result<(Options, JsParts), Error> {
     let mut js = JsParts::default();
     for key in keys.iter() {
         let name = key.as_string().unwrap_or_default();
-        let item = Reflect::get(value, &key).map_err(|_| Error::invalid_options(&name, "could not be read"))?;
+        let item = Reflect::get(value, &key)
+            .map_err(|_| Error::invalid_options(&name, "could not be read"))?;
         let converted = to_value(&item);
         match (name.as_str(), &converted) {
             ("signal", Value::AbortSignal) => js.signal = Some(item.unchecked_into()),
@@ -77,7 +101,10 @@ fn read_options(value: &JsValue) -> Result<(Options, JsParts), Error> {
         }
         entries.push((name, converted));
     }
-    let borrowed: Vec<(&str, Value)> = entries.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
+    let borrowed: Vec<(&str, Value)> = entries
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.clone()))
+        .collect();
     Ok((Options::parse(&borrowed)?, js))
 }
 
@@ -133,11 +160,21 @@ pub fn read_url(url: &JsValue) -> Result<String, Error> {
         s
     };
     let parsed = parsed.map_err(|_| {
-        let hint = if base.is_none() { " (relative URLs need a page or worker location)" } else { "" };
-        Error::invalid_options("url", format!("{} is not a valid absolute URL{hint}", shown()))
+        let hint = if base.is_none() {
+            " (relative URLs need a page or worker location)"
+        } else {
+            ""
+        };
+        Error::invalid_options(
+            "url",
+            format!("{} is not a valid absolute URL{hint}", shown()),
+        )
     })?;
     match parsed.protocol().as_str() {
         "http:" | "https:" => Ok(parsed.href()),
-        _ => Err(Error::invalid_options("url", format!("{} is not an http(s) URL", shown()))),
+        _ => Err(Error::invalid_options(
+            "url",
+            format!("{} is not an http(s) URL", shown()),
+        )),
     }
 }

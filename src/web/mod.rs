@@ -23,24 +23,54 @@ use crate::Error;
 #[wasm_bindgen(js_name = fetchTile)]
 pub async fn fetch_tile(url: JsValue, options: JsValue) -> Result<JsValue, JsValue> {
     let shown_url = url.as_string().map(|u| redact_url(&u)).unwrap_or_default();
-    let (url, call) = match js_options::read_url(&url).and_then(|u| Ok((u, js_options::read_call(&options)?))) {
-        Ok(ok) => ok,
-        Err(error) => return Err(to_js_error(&GaveUp { failure: Failure { error, cause: None }, attempts: 0, elapsed_ms: 0.0 }, &shown_url)),
-    };
+    let (url, call) =
+        match js_options::read_url(&url).and_then(|u| Ok((u, js_options::read_call(&options)?))) {
+            Ok(ok) => ok,
+            Err(error) => {
+                return Err(to_js_error(
+                    &GaveUp {
+                        failure: Failure { error, cause: None },
+                        attempts: 0,
+                        elapsed_ms: 0.0,
+                    },
+                    &shown_url,
+                ))
+            }
+        };
     let shown_url = redact_url(&url);
     let abort = AbortWatch::new(call.signal);
     let transport = FetchTransport::new(&url, &call.init, &abort);
     let on_retry = |info: &RetryInfo| {
         if let Some(callback) = &call.on_retry {
-            let info = make_retry_info(info.attempt, info.delay_ms, info.reason, info.status, info.retry_after_ms);
+            let info = make_retry_info(
+                info.attempt,
+                info.delay_ms,
+                info.reason,
+                info.status,
+                info.retry_after_ms,
+            );
             // A throwing observer must not turn a loadable tile into a failure.
             let _ = callback.call1(&JsValue::UNDEFINED, &info);
         }
     };
     let sleeper = AbortableSleep { abort: &abort };
-    match fetch_with_retries(&call.options, &transport, &JsClock, &sleeper, &JsRandom, on_retry).await {
+    match fetch_with_retries(
+        &call.options,
+        &transport,
+        &JsClock,
+        &sleeper,
+        &JsRandom,
+        on_retry,
+    )
+    .await
+    {
         Ok(delivered) => Ok(to_tile(delivered)),
-        Err(gave_up) => Err(to_js_error(&gave_up, &shown_url)),
+        Err(mut gave_up) => {
+            if gave_up.failure.error == Error::Aborted {
+                gave_up.failure.cause = Some(Cause::Platform(abort.reason()));
+            }
+            Err(to_js_error(&gave_up, &shown_url))
+        }
     }
 }
 
@@ -51,11 +81,28 @@ pub fn tile_error_class() -> JsValue {
 }
 
 fn to_tile(delivered: Delivered<WebBody>) -> JsValue {
-    let Delivered { body: WebBody { response, data }, empty, attempts, elapsed_ms } = delivered;
+    let Delivered {
+        body: WebBody { response, data },
+        empty,
+        attempts,
+        elapsed_ms,
+    } = delivered;
     let headers = response.headers();
     let content_type = headers.get("content-type").ok().flatten();
-    let data = if empty { Uint8Array::new_with_length(0) } else { data };
-    make_tile(&data, response.status(), content_type, &headers, attempts, elapsed_ms, empty)
+    let data = if empty {
+        Uint8Array::new_with_length(0)
+    } else {
+        data
+    };
+    make_tile(
+        &data,
+        response.status(),
+        content_type,
+        &headers,
+        attempts,
+        elapsed_ms,
+        empty,
+    )
 }
 
 fn to_js_error(gave_up: &GaveUp<JsValue>, url: &str) -> JsValue {
@@ -66,7 +113,11 @@ fn failure_to_js(failure: &Failure<JsValue>, attempts: u32, elapsed_ms: f64, url
     let error = &failure.error;
     let mut message = error.to_string();
     if let Some(Cause::Attempt(last)) = &failure.cause {
-        message.push_str(&format!(" after {attempts} attempt{}; last: {}", if attempts == 1 { "" } else { "s" }, last.error));
+        message.push_str(&format!(
+            " after {attempts} attempt{}; last: {}",
+            if attempts == 1 { "" } else { "s" },
+            last.error
+        ));
     }
     if !matches!(error, Error::InvalidOptions { .. }) || !url.is_empty() {
         message.push_str(" — ");
@@ -77,5 +128,14 @@ fn failure_to_js(failure: &Failure<JsValue>, attempts: u32, elapsed_ms: f64, url
         Some(Cause::Platform(js)) => js.clone(),
         Some(Cause::Attempt(last)) => failure_to_js(last, attempts, elapsed_ms, url),
     };
-    make_tile_error(&message, error.kind(), error.status(), attempts, elapsed_ms, error.retry_after_ms(), url, &cause)
+    make_tile_error(
+        &message,
+        error.kind(),
+        error.status(),
+        attempts,
+        elapsed_ms,
+        error.retry_after_ms(),
+        url,
+        &cause,
+    )
 }

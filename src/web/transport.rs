@@ -1,7 +1,6 @@
 //! One attempt: the global `fetch`, the whole body read, under an AbortController that the
 //! attempt timeout and the caller's signal both trigger.
 
-use gloo_timers::future::TimeoutFuture;
 use js_sys::{Promise, Uint8Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -9,7 +8,7 @@ use wasm_bindgen_futures::JsFuture;
 use web_sys::{AbortController, RequestInit, Response};
 
 use super::abort::AbortWatch;
-use super::effects::timer_ms;
+use super::effects::Timer;
 use super::race::{race, Either};
 use crate::classify::{ResponseFacts, HEAD_BYTES, TAIL_BYTES};
 use crate::platform::{Attempt, Transport};
@@ -37,14 +36,24 @@ pub struct FetchTransport<'a> {
 
 impl<'a> FetchTransport<'a> {
     pub fn new(url: &'a str, init: &'a RequestInit, abort: &'a AbortWatch) -> FetchTransport<'a> {
-        FetchTransport { scope: js_sys::global().unchecked_into(), url, init, abort }
+        FetchTransport {
+            scope: js_sys::global().unchecked_into(),
+            url,
+            init,
+            abort,
+        }
     }
 
     async fn request(&self, controller: &AbortController) -> Result<WebBody, JsValue> {
         self.init.set_signal(Some(&controller.signal()));
-        let response: Response = JsFuture::from(self.scope.fetch(self.url, self.init)?).await?.unchecked_into();
+        let response: Response = JsFuture::from(self.scope.fetch(self.url, self.init)?)
+            .await?
+            .unchecked_into();
         let buffer = JsFuture::from(response.array_buffer()?).await?;
-        Ok(WebBody { response, data: Uint8Array::new(&buffer) })
+        Ok(WebBody {
+            response,
+            data: Uint8Array::new(&buffer),
+        })
     }
 }
 
@@ -62,13 +71,21 @@ impl Transport for FetchTransport<'_> {
         }
         let controller = match AbortController::new() {
             Ok(controller) => controller,
-            Err(cause) => return Attempt::Failed { message: "AbortController unavailable".into(), cause },
+            Err(cause) => {
+                return Attempt::Failed {
+                    message: "AbortController unavailable".into(),
+                    cause,
+                }
+            }
         };
-        let stop = race(TimeoutFuture::new(timer_ms(timeout_ms)), self.abort.fired());
+        let stop = race(Timer::new(timeout_ms), self.abort.fired());
         match race(self.request(&controller), stop).await {
             Either::Left(Ok(body)) => Attempt::Response(facts(&body), body),
             Either::Left(Err(_)) if self.abort.is_aborted() => Attempt::Aborted,
-            Either::Left(Err(cause)) => Attempt::Failed { message: error_message(&cause), cause },
+            Either::Left(Err(cause)) => Attempt::Failed {
+                message: error_message(&cause),
+                cause,
+            },
             Either::Right(stopped) => {
                 // Aborting here, before the request future is dropped, is what guarantees that no
                 // request of a settled call is still in flight.
@@ -104,10 +121,15 @@ fn facts(body: &WebBody) -> ResponseFacts {
 /// `TypeError: fetch failed` plus the cause's code where Node gives one (`ECONNREFUSED`).
 fn error_message(error: &JsValue) -> String {
     let text = |value: &JsValue, key: &str| {
-        js_sys::Reflect::get(value, &JsValue::from_str(key)).ok().and_then(|v| v.as_string())
+        js_sys::Reflect::get(value, &JsValue::from_str(key))
+            .ok()
+            .and_then(|v| v.as_string())
     };
     let mut message = text(error, "message").unwrap_or_else(|| "fetch failed".into());
-    if let Some(code) = js_sys::Reflect::get(error, &JsValue::from_str("cause")).ok().and_then(|c| text(&c, "code")) {
+    if let Some(code) = js_sys::Reflect::get(error, &JsValue::from_str("cause"))
+        .ok()
+        .and_then(|c| text(&c, "code"))
+    {
         message.push_str(" (");
         message.push_str(&code);
         message.push(')');

@@ -1,0 +1,217 @@
+// Shared helpers of the tests/browser suites (not a test file itself): a read-only static file
+// server, Chromium (Debian's /usr/bin/chromium through playwright-core), pages that fail on
+// unexpected errors, and screenshots under test-output/.
+import http from "node:http";
+import fs from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { chromium } from "playwright-core";
+
+export const ROOT = fileURLToPath(new URL("../../", import.meta.url)); // the repo root, with a trailing /
+export const OUTPUT_DIR = path.join(ROOT, "test-output"); // git-ignored
+
+/** Fails early, with what to do, when the wasm package has not been built. */
+export function assertBuilt() {
+  const wasm = path.join(ROOT, "pkg/gen/tilefetch_bg.wasm");
+  if (!fs.existsSync(wasm)) {
+    throw new Error(`${wasm} is missing: build the wasm package first (the build script in scripts/), then rerun`);
+  }
+}
+
+const MIME = {
+  ".js": "text/javascript; charset=utf-8",
+  ".mjs": "text/javascript; charset=utf-8",
+  ".wasm": "application/wasm",
+  ".html": "text/html; charset=utf-8",
+  ".json": "application/json; charset=utf-8",
+  ".css": "text/css; charset=utf-8",
+  ".map": "application/json; charset=utf-8",
+  ".svg": "image/svg+xml",
+  ".png": "image/png",
+  ".ts": "text/plain; charset=utf-8",
+  ".txt": "text/plain; charset=utf-8",
+};
+
+/**
+ * A read-only static file server on 127.0.0.1 (port 0).
+ *
+ * Serves files of `root` whose URL path starts with one of `allow` (e.g. ["/pkg/"]); everything
+ * else is 404, as are `..` segments, encoded slashes/backslashes/NULs, and anything whose real
+ * path (symlinks resolved) leaves `root`. `index: true` serves `index.html` for directory paths.
+ * `served` lists the URL paths answered with 200, in order.
+ *
+ * @returns {Promise<{url: string, served: string[], close(): Promise<void>}>}
+ */
+export async function startStaticServer(root, { allow = ["/"], index = false } = {}) {
+  const realRoot = fs.realpathSync(root);
+  const served = [];
+  const sockets = new Set();
+
+  const notFound = (res, why = "not found") => {
+    res.writeHead(404, { "Content-Type": "text/plain; charset=utf-8", "Cache-Control": "no-store" });
+    res.end(`${why}\n`);
+  };
+
+  const server = http.createServer((req, res) => {
+    req.resume();
+    if (req.method !== "GET" && req.method !== "HEAD") {
+      res.writeHead(405, { Allow: "GET, HEAD", "Content-Type": "text/plain" });
+      return res.end("method not allowed\n");
+    }
+    let pathname;
+    try {
+      pathname = new URL(req.url, "http://static.invalid").pathname;
+      if (/%2f|%5c|%00/i.test(pathname)) return notFound(res);
+      pathname = decodeURIComponent(pathname);
+    } catch {
+      return notFound(res, "bad path");
+    }
+    const segments = pathname.split("/");
+    if (pathname.includes("\\") || pathname.includes("\0") || segments.includes("..") || segments.includes(".")) {
+      return notFound(res);
+    }
+    if (!allow.some((prefix) => pathname.startsWith(prefix))) return notFound(res);
+    if (pathname.endsWith("/")) {
+      if (!index) return notFound(res);
+      pathname += "index.html";
+    }
+
+    let file;
+    try {
+      file = fs.realpathSync(path.join(realRoot, pathname));
+    } catch {
+      return notFound(res);
+    }
+    if (!file.startsWith(realRoot + path.sep)) return notFound(res);
+    let stat;
+    try {
+      stat = fs.statSync(file);
+    } catch {
+      return notFound(res);
+    }
+    if (!stat.isFile()) return notFound(res);
+
+    served.push(pathname);
+    res.writeHead(200, {
+      "Content-Type": MIME[path.extname(file).toLowerCase()] ?? "application/octet-stream",
+      "Content-Length": String(stat.size),
+      "Cache-Control": "no-store",
+      "X-Content-Type-Options": "nosniff",
+    });
+    if (req.method === "HEAD") return res.end();
+    fs.createReadStream(file)
+      .on("error", () => res.destroy())
+      .pipe(res);
+  });
+  server.on("connection", (s) => {
+    sockets.add(s);
+    s.on("close", () => sockets.delete(s));
+  });
+
+  await new Promise((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  const { port } = server.address();
+
+  let closed = null;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    served,
+    close() {
+      closed ??= new Promise((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections?.();
+        for (const s of sockets) s.destroy();
+      });
+      return closed;
+    },
+  };
+}
+
+export const CHROMIUM = process.env.CHROMIUM_PATH || "/usr/bin/chromium";
+
+/** Launches headless Chromium (a fresh temporary profile: playwright's plain launch). */
+export async function launchBrowser() {
+  if (!fs.existsSync(CHROMIUM)) {
+    throw new Error(`${CHROMIUM} is missing: install Debian's chromium package (or set CHROMIUM_PATH)`);
+  }
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    args: [
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
+    timeout: 20_000,
+  });
+}
+
+/**
+ * A new page in its own context that records page errors, console errors and failed requests.
+ * `expectedConsoleError(msg)` says which console errors are expected (e.g. Chromium's
+ * "Failed to load resource: … 503" lines for the fault server's deliberate errors).
+ * `page.problems()` lists the unexpected ones; `page.assertNoProblems()` fails on any.
+ */
+export async function newCheckedPage(browser, { expectedConsoleError = () => false } = {}) {
+  const context = await browser.newContext({ viewport: { width: 900, height: 640 } });
+  const page = await context.newPage();
+  const problems = [];
+  const onConsole = (where) => (msg) => {
+    if (msg.type() !== "error") return;
+    if (expectedConsoleError(msg)) return;
+    const loc = msg.location();
+    problems.push(`${where} console.error: ${msg.text()}${loc?.url ? ` (at ${loc.url}:${loc.lineNumber})` : ""}`);
+  };
+  page.on("pageerror", (err) => problems.push(`pageerror: ${err.stack || err.message || err}`));
+  page.on("console", onConsole("page"));
+  page.on("worker", (worker) => {
+    worker.on("console", onConsole(`worker ${worker.url()}`));
+  });
+  page.on("crash", () => problems.push("page crashed"));
+  page.problems = () => [...problems];
+  page.closeContext = () => context.close();
+  return page;
+}
+
+/** Chromium logs every fetch that got an HTTP error status; these are expected for `origin`. */
+export function failedLoadFrom(origin) {
+  return (msg) =>
+    /^Failed to load resource: the server responded with a status of \d+/.test(msg.text()) &&
+    (msg.location()?.url ?? "").startsWith(`${origin}/`);
+}
+
+/** Saves a full-page screenshot to test-output/<name>.png; returns the path. */
+export async function screenshot(page, name) {
+  fs.mkdirSync(OUTPUT_DIR, { recursive: true });
+  const file = path.join(OUTPUT_DIR, `${name.replace(/[^\w.-]+/g, "-")}.png`);
+  await page.screenshot({ path: file, fullPage: true });
+  return file;
+}
+
+/**
+ * Waits for the page to publish `window.__results` (an object, or `{error}` on failure) and
+ * returns it. Fails with the page's recorded problems when it times out.
+ */
+export async function pageResults(page, { timeout = 15_000 } = {}) {
+  try {
+    await page.waitForFunction(() => window.__results !== undefined, null, { timeout });
+  } catch (e) {
+    const problems = page.problems?.() ?? [];
+    throw new Error(`window.__results never appeared (${e.message.split("\n")[0]})\n${problems.join("\n")}`);
+  }
+  return page.evaluate(() => window.__results);
+}
+
+/** `${srv.url}/tile/z/x/y.png?run=...&<params>` */
+export function tileUrl(srv, run, [z, x, y], params = {}) {
+  const q = new URLSearchParams({ run, ...Object.fromEntries(Object.entries(params).map(([k, v]) => [k, String(v)])) });
+  return `${srv.url}/tile/${z}/${x}/${y}.png?${q}`;
+}

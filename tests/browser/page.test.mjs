@@ -1,0 +1,152 @@
+// The built package (pkg/browser.js: top-level await + streaming compile of the .wasm) in
+// Chromium: a page using native ES modules and an import map, and a dedicated module Worker.
+// Needs Debian's /usr/bin/chromium and a built pkg/gen/.
+import { test, before, after, afterEach } from "node:test";
+import assert from "node:assert/strict";
+import http from "node:http";
+import { startFaultServer, tilePng } from "../server/fault-server.mjs";
+import {
+  ROOT,
+  assertBuilt,
+  startStaticServer,
+  launchBrowser,
+  newCheckedPage,
+  failedLoadFrom,
+  pageResults,
+  screenshot,
+} from "./helpers.mjs";
+
+let srv;
+let web;
+let browser;
+const pages = new Set();
+
+before(async () => {
+  assertBuilt();
+  srv = await startFaultServer({ seed: 1 });
+  web = await startStaticServer(ROOT, { allow: ["/pkg/", "/tests/browser/fixtures/", "/node_modules/"] });
+  browser = await launchBrowser();
+});
+afterEach(async () => {
+  for (const page of pages) await page.closeContext().catch(() => {});
+  pages.clear();
+});
+after(async () => {
+  await browser?.close();
+  await web?.close();
+  await srv?.close();
+});
+
+async function open(fixture, run) {
+  const page = await newCheckedPage(browser, { expectedConsoleError: failedLoadFrom(srv.url) });
+  pages.add(page);
+  const q = new URLSearchParams({ server: srv.url, run });
+  await page.goto(`${web.url}/tests/browser/fixtures/${fixture}?${q}`);
+  return page;
+}
+
+function assertDelivered(r, [z, x, y], { attempts }) {
+  assert.ok(r.ok, `expected a tile, got ${JSON.stringify(r)}`);
+  const truth = tilePng(z, x, y);
+  assert.equal(r.isUint8Array, true, "data is a Uint8Array");
+  assert.equal(r.length, truth.length, "byte length");
+  assert.equal(r.head, truth.subarray(0, 16).toString("hex"), "first 16 bytes");
+  assert.equal(r.tail, truth.subarray(truth.length - 16).toString("hex"), "last 16 bytes");
+  assert.equal(r.hex, truth.toString("hex"), "every byte");
+  assert.equal(r.status, 200);
+  assert.equal(r.contentType, "image/png");
+  assert.equal(r.headersIsHeaders, true, "headers is a Headers");
+  assert.equal(r.empty, false);
+  assert.equal(r.attempts, attempts, "attempts");
+  assert.equal(r.faultAttempt, String(attempts), "the delivered response was the server's last one");
+}
+
+function assertHttp404(r) {
+  assert.equal(r.ok, false, `expected a rejection, got ${JSON.stringify(r)}`);
+  assert.equal(r.instanceofTileError, true, "instanceof TileError");
+  assert.equal(r.instanceofError, true, "instanceof Error");
+  assert.equal(r.name, "TileError");
+  assert.equal(r.kind, "http");
+  assert.equal(r.status, 404);
+  assert.equal(r.attempts, 1, "a 404 is not retried");
+  assert.equal(r.errUrl, r.url);
+}
+
+test("page: import map + `import { fetchTile, TileError } from \"tilefetch\"`", { timeout: 30_000 }, async () => {
+  const run = "page";
+  const page = await open("page.html", run);
+  const results = await pageResults(page);
+  await screenshot(page, "browser-page");
+  assert.equal(results.error, undefined, `the page failed: ${results.error}\n${page.problems().join("\n")}`);
+
+  const { cases } = results;
+  assertDelivered(cases.healthy, [3, 1, 2], { attempts: 1 });
+  assertDelivered(cases.flaky, [4, 2, 2], { attempts: 3 });
+  assertDelivered(cases.serviceException, [4, 2, 4], { attempts: 2 });
+  assertHttp404(cases.notFound);
+  assert.equal(results.tileErrorName, "TileError");
+  assert.equal(results.tileErrorIsErrorSubclass, true);
+
+  assert.equal(srv.requests(`${run}/3/1/2`), 1);
+  assert.equal(srv.requests(`${run}/4/2/2`), 3);
+  assert.equal(srv.requests(`${run}/4/2/4`), 2);
+  assert.equal(srv.requests(`${run}/4/2/3`), 1);
+  assert.ok(web.served.includes("/pkg/gen/tilefetch_bg.wasm"), `the .wasm was fetched: ${web.served.join(", ")}`);
+  assert.deepEqual(page.problems(), [], "no unexpected page errors or console errors");
+});
+
+test("dedicated module Worker: import \"/pkg/browser.js\" by path", { timeout: 30_000 }, async () => {
+  const run = "worker";
+  const page = await open("worker.html", run);
+  const results = await pageResults(page);
+  await screenshot(page, "browser-worker");
+  assert.equal(results.error, undefined, `the worker failed: ${results.error}\n${page.problems().join("\n")}`);
+
+  assert.equal(results.inWorker, true, "ran in a WorkerGlobalScope");
+  assertDelivered(results.cases.healthy, [5, 3, 4], { attempts: 1 });
+  assertDelivered(results.cases.flaky, [5, 3, 5], { attempts: 3 });
+  assertHttp404(results.cases.notFound);
+  assert.equal(srv.requests(run), 1 + 3 + 1);
+  assert.deepEqual(page.problems(), [], "no unexpected page, worker or console errors");
+});
+
+test("the static server: MIME types and what it refuses", async () => {
+  const get = (p) => fetch(`${web.url}${p}`);
+  const types = {
+    "/pkg/browser.js": "text/javascript; charset=utf-8",
+    "/pkg/gen/tilefetch_bg.wasm": "application/wasm",
+    "/pkg/package.json": "application/json; charset=utf-8",
+    "/tests/browser/fixtures/page.html": "text/html; charset=utf-8",
+    "/tests/browser/fixtures/worker.mjs": "text/javascript; charset=utf-8",
+  };
+  for (const [p, type] of Object.entries(types)) {
+    const res = await get(p);
+    await res.arrayBuffer();
+    assert.equal(res.status, 200, p);
+    assert.equal(res.headers.get("content-type"), type, p);
+  }
+  for (const p of [
+    "/package.json",
+    "/src/lib.rs",
+    "/tests/browser/helpers.mjs",
+    "/pkg/",
+    "/pkg/../package.json",
+    "/pkg/%2e%2e/package.json",
+    "/pkg/gen/%2e%2e%2f%2e%2e%2fpackage.json",
+    "/pkg/..%5c..%5cpackage.json",
+    "/pkg/missing.js",
+  ]) {
+    assert.equal(await rawStatus(p), 404, p); // sent verbatim: fetch() would normalise the dots
+  }
+});
+
+/** GET with the request target sent byte for byte. */
+function rawStatus(target) {
+  return new Promise((resolve, reject) => {
+    const req = http.get(`${web.url}/`, { path: target, agent: false }, (res) => {
+      res.resume();
+      res.on("end", () => resolve(res.statusCode));
+    });
+    req.on("error", reject);
+  });
+}
