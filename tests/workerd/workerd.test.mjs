@@ -3,7 +3,10 @@
 // (fixtures/worker.mjs) fetches tiles from the fault server on 127.0.0.1: Miniflare's default
 // outbound "internet" service allows ["public", "private", "240.0.0.0/4"], and "private" is a
 // superset of "local" (127.0.0.0/8), so no outboundService is needed.
-import { test, before, after } from "node:test";
+//
+// Run under two compatibility dates: an older one (2024-09-23) and a recent one that this
+// Miniflare/workerd (4.20260426.0) accepts.
+import { describe, test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
@@ -13,9 +16,17 @@ import { startFaultServer, tilePng } from "../server/fault-server.mjs";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const GEN = path.join(ROOT, "pkg/gen");
+const COMPATIBILITY_DATES = ["2024-09-23", "2026-04-01"];
+const FAST = { baseDelayMs: 10, maxDelayMs: 40 };
 
 let srv;
-let mf;
+before(async () => {
+  assert.ok(fs.existsSync(path.join(GEN, "tilefetch_bg.wasm")), `${GEN} is missing: build the wasm package first`);
+  srv = await startFaultServer({ seed: 1 });
+});
+after(async () => {
+  await srv?.close();
+});
 
 /** Every .js under pkg/gen/snippets/ (the directory's hash changes with each build). */
 function snippetModules() {
@@ -27,86 +38,92 @@ function snippetModules() {
     .map((f) => ({ type: "ESModule", path: path.join(dir, f) }));
 }
 
-before(async () => {
-  assert.ok(fs.existsSync(path.join(GEN, "tilefetch_bg.wasm")), `${GEN} is missing: build the wasm package first`);
-  srv = await startFaultServer({ seed: 1 });
-  mf = new Miniflare({
-    compatibilityDate: "2024-09-23",
-    modulesRoot: ROOT, // module names are repo-relative, so the fixture's relative imports line up
-    modules: [
-      { type: "ESModule", path: path.join(ROOT, "tests/workerd/fixtures/worker.mjs") }, // the entry
-      { type: "ESModule", path: path.join(ROOT, "pkg/workerd.js") },
-      { type: "ESModule", path: path.join(GEN, "tilefetch.js") },
-      ...snippetModules(),
-      { type: "CompiledWasm", path: path.join(GEN, "tilefetch_bg.wasm") },
-    ],
-  });
-  await mf.ready;
-});
-after(async () => {
-  await mf?.dispose();
-  await srv?.close();
-});
-
-/** Asks the worker to fetchTile(url, opts); returns its JSON answer. */
-async function viaWorker(url, opts) {
-  const q = new URLSearchParams({ url });
-  if (opts) q.set("opts", JSON.stringify(opts));
-  const res = await mf.dispatchFetch(`http://worker.test/?${q}`);
-  const text = await res.text();
-  assert.equal(res.status, 200, `worker answered ${res.status}: ${text}`);
-  return JSON.parse(text);
-}
-
 const tile = (run, [z, x, y], q = "") => `${srv.url}/tile/${z}/${x}/${y}.png?run=${run}${q}`;
-const FAST = { baseDelayMs: 10, maxDelayMs: 40 };
 
-test("a healthy tile: 200, the true bytes, 1 attempt", async () => {
-  const xyz = [3, 1, 2];
-  const r = await viaWorker(tile("ok", xyz));
-  assert.equal(r.ok, true, JSON.stringify(r));
-  assert.equal(r.status, 200);
-  assert.equal(r.isUint8Array, true);
-  assert.equal(r.length, tilePng(...xyz).length);
-  assert.equal(r.hex, tilePng(...xyz).toString("hex"));
-  assert.equal(r.contentType, "image/png");
-  assert.equal(r.empty, false);
-  assert.equal(r.attempts, 1);
-  assert.equal(srv.requests("ok/3/1/2"), 1);
-});
+for (const compatibilityDate of COMPATIBILITY_DATES) {
+  describe(`workerd, compatibilityDate ${compatibilityDate}`, () => {
+    const runOf = (name) => `${compatibilityDate}-${name}`; // fault-server keys unique per block
+    let mf;
+    before(async () => {
+      mf = new Miniflare({
+        compatibilityDate,
+        modulesRoot: ROOT, // module names are repo-relative, so the fixture's relative imports line up
+        modules: [
+          { type: "ESModule", path: path.join(ROOT, "tests/workerd/fixtures/worker.mjs") }, // the entry
+          { type: "ESModule", path: path.join(ROOT, "pkg/workerd.js") },
+          { type: "ESModule", path: path.join(GEN, "tilefetch.js") },
+          ...snippetModules(),
+          { type: "CompiledWasm", path: path.join(GEN, "tilefetch_bg.wasm") },
+        ],
+      });
+      await mf.ready;
+    });
+    after(async () => {
+      await mf?.dispose();
+    });
 
-test("503 n=2 with small delays: resolves on attempt 3", async () => {
-  const xyz = [4, 2, 2];
-  const r = await viaWorker(tile("flaky", xyz, "&f=503&n=2"), FAST);
-  assert.equal(r.ok, true, JSON.stringify(r));
-  assert.equal(r.attempts, 3);
-  assert.equal(r.hex, tilePng(...xyz).toString("hex"));
-  assert.equal(srv.requests("flaky/4/2/2"), 3);
-});
+    /** Asks the worker to fetchTile(url, opts); returns its JSON answer. */
+    async function viaWorker(url, opts) {
+      const q = new URLSearchParams({ url });
+      if (opts) q.set("opts", JSON.stringify(opts));
+      const res = await mf.dispatchFetch(`http://worker.test/?${q}`);
+      const text = await res.text();
+      assert.equal(res.status, 200, `worker answered ${res.status}: ${text}`);
+      return JSON.parse(text);
+    }
 
-test("404: TileError kind http, not retried", async () => {
-  const r = await viaWorker(tile("nf", [4, 2, 3], "&f=404"), FAST);
-  assert.equal(r.ok, false, JSON.stringify(r));
-  assert.equal(r.error, "http", r.message);
-  assert.equal(r.status, 404);
-  assert.equal(r.attempts, 1);
-  assert.equal(r.name, "TileError");
-  assert.equal(r.instanceofTileError, true, "instanceof the TileError exported by pkg/workerd.js");
-  assert.equal(srv.requests("nf"), 1);
-});
+    test("a healthy tile: 200, the true bytes, 1 attempt", async () => {
+      const run = runOf("ok");
+      const xyz = [3, 1, 2];
+      const r = await viaWorker(tile(run, xyz));
+      assert.equal(r.ok, true, JSON.stringify(r));
+      assert.equal(r.status, 200);
+      assert.equal(r.isUint8Array, true);
+      assert.equal(r.length, tilePng(...xyz).length);
+      assert.equal(r.hex, tilePng(...xyz).toString("hex"));
+      assert.equal(r.contentType, "image/png");
+      assert.equal(r.empty, false);
+      assert.equal(r.attempts, 1);
+      assert.equal(srv.requests(run), 1);
+    });
 
-test("a hanging server: attemptTimeoutMs 200, deadlineMs 500 → kind deadline", async () => {
-  const t0 = performance.now();
-  const r = await viaWorker(tile("hang", [4, 2, 5], "&f=hang"), { ...FAST, attemptTimeoutMs: 200, deadlineMs: 500 });
-  const wall = performance.now() - t0;
-  assert.equal(r.ok, false, JSON.stringify(r));
-  assert.equal(r.error, "deadline", r.message);
-  assert.ok(r.attempts >= 2, `attempts ${r.attempts}: each attempt timed out after 200 ms and was retried`);
-  assert.ok(wall < 2500, `settled near the deadline, took ${wall.toFixed(0)} ms`);
-  assert.equal(srv.requests("hang"), r.attempts);
-  // Each timed-out attempt's request is really aborted (the server sees the client go away).
-  for (const end = performance.now() + 2000; srv.aborted("hang") < r.attempts && performance.now() < end; ) {
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  assert.equal(srv.aborted("hang"), r.attempts, "every hanging request was aborted");
-});
+    test("503 n=2 with small delays: resolves on attempt 3", async () => {
+      const run = runOf("flaky");
+      const xyz = [4, 2, 2];
+      const r = await viaWorker(tile(run, xyz, "&f=503&n=2"), FAST);
+      assert.equal(r.ok, true, JSON.stringify(r));
+      assert.equal(r.attempts, 3);
+      assert.equal(r.hex, tilePng(...xyz).toString("hex"));
+      assert.equal(srv.requests(run), 3);
+    });
+
+    test("404: TileError kind http, not retried", async () => {
+      const run = runOf("nf");
+      const r = await viaWorker(tile(run, [4, 2, 3], "&f=404"), FAST);
+      assert.equal(r.ok, false, JSON.stringify(r));
+      assert.equal(r.error, "http", r.message);
+      assert.equal(r.status, 404);
+      assert.equal(r.attempts, 1);
+      assert.equal(r.name, "TileError");
+      assert.equal(r.instanceofTileError, true, "instanceof the TileError exported by pkg/workerd.js");
+      assert.equal(srv.requests(run), 1);
+    });
+
+    test("a hanging server: attemptTimeoutMs 200, deadlineMs 500 → kind deadline", async () => {
+      const run = runOf("hang");
+      const t0 = performance.now();
+      const r = await viaWorker(tile(run, [4, 2, 5], "&f=hang"), { ...FAST, attemptTimeoutMs: 200, deadlineMs: 500 });
+      const wall = performance.now() - t0;
+      assert.equal(r.ok, false, JSON.stringify(r));
+      assert.equal(r.error, "deadline", r.message);
+      assert.ok(r.attempts >= 2, `attempts ${r.attempts}: each attempt timed out after 200 ms and was retried`);
+      assert.ok(wall < 2500, `settled near the deadline, took ${wall.toFixed(0)} ms`);
+      assert.equal(srv.requests(run), r.attempts);
+      // Each timed-out attempt's request is really aborted (the server sees the client go away).
+      for (const end = performance.now() + 2000; srv.aborted(run) < r.attempts && performance.now() < end; ) {
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      assert.equal(srv.aborted(run), r.attempts, "every hanging request was aborted");
+    });
+  });
+}

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Installs everything the build and the tests need on a fresh machine of this kind; each step is
+# skipped when already done, so it is cheap to run before every build.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+step() { printf '\033[1m== %s\033[0m\n' "$*"; }
+
+if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
+  step "rustup target add wasm32-unknown-unknown"
+  rustup target add wasm32-unknown-unknown
+fi
+if ! rustup run nightly rustc --version >/dev/null 2>&1; then
+  step "rustup toolchain install nightly"
+  rustup toolchain install nightly --profile minimal
+fi
+if ! rustup component list --toolchain nightly --installed 2>/dev/null | grep -q '^rust-src'; then
+  step "rustup component add rust-src (nightly, for build-std)"
+  rustup component add rust-src --toolchain nightly
+fi
+
+# The CLI must match the crate exactly (Cargo.toml pins wasm-bindgen with `=`).
+want=$(awk '/^name = "wasm-bindgen"$/ { getline; gsub(/"/, "", $3); print $3; exit }' Cargo.lock)
+have=$(wasm-bindgen --version 2>/dev/null | awk '{ print $2 }' || true)
+if [ "$want" != "$have" ]; then
+  step "cargo install wasm-bindgen-cli $want (have: ${have:-none})"
+  cargo install wasm-bindgen-cli --version "$want"
+fi
+
+if ! [ -x /usr/bin/chromium ] || ! [ -x /usr/bin/chromedriver ]; then
+  step "apt-get install chromium chromium-driver"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null
+fi
+
+if ! [ -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  step "npm ci"
+  npm ci --no-audit --no-fund --loglevel=error
+fi

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Runs every test of tilefetch, after installing what they need (scripts/setup.sh):
+#   1. cargo fmt --check, cargo clippy -D warnings on the host and on wasm32
+#   2. native Rust tests (pure core and the retry loop against fakes)
+#   3. the npm package build (prints its gzip size)
+#   4. wasm-bindgen tests with real fetch against the loopback fault server: Node, headless
+#      Chromium, and a dedicated worker in Chromium
+#   5. JS tests (node:test) on the built pkg/: fault server, fetchTile behaviour, npm pack +
+#      install, a page, a worker and a Vite build in Chromium, and workerd (miniflare)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+bash scripts/setup.sh
+log=$(mktemp -d)
+server_pid=""
+cleanup() {
+  [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null || true
+  rm -rf "$log"
+}
+trap cleanup EXIT
+
+step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+# Runs a command, shows its output, and keeps a copy for the summary.
+run() {
+  local name=$1
+  shift
+  "$@" 2>&1 | tee "$log/$name"
+  return "${PIPESTATUS[0]}"
+}
+cargo_passed() { grep -hoE 'test result: ok\. [0-9]+ passed' "$log/$1" | awk '{ n += $4 } END { print n + 0 }'; }
+
+step "static checks"
+cargo fmt --all -- --check
+cargo clippy --quiet --all-targets -- -D warnings
+cargo clippy --quiet --all-targets --target wasm32-unknown-unknown -- -D warnings
+
+step "native tests (cargo test)"
+run native cargo test --quiet
+
+step "build pkg/"
+bash scripts/build.sh
+
+step "wasm-bindgen tests"
+node tests/server/fault-server.mjs --port 0 >"$log/server.out" 2>&1 </dev/null &
+server_pid=$!
+for _ in $(seq 50); do grep -q '^FAULT_SERVER_URL=' "$log/server.out" && break; sleep 0.1; done
+TILEFETCH_TEST_SERVER=$(sed -n 's/^FAULT_SERVER_URL=//p' "$log/server.out")
+[ -n "$TILEFETCH_TEST_SERVER" ] || { cat "$log/server.out"; echo "fault server did not start"; exit 1; }
+export TILEFETCH_TEST_SERVER CHROMEDRIVER=/usr/bin/chromedriver
+echo "-- in Node"
+run wasm-node cargo test --quiet --target wasm32-unknown-unknown --test wasm
+echo "-- in headless Chromium"
+run wasm-browser env WASM_BINDGEN_USE_BROWSER=1 cargo test --quiet --target wasm32-unknown-unknown --test wasm
+echo "-- in a dedicated worker (Chromium)"
+run wasm-worker env WASM_BINDGEN_USE_DEDICATED_WORKER=1 cargo test --quiet --target wasm32-unknown-unknown --test wasm
+grep -q 'Running headless tests in Chrome' "$log/wasm-browser" || { echo "the browser run did not use Chrome"; exit 1; }
+kill "$server_pid" && wait "$server_pid" 2>/dev/null || true
+server_pid=""
+
+step "JS tests on pkg/ (node --test)"
+run js node --test --test-concurrency=2 tests/server/ tests/js/ tests/browser/ tests/workerd/
+
+js_pass=$(sed -n 's/^# pass //p' "$log/js" | tail -1)
+js_fail=$(sed -n 's/^# fail //p' "$log/js" | tail -1)
+step "summary"
+printf '%-34s %s\n' \
+  "native (cargo test):" "$(cargo_passed native) passed" \
+  "wasm-bindgen, Node:" "$(cargo_passed wasm-node) passed" \
+  "wasm-bindgen, Chromium page:" "$(cargo_passed wasm-browser) passed" \
+  "wasm-bindgen, Chromium worker:" "$(cargo_passed wasm-worker) passed" \
+  "JS (node:test):" "${js_pass:-0} passed, ${js_fail:-0} failed"
+total=$(( $(cargo_passed native) + $(cargo_passed wasm-node) + $(cargo_passed wasm-browser) + $(cargo_passed wasm-worker) + ${js_pass:-0} ))
+echo "all: ${total} passed, ${js_fail:-0} failed"

@@ -1,0 +1,170 @@
+#!/usr/bin/env node
+// The main job: fetch a few hundred tiles from the embedded fault-injecting server through
+// fetchTile, next to the same tiles through plain fetch, and print what happened.
+//
+//   node www/demo.mjs [--tiles 300] [--concurrency 32] [--seed 7] [--serve]
+//
+// --serve then keeps the fault server running and serves www/index.html (a page that loads
+// tiles through fetchTile) on loopback, printing its URL.
+import http from "node:http";
+import fs from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { performance } from "node:perf_hooks";
+import { fetchTile } from "../pkg/node.js";
+import { startFaultServer, tilePng } from "../tests/server/fault-server.mjs";
+
+const args = process.argv.slice(2);
+const arg = (name, fallback) => {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 ? Number(args[i + 1]) : fallback;
+};
+const TILES = arg("tiles", 300);
+const CONCURRENCY = arg("concurrency", 32);
+const SEED = arg("seed", 7);
+
+// What each tile's server does to it; cycled over the tiles.
+const SCENARIOS = [
+  ["healthy", {}],
+  ["flaky 503 (p=0.3)", { f: 503, p: 0.3 }],
+  ["429 + Retry-After: 1", { f: 429, ra: 1, n: 1 }],
+  ["200 + ServiceException XML", { f: "sexml", n: 1 }],
+  ["200 + HTML error page", { f: "html", n: 1 }],
+  ["truncated PNG", { f: "truncate", n: 1 }],
+  ["reset mid-body", { f: "reset", n: 1 }],
+  ["slow tail (p=0.2, 5 s)", { slowp: 0.2, slowms: 5000 }],
+  ["permanent 404", { f: 404 }],
+  ["Retry-After: 86400", { f: 429, ra: 86400 }],
+];
+
+const server = await startFaultServer({ seed: SEED });
+const tiles = Array.from({ length: TILES }, (_, i) => {
+  const z = 12;
+  const x = 1000 + (i % 40);
+  const y = 1500 + Math.floor(i / 40);
+  const [scenario, params] = SCENARIOS[i % SCENARIOS.length];
+  return { z, x, y, scenario, params };
+});
+const urlOf = (t, run) =>
+  `${server.url}/tile/${t.z}/${t.x}/${t.y}.png?${new URLSearchParams({ run, ...params(t) })}`;
+const params = (t) => Object.fromEntries(Object.entries(t.params).map(([k, v]) => [k, String(v)]));
+
+async function pool(items, work) {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const item = items[next++];
+      await work(item);
+    }
+  };
+  await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+}
+
+function newTally() {
+  return { correct: 0, wrong: 0, failed: {}, attempts: 0, retries: 0, byScenario: {} };
+}
+function record(tally, t, outcome) {
+  const row = (tally.byScenario[t.scenario] ??= { correct: 0, wrong: 0, failed: 0 });
+  row[outcome]++;
+}
+
+async function runTilefetch() {
+  const tally = newTally();
+  await pool(tiles, async (t) => {
+    const signal = AbortSignal.timeout(6000);
+    try {
+      const tile = await fetchTile(urlOf(t, "tilefetch"), {
+        signal,
+        onRetry: () => tally.retries++,
+      });
+      tally.attempts += tile.attempts;
+      const ok = Buffer.from(tile.data).equals(tilePng(t.z, t.x, t.y));
+      ok ? tally.correct++ : tally.wrong++;
+      record(tally, t, ok ? "correct" : "wrong");
+    } catch (error) {
+      tally.attempts += error.attempts ?? 0;
+      tally.failed[error.kind] = (tally.failed[error.kind] ?? 0) + 1;
+      record(tally, t, "failed");
+    }
+  });
+  return tally;
+}
+
+async function runPlainFetch() {
+  const tally = newTally();
+  await pool(tiles, async (t) => {
+    try {
+      const response = await fetch(urlOf(t, "plain"), { signal: AbortSignal.timeout(6000) });
+      const body = Buffer.from(await response.arrayBuffer());
+      tally.attempts++;
+      if (!response.ok) throw Object.assign(new Error(), { kind: `http ${response.status}` });
+      const ok = body.equals(tilePng(t.z, t.x, t.y));
+      ok ? tally.correct++ : tally.wrong++;
+      record(tally, t, ok ? "correct" : "wrong");
+    } catch (error) {
+      const kind = error.kind ?? (error.name === "TimeoutError" ? "timeout" : "network");
+      tally.failed[kind] = (tally.failed[kind] ?? 0) + 1;
+      record(tally, t, "failed");
+    }
+  });
+  return tally;
+}
+
+function report(name, tally, ms, requests) {
+  const failed = Object.entries(tally.failed)
+    .map(([k, n]) => `${k} ${n}`)
+    .join(", ");
+  console.log(`\n${name}: ${(ms / 1000).toFixed(1)} s wall`);
+  console.log(`  tiles delivered correct: ${tally.correct}/${TILES}`);
+  console.log(`  error bodies delivered as tiles: ${tally.wrong}`);
+  console.log(`  gave up: ${Object.values(tally.failed).reduce((a, b) => a + b, 0)}${failed ? ` (${failed})` : ""}`);
+  console.log(`  server requests: ${requests} (${(requests / TILES).toFixed(2)} per tile)` +
+    (tally.retries ? `, retries: ${tally.retries}` : ""));
+}
+
+console.log(`tilefetch demo: ${TILES} tiles, concurrency ${CONCURRENCY}, 6 s deadline per tile, seed ${SEED}`);
+console.log(`fault server ${server.url}; scenarios cycled over the tiles:`);
+for (const [name] of SCENARIOS) console.log(`  - ${name}`);
+
+let t0 = performance.now();
+const plain = await runPlainFetch();
+report("plain fetch (no retries, no checks)", plain, performance.now() - t0, server.requests("plain"));
+t0 = performance.now();
+const tf = await runTilefetch();
+report("tilefetch fetchTile (interactive preset)", tf, performance.now() - t0, server.requests("tilefetch"));
+
+console.log("\nper scenario (correct / error bodies as tiles / failed): plain fetch → tilefetch");
+for (const [name] of SCENARIOS) {
+  const a = plain.byScenario[name] ?? {};
+  const b = tf.byScenario[name] ?? {};
+  const cell = (r) => `${r.correct ?? 0}/${r.wrong ?? 0}/${r.failed ?? 0}`;
+  console.log(`  ${name.padEnd(30)} ${cell(a).padStart(10)} → ${cell(b)}`);
+}
+
+if (!args.includes("--serve")) {
+  await server.close();
+} else {
+  const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+  const types = { ".html": "text/html", ".js": "text/javascript", ".mjs": "text/javascript", ".wasm": "application/wasm" };
+  const page = http.createServer((req, res) => {
+    const pathname = new URL(req.url, "http://x").pathname;
+    const file = path.join(root, pathname === "/" ? "/www/index.html" : pathname);
+    const allowed = ["/www/", "/pkg/"].some((p) => file.startsWith(path.join(root, p)));
+    if (!allowed || !fs.existsSync(file) || !fs.statSync(file).isFile()) {
+      res.writeHead(404).end("not found");
+      return;
+    }
+    res.writeHead(200, { "content-type": types[path.extname(file)] ?? "application/octet-stream" });
+    fs.createReadStream(file).pipe(res);
+  });
+  await new Promise((resolve) => page.listen(0, "127.0.0.1", resolve));
+  const url = `http://127.0.0.1:${page.address().port}/?tiles=${encodeURIComponent(server.url)}`;
+  console.log(`\npage: ${url}\n(Ctrl-C to stop)`);
+  const stop = async () => {
+    page.close();
+    await server.close();
+    process.exit(0);
+  };
+  process.on("SIGINT", stop);
+  process.on("SIGTERM", stop);
+}
