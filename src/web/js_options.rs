@@ -5,7 +5,7 @@ use js_sys::{Array, Function, Object, Reflect};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::{
-    AbortSignal, Headers, ReferrerPolicy, RequestCache, RequestCredentials, RequestInit,
+    AbortSignal, Headers, ReferrerPolicy, Request, RequestCache, RequestCredentials, RequestInit,
     RequestMode, Url,
 };
 
@@ -16,12 +16,14 @@ use crate::Error;
 /// A validated call: its options and the request it sends.
 pub struct Call {
     pub options: Options,
-    pub init: RequestInit,
+    /// Built once and checked by the platform: a request it refuses to build (say workerd and
+    /// `cache`) is the caller's error, not a network failure to retry until the deadline.
+    pub request: Request,
     pub signal: Option<AbortSignal>,
     pub on_retry: Option<Function>,
 }
 
-pub fn read_call(options: &JsValue) -> Result<Call, Error> {
+pub fn read_call(url: &str, options: &JsValue) -> Result<Call, Error> {
     let (options, js) = read_options(options)?;
     let init = RequestInit::new();
     let headers = match &js.headers {
@@ -63,9 +65,30 @@ pub fn read_call(options: &JsValue) -> Result<Call, Error> {
     {
         init.set_referrer_policy(v);
     }
+    let request = Request::new_with_str_and_init(url, &init).map_err(|refusal| {
+        let message = Reflect::get(&refusal, &JsValue::from_str("message"))
+            .ok()
+            .and_then(|m| m.as_string())
+            .unwrap_or_default();
+        let field = [
+            "cache",
+            "credentials",
+            "mode",
+            "referrerPolicy",
+            "headers",
+            "accept",
+        ]
+        .into_iter()
+        .find(|name| message.contains(name))
+        .unwrap_or("options");
+        Error::invalid_options(
+            field,
+            format!("the platform refused the request: {message}"),
+        )
+    })?;
     Ok(Call {
         options,
-        init,
+        request,
         signal: js.signal,
         on_retry: js.on_retry,
     })

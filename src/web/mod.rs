@@ -23,23 +23,25 @@ use crate::Error;
 #[wasm_bindgen(js_name = fetchTile)]
 pub async fn fetch_tile(url: JsValue, options: JsValue) -> Result<JsValue, JsValue> {
     let shown_url = url.as_string().map(|u| redact_url(&u)).unwrap_or_default();
-    let (url, call) =
-        match js_options::read_url(&url).and_then(|u| Ok((u, js_options::read_call(&options)?))) {
-            Ok(ok) => ok,
-            Err(error) => {
-                return Err(to_js_error(
-                    &GaveUp {
-                        failure: Failure { error, cause: None },
-                        attempts: 0,
-                        elapsed_ms: 0.0,
-                    },
-                    &shown_url,
-                ))
-            }
-        };
+    let (url, call) = match js_options::read_url(&url).and_then(|url| {
+        let call = js_options::read_call(&url, &options)?;
+        Ok((url, call))
+    }) {
+        Ok(ok) => ok,
+        Err(error) => {
+            return Err(to_js_error(
+                &GaveUp {
+                    failure: Failure { error, cause: None },
+                    attempts: 0,
+                    elapsed_ms: 0.0,
+                },
+                &shown_url,
+            ))
+        }
+    };
     let shown_url = redact_url(&url);
     let abort = AbortWatch::new(call.signal);
-    let transport = FetchTransport::new(&url, &call.init, &abort);
+    let transport = FetchTransport::new(&call.request, &abort);
     let on_retry = |info: &RetryInfo| {
         if let Some(callback) = &call.on_retry {
             let info = make_retry_info(

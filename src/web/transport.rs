@@ -5,7 +5,7 @@ use js_sys::{Promise, Uint8Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
-use web_sys::{AbortController, RequestInit, Response};
+use web_sys::{AbortController, Request, RequestInit, Response};
 
 use super::abort::AbortWatch;
 use super::effects::Timer;
@@ -18,7 +18,7 @@ extern "C" {
     /// Whatever `globalThis` is here: Window, WorkerGlobalScope, Node's global or workerd's.
     type FetchScope;
     #[wasm_bindgen(method, catch, js_name = fetch)]
-    fn fetch(this: &FetchScope, input: &str, init: &RequestInit) -> Result<Promise, JsValue>;
+    fn fetch(this: &FetchScope, input: &Request, init: &RequestInit) -> Result<Promise, JsValue>;
 }
 
 /// A received tile, left in the JS heap.
@@ -29,24 +29,25 @@ pub struct WebBody {
 
 pub struct FetchTransport<'a> {
     scope: FetchScope,
-    url: &'a str,
-    init: &'a RequestInit,
+    request: &'a Request,
+    /// Per attempt only the signal changes; everything else is in `request`.
+    init: RequestInit,
     abort: &'a AbortWatch,
 }
 
 impl<'a> FetchTransport<'a> {
-    pub fn new(url: &'a str, init: &'a RequestInit, abort: &'a AbortWatch) -> FetchTransport<'a> {
+    pub fn new(request: &'a Request, abort: &'a AbortWatch) -> FetchTransport<'a> {
         FetchTransport {
             scope: js_sys::global().unchecked_into(),
-            url,
-            init,
+            request,
+            init: RequestInit::new(),
             abort,
         }
     }
 
     async fn request(&self, controller: &AbortController) -> Result<WebBody, JsValue> {
         self.init.set_signal(Some(&controller.signal()));
-        let response: Response = JsFuture::from(self.scope.fetch(self.url, self.init)?)
+        let response: Response = JsFuture::from(self.scope.fetch(self.request, &self.init)?)
             .await?
             .unchecked_into();
         let buffer = JsFuture::from(response.array_buffer()?).await?;

@@ -125,5 +125,25 @@ for (const compatibilityDate of COMPATIBILITY_DATES) {
       }
       assert.equal(srv.aborted(run), r.attempts, "every hanging request was aborted");
     });
+
+    test("cache: no-store works where workerd implements it, else invalid-options at once", async () => {
+      const run = runOf("cache");
+      const t0 = performance.now();
+      const r = await viaWorker(tile(run, [4, 2, 6]), { ...FAST, cache: "no-store" });
+      const wall = performance.now() - t0;
+      if (r.ok) {
+        assert.equal(r.attempts, 1);
+        assert.equal(srv.requests(run), 1);
+      } else {
+        // Older compatibility dates refuse the field when the Request is built: that is the
+        // caller's error, reported at once, not a network failure retried until the deadline.
+        assert.equal(compatibilityDate, "2024-09-23", r.message);
+        assert.equal(r.error, "invalid-options", r.message);
+        assert.match(r.message, /invalid `cache`/);
+        assert.equal(r.attempts, 0);
+        assert.equal(srv.requests(run), 0);
+        assert.ok(wall < 1000, `rejected at once, took ${wall.toFixed(0)} ms`);
+      }
+    });
   });
 }
