@@ -48,11 +48,11 @@ TILEFETCH_TEST_SERVER=$(sed -n 's/^FAULT_SERVER_URL=//p' "$log/server.out")
 [ -n "$TILEFETCH_TEST_SERVER" ] || { cat "$log/server.out"; echo "fault server did not start"; exit 1; }
 export TILEFETCH_TEST_SERVER CHROMEDRIVER=/usr/bin/chromedriver
 echo "-- in Node"
-run wasm-node cargo test --quiet --target wasm32-unknown-unknown --test wasm
+run wasm-node cargo test --target wasm32-unknown-unknown --test wasm
 echo "-- in headless Chromium"
-run wasm-browser env WASM_BINDGEN_USE_BROWSER=1 cargo test --quiet --target wasm32-unknown-unknown --test wasm
+run wasm-browser env WASM_BINDGEN_USE_BROWSER=1 cargo test --target wasm32-unknown-unknown --test wasm
 echo "-- in a dedicated worker (Chromium)"
-run wasm-worker env WASM_BINDGEN_USE_DEDICATED_WORKER=1 cargo test --quiet --target wasm32-unknown-unknown --test wasm
+run wasm-worker env WASM_BINDGEN_USE_DEDICATED_WORKER=1 cargo test --target wasm32-unknown-unknown --test wasm
 grep -q 'Running headless tests in Chrome' "$log/wasm-browser" || { echo "the browser run did not use Chrome"; exit 1; }
 kill "$server_pid" && wait "$server_pid" 2>/dev/null || true
 server_pid=""

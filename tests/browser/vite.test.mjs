@@ -9,10 +9,9 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { execFile } from "node:child_process";
-import { promisify } from "node:util";
 import { build, createServer, createLogger } from "vite";
 import { startFaultServer, tilePng } from "../server/fault-server.mjs";
+import { installPacked } from "../packed.mjs";
 import {
   ROOT,
   assertBuilt,
@@ -24,9 +23,6 @@ import {
   screenshot,
 } from "./helpers.mjs";
 
-const PKG = path.join(ROOT, "pkg");
-const NPM = process.platform === "win32" ? "npm.cmd" : "npm";
-const run = promisify(execFile);
 
 let srv;
 let tmp;
@@ -52,15 +48,6 @@ after(async () => {
   await srv?.close();
   if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
 });
-
-// Child processes must be async: the fault server lives in this process's event loop.
-async function sh(cmd, args, opts) {
-  try {
-    return await run(cmd, args, { maxBuffer: 16 * 1024 * 1024, timeout: 60_000, ...opts });
-  } catch (e) {
-    assert.fail(`${cmd} ${args.join(" ")} failed (exit ${e.code}):\n${e.stdout ?? ""}\n${e.stderr ?? ""}`);
-  }
-}
 
 const INDEX_HTML = `<!DOCTYPE html>
 <html lang="en">
@@ -114,24 +101,12 @@ document.getElementById("status").textContent = "done";
 window.__results = { cases: { healthy, flaky, notFound } };
 `;
 
-/** `npm pack` pkg/ and install the tarball into a fresh app under `dir` (no runtime dependencies: offline works). */
+/** The throwaway app: the packed tilefetch installed, plus the page and its script. */
 async function makeApp(dir) {
-  const packDir = path.join(dir, "pack");
-  fs.mkdirSync(packDir);
-  const { stdout: packOut } = await sh(NPM, ["pack", "--json", "--pack-destination", packDir], { cwd: PKG });
-  const tarball = path.join(packDir, JSON.parse(packOut.slice(packOut.indexOf("[")))[0].filename);
-
-  const app = path.join(dir, "app");
-  fs.mkdirSync(app);
-  fs.writeFileSync(
-    path.join(app, "package.json"),
-    JSON.stringify({ name: "tilefetch-vite-app", version: "0.0.0", private: true, type: "module" }, null, 2),
-  );
+  const { project: app } = await installPacked(dir, "tilefetch-vite-app");
   fs.writeFileSync(path.join(app, "index.html"), INDEX_HTML);
   fs.writeFileSync(path.join(app, "main.js"), MAIN_JS);
   fs.copyFileSync(path.join(ROOT, "tests/browser/fixtures/summarize.mjs"), path.join(app, "summarize.mjs"));
-  await sh(NPM, ["install", "--offline", "--no-audit", "--no-fund", "--ignore-scripts", tarball], { cwd: app });
-  assert.ok(fs.existsSync(path.join(app, "node_modules/tilefetch/package.json")), "tilefetch installed");
   return app;
 }
 

@@ -6,15 +6,9 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { execFile } from "node:child_process";
-import { promisify } from "node:util";
 import { fileURLToPath } from "node:url";
 import { startFaultServer, tilePng } from "../server/fault-server.mjs";
-
-const run = promisify(execFile);
-const ROOT = fileURLToPath(new URL("../../", import.meta.url));
-const PKG = path.join(ROOT, "pkg");
-const NPM = process.platform === "win32" ? "npm.cmd" : "npm";
+import { PKG, installPacked, sh } from "../packed.mjs";
 
 let srv;
 let tmp;
@@ -27,15 +21,6 @@ after(async () => {
   if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
 });
 
-// Child processes must be async: the fault server lives in this process's event loop.
-async function sh(cmd, args, opts) {
-  try {
-    return await run(cmd, args, { maxBuffer: 16 * 1024 * 1024, timeout: 120_000, ...opts });
-  } catch (e) {
-    assert.fail(`${cmd} ${args.join(" ")} failed (exit ${e.code}):\n${e.stdout ?? ""}\n${e.stderr ?? ""}`);
-  }
-}
-
 test("npm pack + npm install + import 'tilefetch' fetches a tile", { timeout: 180_000 }, async () => {
   const gen = path.join(PKG, "gen");
   assert.ok(
@@ -45,26 +30,10 @@ test("npm pack + npm install + import 'tilefetch' fetches a tile", { timeout: 18
   const manifest = JSON.parse(fs.readFileSync(path.join(PKG, "package.json"), "utf8"));
   assert.equal(manifest.name, "tilefetch");
 
-  // 1. pack
-  const packDir = path.join(tmp, "pack");
-  fs.mkdirSync(packDir);
-  const { stdout: packOut } = await sh(NPM, ["pack", "--json", "--pack-destination", packDir], { cwd: PKG });
-  const packInfo = JSON.parse(packOut.slice(packOut.indexOf("[")))[0];
-  const tarball = path.join(packDir, packInfo.filename);
-  assert.ok(fs.existsSync(tarball), `tarball ${tarball}`);
-  const files = packInfo.files.map((f) => f.path);
+  // 1. pack, 2. install into a fresh project
+  const { project, files } = await installPacked(tmp, "tilefetch-consumer");
   assert.ok(files.some((f) => f.endsWith(".wasm")), `the tarball ships the .wasm: ${files.join(", ")}`);
   assert.ok(files.includes("package.json"));
-
-  // 2. install into a fresh project (no runtime dependencies, so offline works)
-  const project = path.join(tmp, "consumer");
-  fs.mkdirSync(project);
-  fs.writeFileSync(
-    path.join(project, "package.json"),
-    JSON.stringify({ name: "tilefetch-consumer", version: "0.0.0", private: true, type: "module" }, null, 2),
-  );
-  await sh(NPM, ["install", "--offline", "--no-audit", "--no-fund", "--ignore-scripts", tarball], { cwd: project });
-  assert.ok(fs.existsSync(path.join(project, "node_modules", "tilefetch", "package.json")));
 
   // 3. import by bare specifier in a child process and fetch a tile
   const script = `
