@@ -19,6 +19,8 @@ node_modules/.bin/wasm-opt -Oz --converge --low-memory-unused --zero-filled-memo
   --enable-mutable-globals --enable-reference-types --enable-multivalue \
   pkg/gen/tilefetch_bg.wasm -o pkg/gen/tilefetch_bg.wasm
 
+node scripts/minify.mjs pkg/gen/tilefetch.js pkg/gen/snippets/*/src/web/js_objects.js
+
 gz() { cat "$@" | gzip -9 -c | wc -c; }
 wasm_gz=$(gz pkg/gen/tilefetch_bg.wasm)
 glue_gz=$(gz pkg/gen/tilefetch.js pkg/gen/snippets/*/src/web/js_objects.js pkg/browser.js)

@@ -89,9 +89,16 @@ pub fn classify(facts: &ResponseFacts, options: &Options, client_now_ms: f64) ->
     }
     let media_type = facts.content_type.as_deref().map(media_type);
     let body = trim_start(&facts.head);
-
-    if let Some(verdict) = ogc_exception(status, media_type.as_deref(), body) {
-        return verdict;
+    // Only markup is searched for exception reports: a binary tile never starts with `<`, and
+    // scanning every PNG's first 2 KB for XML markers was most of classification's cost.
+    let markup = body.first() == Some(&b'<')
+        || media_type
+            .as_deref()
+            .is_some_and(|m| is_xml_media(m) || m.starts_with("text/"));
+    if markup {
+        if let Some(verdict) = ogc_exception(status, media_type.as_deref(), body) {
+            return verdict;
+        }
     }
     if media_type
         .as_deref()

@@ -16,9 +16,11 @@ use crate::Error;
 /// A validated call: its options and the request it sends.
 pub struct Call {
     pub options: Options,
-    /// Built once and checked by the platform: a request it refuses to build (say workerd and
-    /// `cache`) is the caller's error, not a network failure to retry until the deadline.
-    pub request: Request,
+    /// What `fetch` is called with: the URL, or a `Request` built once when the call sets fields
+    /// a platform may refuse (workerd and `cache`, say): a refusal is then the caller's error,
+    /// reported at once, not a network failure retried until the deadline.
+    pub input: JsValue,
+    pub init: RequestInit,
     pub signal: Option<AbortSignal>,
     pub on_retry: Option<Function>,
 }
@@ -65,33 +67,40 @@ pub fn read_call(url: &str, options: &JsValue) -> Result<Call, Error> {
     {
         init.set_referrer_policy(v);
     }
-    let request = Request::new_with_str_and_init(url, &init).map_err(|refusal| {
-        let message = Reflect::get(&refusal, &JsValue::from_str("message"))
-            .ok()
-            .and_then(|m| m.as_string())
-            .unwrap_or_default();
-        let field = [
-            "cache",
-            "credentials",
-            "mode",
-            "referrerPolicy",
-            "headers",
-            "accept",
-        ]
-        .into_iter()
-        .find(|name| message.contains(name))
-        .unwrap_or("options");
-        Error::invalid_options(
-            field,
-            format!("the platform refused the request: {message}"),
-        )
-    })?;
+    let refusable = options.credentials.is_some()
+        || options.mode.is_some()
+        || options.cache.is_some()
+        || options.referrer_policy.is_some();
+    let input = if refusable {
+        Request::new_with_str_and_init(url, &init)
+            .map_err(refused)?
+            .into()
+    } else {
+        JsValue::from_str(url)
+    };
     Ok(Call {
         options,
-        request,
+        input,
+        init,
         signal: js.signal,
         on_retry: js.on_retry,
     })
+}
+
+/// Names the field a platform's refusal of the request mentions.
+fn refused(refusal: JsValue) -> Error {
+    let message = Reflect::get(&refusal, &JsValue::from_str("message"))
+        .ok()
+        .and_then(|m| m.as_string())
+        .unwrap_or_default();
+    let field = ["cache", "credentials", "mode", "referrerPolicy"]
+        .into_iter()
+        .find(|name| message.contains(name))
+        .unwrap_or("options");
+    Error::invalid_options(
+        field,
+        format!("the platform refused the request: {message}"),
+    )
 }
 
 #[derive(Default)]
@@ -167,6 +176,12 @@ pub fn read_url(url: &JsValue) -> Result<String, Error> {
     let Some(text) = url.as_string() else {
         return Err(Error::invalid_options("url", "must be a string"));
     };
+    // The common case, an absolute http(s) URL, needs one parse and no `location` lookup.
+    let scheme = text.get(..8).unwrap_or(&text).to_ascii_lowercase();
+    if (scheme.starts_with("http://") || scheme.starts_with("https://")) && Url::new(&text).is_ok()
+    {
+        return Ok(text);
+    }
     let base = Reflect::get(&js_sys::global(), &JsValue::from_str("location"))
         .ok()
         .filter(|l| l.is_object())

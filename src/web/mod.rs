@@ -22,26 +22,24 @@ use crate::Error;
 /// `fetchTile(url, options?)`: see pkg/index.d.ts for the JS contract.
 #[wasm_bindgen(js_name = fetchTile)]
 pub async fn fetch_tile(url: JsValue, options: JsValue) -> Result<JsValue, JsValue> {
-    let shown_url = url.as_string().map(|u| redact_url(&u)).unwrap_or_default();
     let (url, call) = match js_options::read_url(&url).and_then(|url| {
         let call = js_options::read_call(&url, &options)?;
         Ok((url, call))
     }) {
         Ok(ok) => ok,
         Err(error) => {
-            return Err(to_js_error(
-                &GaveUp {
-                    failure: Failure { error, cause: None },
-                    attempts: 0,
-                    elapsed_ms: 0.0,
-                },
-                &shown_url,
-            ))
+            let shown_url = url.as_string().map(|u| redact_url(&u)).unwrap_or_default();
+            let failure = Failure { error, cause: None };
+            let gave_up = GaveUp {
+                failure,
+                attempts: 0,
+                elapsed_ms: 0.0,
+            };
+            return Err(to_js_error(&gave_up, &shown_url));
         }
     };
-    let shown_url = redact_url(&url);
     let abort = AbortWatch::new(call.signal);
-    let transport = FetchTransport::new(&call.request, &abort);
+    let transport = FetchTransport::new(&call.input, &call.init, &abort);
     let on_retry = |info: &RetryInfo| {
         if let Some(callback) = &call.on_retry {
             let info = make_retry_info(
@@ -71,7 +69,7 @@ pub async fn fetch_tile(url: JsValue, options: JsValue) -> Result<JsValue, JsVal
             if gave_up.failure.error == Error::Aborted {
                 gave_up.failure.cause = Some(Cause::Platform(abort.reason()));
             }
-            Err(to_js_error(&gave_up, &shown_url))
+            Err(to_js_error(&gave_up, &redact_url(&url)))
         }
     }
 }

@@ -5,7 +5,7 @@ use js_sys::{Promise, Uint8Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
-use web_sys::{AbortController, Request, RequestInit, Response};
+use web_sys::{AbortController, RequestInit, Response};
 
 use super::abort::AbortWatch;
 use super::effects::Timer;
@@ -18,7 +18,7 @@ extern "C" {
     /// Whatever `globalThis` is here: Window, WorkerGlobalScope, Node's global or workerd's.
     type FetchScope;
     #[wasm_bindgen(method, catch, js_name = fetch)]
-    fn fetch(this: &FetchScope, input: &Request, init: &RequestInit) -> Result<Promise, JsValue>;
+    fn fetch(this: &FetchScope, input: &JsValue, init: &RequestInit) -> Result<Promise, JsValue>;
 }
 
 /// A received tile, left in the JS heap.
@@ -29,25 +29,30 @@ pub struct WebBody {
 
 pub struct FetchTransport<'a> {
     scope: FetchScope,
-    request: &'a Request,
-    /// Per attempt only the signal changes; everything else is in `request`.
-    init: RequestInit,
+    /// The URL string, or a `Request` when the call set fields a platform may refuse.
+    input: &'a JsValue,
+    /// The same for every attempt but its signal.
+    init: &'a RequestInit,
     abort: &'a AbortWatch,
 }
 
 impl<'a> FetchTransport<'a> {
-    pub fn new(request: &'a Request, abort: &'a AbortWatch) -> FetchTransport<'a> {
+    pub fn new(
+        input: &'a JsValue,
+        init: &'a RequestInit,
+        abort: &'a AbortWatch,
+    ) -> FetchTransport<'a> {
         FetchTransport {
             scope: js_sys::global().unchecked_into(),
-            request,
-            init: RequestInit::new(),
+            input,
+            init,
             abort,
         }
     }
 
     async fn request(&self, controller: &AbortController) -> Result<WebBody, JsValue> {
         self.init.set_signal(Some(&controller.signal()));
-        let response: Response = JsFuture::from(self.scope.fetch(self.request, &self.init)?)
+        let response: Response = JsFuture::from(self.scope.fetch(self.input, self.init)?)
             .await?
             .unchecked_into();
         let buffer = JsFuture::from(response.array_buffer()?).await?;
@@ -100,19 +105,23 @@ impl Transport for FetchTransport<'_> {
     }
 }
 
+/// Reads only the headers the status makes relevant: each `get` crosses into JS and back.
 fn facts(body: &WebBody) -> ResponseFacts {
     let headers = body.response.headers();
     let header = |name: &str| headers.get(name).ok().flatten();
+    let status = body.response.status();
+    let rate_limited = status == 429 || status == 503;
+    let success = (200..300).contains(&status);
     let len = body.data.length();
     let head_end = len.min(HEAD_BYTES as u32);
     let tail_start = len.saturating_sub(TAIL_BYTES as u32);
     ResponseFacts {
-        status: body.response.status(),
+        status,
         content_type: header("content-type"),
-        content_encoding: header("content-encoding"),
-        content_length: header("content-length"),
-        retry_after: header("retry-after"),
-        date: header("date"),
+        content_encoding: success.then(|| header("content-encoding")).flatten(),
+        content_length: success.then(|| header("content-length")).flatten(),
+        retry_after: rate_limited.then(|| header("retry-after")).flatten(),
+        date: rate_limited.then(|| header("date")).flatten(),
         body_len: len as usize,
         head: body.data.subarray(0, head_end).to_vec(),
         tail: body.data.subarray(tail_start, len).to_vec(),
