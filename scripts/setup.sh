@@ -33,7 +33,10 @@ if ! [ -x /usr/bin/chromium ] || ! [ -x /usr/bin/chromedriver ]; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null
 fi
 
+# `npm install`, not `npm ci`: vite 8 lists an optional dependency (napi-windows-process-start-time)
+# that this registry does not have, and `npm ci` refuses a lock file without it. The versions
+# are still the lock file's.
 if ! [ -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
-  step "npm ci"
-  npm ci --no-audit --no-fund --loglevel=error
+  step "npm install (from package-lock.json)"
+  npm install --no-audit --no-fund --loglevel=error
 fi
