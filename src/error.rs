@@ -17,8 +17,11 @@ pub enum Error {
     Deadline { deadline_ms: f64 },
     /// The caller's `AbortSignal` fired.
     Aborted,
-    /// The server asked to wait (Retry-After) longer than what is left of the deadline.
-    RateLimited { status: u16, retry_after_ms: f64 },
+    /// The server asked to wait (Retry-After) longer than what is left of the deadline, or the
+    /// host is paused past it. `status` is the response's, when this call got one.
+    RateLimited { status: Option<u16>, retry_after_ms: f64 },
+    /// The host's circuit breaker is open and will not let a probe through before the deadline.
+    CircuitOpen { retry_after_ms: Option<f64> },
     /// A 2xx body that is an OGC exception report (WMS/WMTS/WCS `ServiceException`).
     ServiceException { status: u16, code: Option<String> },
     /// A 2xx body that cannot be a tile: HTML, truncated, or contradicting `accept`.
@@ -37,6 +40,7 @@ impl Error {
             Error::Deadline { .. } => "deadline",
             Error::Aborted => "aborted",
             Error::RateLimited { .. } => "rate-limited",
+            Error::CircuitOpen { .. } => "circuit-open",
             Error::ServiceException { .. } => "service-exception",
             Error::InvalidResponse { .. } => "invalid-response",
             Error::InvalidOptions { .. } => "invalid-options",
@@ -47,9 +51,9 @@ impl Error {
     pub fn status(&self) -> Option<u16> {
         match self {
             Error::Http { status }
-            | Error::RateLimited { status, .. }
             | Error::ServiceException { status, .. }
             | Error::InvalidResponse { status, .. } => Some(*status),
+            Error::RateLimited { status, .. } => *status,
             _ => None,
         }
     }
@@ -57,6 +61,7 @@ impl Error {
     pub fn retry_after_ms(&self) -> Option<f64> {
         match self {
             Error::RateLimited { retry_after_ms, .. } => Some(*retry_after_ms),
+            Error::CircuitOpen { retry_after_ms } => *retry_after_ms,
             _ => None,
         }
     }
@@ -77,11 +82,19 @@ impl fmt::Display for Error {
             Error::Timeout { after_ms } => write!(f, "attempt timed out after {} ms", show_number(*after_ms)),
             Error::Deadline { deadline_ms } => write!(f, "deadline of {} ms exceeded", show_number(*deadline_ms)),
             Error::Aborted => f.write_str("aborted by signal"),
-            Error::RateLimited { status, retry_after_ms } => write!(
+            Error::RateLimited { status: Some(status), retry_after_ms } => write!(
                 f,
-                "rate limited (HTTP {status}): server asks to wait {} ms, more than the deadline leaves",
+                "rate limited (HTTP {status}): the server asks to wait {} ms, more than the deadline leaves",
                 show_number(*retry_after_ms)
             ),
+            Error::RateLimited { status: None, retry_after_ms } => write!(
+                f,
+                "rate limited: the host is paused for {} ms more, past the deadline",
+                show_number(*retry_after_ms)
+            ),
+            Error::CircuitOpen { .. } => {
+                f.write_str("circuit open: the host is failing and no probe can go before the deadline")
+            }
             Error::ServiceException { status, code: Some(code) } => {
                 write!(f, "OGC service exception {code} (HTTP {status})")
             }
@@ -143,8 +156,7 @@ mod tests {
             (Error::Deadline { deadline_ms: 1.0 }, "deadline"),
             (Error::Aborted, "aborted"),
             (
-                Error::RateLimited {
-                    status: 429,
+                Error::RateLimited { status: Some(429),
                     retry_after_ms: 5.0,
                 },
                 "rate-limited",
@@ -198,8 +210,7 @@ mod tests {
         assert_eq!(Error::Http { status: 404 }.status(), Some(404));
         assert_eq!(Error::Aborted.status(), None);
         assert_eq!(
-            Error::RateLimited {
-                status: 429,
+            Error::RateLimited { status: Some(429),
                 retry_after_ms: 9.0
             }
             .retry_after_ms(),

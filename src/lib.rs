@@ -11,11 +11,14 @@
 
 pub mod backoff;
 pub mod classify;
+pub mod client_config;
 pub mod deadline;
 pub mod error;
+pub mod host;
 mod http_date;
 pub mod options;
 pub mod platform;
+mod race;
 pub mod redact;
 pub mod retry;
 pub mod retry_after;

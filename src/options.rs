@@ -20,7 +20,9 @@ pub enum Value {
     List(Vec<Value>),
     Function,
     AbortSignal,
-    /// Any other object (plain object, `Headers`, …).
+    /// A plain object's own entries (nested config such as `breaker` and `hosts`).
+    Record(Vec<(String, Value)>),
+    /// Any other object (`Headers`, class instances, …).
     Object,
 }
 
@@ -34,7 +36,7 @@ impl Value {
             Value::List(_) => "an array",
             Value::Function => "a function",
             Value::AbortSignal => "an AbortSignal",
-            Value::Object => "an object",
+            Value::Record(_) | Value::Object => "an object",
         }
     }
 }
@@ -88,6 +90,12 @@ pub struct Options {
     pub referrer_policy: Option<&'static str>,
     /// `cache`: default `"default"` (the platform's own default: not sent).
     pub cache: Option<&'static str>,
+    /// `startJitterMs`: delays the first attempt by U(0, startJitterMs), so batch jobs that
+    /// restart together do not arrive together. Default 0.
+    pub start_jitter_ms: f64,
+    /// `subdomains`: what `{s}` in a URL template expands to, one mirror each. Default
+    /// `["a", "b", "c"]` (Leaflet's), used only when the URL has `{s}`.
+    pub subdomains: Option<Vec<String>>,
     /// `headers`, `signal` and `onRetry` are JS objects the wasm layer keeps; here only whether
     /// they were given (and of the right type).
     pub has_headers: bool,
@@ -98,26 +106,11 @@ pub struct Options {
 const DEFAULT_RETRY_ON: StatusSet = StatusSet::of(&[408, 425, 429, 500, 502, 503, 504]);
 const DEFAULT_EMPTY_ON: StatusSet = StatusSet::of(&[204]);
 
-const KEYS: [&str; 19] = [
-    "preset",
-    "baseDelayMs",
-    "maxDelayMs",
-    "attemptTimeoutMs",
-    "deadlineMs",
-    "jitter",
-    "jitterMs",
-    "retryAfterMaxMs",
-    "retryOn",
-    "emptyOn",
-    "accept",
-    "headers",
-    "credentials",
-    "mode",
-    "referrerPolicy",
-    "cache",
-    "signal",
-    "onRetry",
-    "url",
+/// Every key `fetchTile` takes, for "did you mean" suggestions.
+pub const KEYS: [&str; 20] = [
+    "preset", "baseDelayMs", "maxDelayMs", "attemptTimeoutMs", "deadlineMs", "jitter", "jitterMs",
+    "retryAfterMaxMs", "retryOn", "emptyOn", "accept", "headers", "credentials", "mode",
+    "referrerPolicy", "cache", "signal", "onRetry", "startJitterMs", "subdomains",
 ];
 const CREDENTIALS: [&str; 3] = ["omit", "same-origin", "include"];
 const MODES: [&str; 3] = ["cors", "no-cors", "same-origin"];
@@ -163,6 +156,8 @@ impl Options {
             mode: None,
             referrer_policy: None,
             cache: None,
+            start_jitter_ms: 0.0,
+            subdomains: None,
             has_headers: false,
             has_signal: false,
             has_on_retry: false,
@@ -172,7 +167,8 @@ impl Options {
     /// Validates the entries of an options object. The first problem found is returned as
     /// [`Error::InvalidOptions`] naming the field.
     pub fn parse(entries: &[(&str, Value)]) -> Result<Options, Error> {
-        let preset = match entries.iter().find(|(k, _)| *k == "preset") {
+        // The last `preset` wins: client defaults come first, per-call options last.
+        let preset = match entries.iter().rev().find(|(k, v)| *k == "preset" && *v != Value::Absent) {
             None | Some((_, Value::Absent)) => Preset::Interactive,
             Some((_, Value::Text(name))) if name == "interactive" => Preset::Interactive,
             Some((_, Value::Text(name))) if name == "batch" => Preset::Batch,
@@ -195,11 +191,7 @@ impl Options {
 
     fn apply(&mut self, key: &str, value: &Value) -> Result<(), Error> {
         if matches!(value, Value::Absent) {
-            return if KEYS.contains(&key) && key != "url" {
-                Ok(())
-            } else {
-                Err(unknown_key(key))
-            };
+            return if KEYS.contains(&key) { Ok(()) } else { Err(unknown_key(key)) };
         }
         match key {
             "preset" => {}
@@ -209,6 +201,8 @@ impl Options {
             "deadlineMs" => self.deadline_ms = millis(key, value, true)?,
             "jitterMs" => self.jitter_ms = millis(key, value, false)?,
             "retryAfterMaxMs" => self.retry_after_max_ms = millis(key, value, false)?,
+            "startJitterMs" => self.start_jitter_ms = millis(key, value, false)?,
+            "subdomains" => self.subdomains = Some(subdomains(key, value)?),
             "jitter" => {
                 self.jitter = text(key, value)
                     .and_then(Jitter::parse)
@@ -235,7 +229,7 @@ impl Options {
                 self.referrer_policy = Some(enumerated(key, value, &REFERRER_POLICIES)?)
             }
             "headers" => match value {
-                Value::Object | Value::List(_) => self.has_headers = true,
+                Value::Object | Value::Record(_) | Value::List(_) => self.has_headers = true,
                 other => {
                     return Err(wrong_type(
                         key,
@@ -275,11 +269,11 @@ fn describe(value: &Value) -> String {
     }
 }
 
-fn wrong_type(key: &str, expected: &str, value: &Value) -> Error {
+pub(crate) fn wrong_type(key: &str, expected: &str, value: &Value) -> Error {
     Error::invalid_options(key, format!("must be {expected}, got {}", describe(value)))
 }
 
-fn one_of(key: &str, allowed: &[&str], value: &Value) -> Error {
+pub(crate) fn one_of(key: &str, allowed: &[&str], value: &Value) -> Error {
     let mut message = String::from("must be one of");
     for (i, name) in allowed.iter().enumerate() {
         message.push_str(if i == 0 { " \"" } else { ", \"" });
@@ -292,18 +286,17 @@ fn one_of(key: &str, allowed: &[&str], value: &Value) -> Error {
 }
 
 fn unknown_key(key: &str) -> Error {
+    unknown_among(key, &KEYS)
+}
+
+/// "unknown option", with a suggestion from `known` when `key` looks like a typo of one.
+pub(crate) fn unknown_among(key: &str, known: &[&str]) -> Error {
     let shown: String = key.chars().take(60).collect();
-    let message = match KEYS
-        .iter()
-        .find(|known| **known != "url" && near(known, key))
-    {
+    let message = match known.iter().find(|known| near(known, key)) {
         Some(known) => format!("unknown option (did you mean `{known}`?)"),
         None => "unknown option".to_string(),
     };
-    Error::InvalidOptions {
-        field: shown,
-        message,
-    }
+    Error::InvalidOptions { field: shown, message }
 }
 
 /// A likely typo: same letters ignoring case, or at most two edits apart.
@@ -344,7 +337,7 @@ fn enumerated(key: &str, value: &Value, allowed: &[&'static str]) -> Result<&'st
 
 /// A duration in milliseconds: a finite number ≥ 0 (> 0 when `positive`). Values above the
 /// timer limit are kept; every delay derived from them is clamped later.
-fn millis(key: &str, value: &Value, positive: bool) -> Result<f64, Error> {
+pub(crate) fn millis(key: &str, value: &Value, positive: bool) -> Result<f64, Error> {
     let Value::Number(n) = value else {
         return Err(wrong_type(key, "a number of milliseconds", value));
     };
@@ -369,6 +362,23 @@ fn millis(key: &str, value: &Value, positive: bool) -> Result<f64, Error> {
         ));
     }
     Ok(*n)
+}
+
+fn subdomains(key: &str, value: &Value) -> Result<Vec<String>, Error> {
+    let Value::List(items) = value else {
+        return Err(wrong_type(key, "an array of strings", value));
+    };
+    let names: Option<Vec<String>> = items
+        .iter()
+        .map(|item| match item {
+            Value::Text(s) if !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-') => Some(s.clone()),
+            _ => None,
+        })
+        .collect();
+    match names {
+        Some(names) if !names.is_empty() => Ok(names),
+        _ => Err(Error::invalid_options(key, "must be a non-empty array of host labels such as [\"a\", \"b\"]")),
+    }
 }
 
 fn statuses(key: &str, value: &Value) -> Result<StatusSet, Error> {
@@ -527,6 +537,7 @@ mod tests {
         let err = parse(&[("colour", Value::Number(1.0))]).unwrap_err();
         assert_eq!(err.to_string(), "invalid `colour`: unknown option");
         assert_eq!(field_of(parse(&[("url", Value::Text("x".into()))])), "url");
+        assert_eq!(field_of(parse(&[("maxConcurrent", Value::Number(3.0))])), "maxConcurrent");
     }
 
     #[test]

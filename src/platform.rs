@@ -44,13 +44,18 @@ pub enum Attempt<B, C> {
     Failed { message: String, cause: C },
 }
 
+/// The caller's signal.
+pub trait Cancel {
+    fn is_aborted(&self) -> bool;
+    /// Resolves when the signal fires (never, without a signal).
+    fn fired(&self) -> impl Future<Output = ()>;
+}
+
 pub trait Transport {
     /// What a delivered tile carries (in wasm: the body and headers, left in the JS heap).
     type Body;
     /// The platform's error value (in wasm: the `TypeError` from `fetch`).
     type Cause;
-    /// Whether the caller's signal has fired.
-    fn is_aborted(&self) -> bool;
-    /// Sends one request and reads its whole body within `timeout_ms`.
-    fn attempt(&self, timeout_ms: f64) -> impl Future<Output = Attempt<Self::Body, Self::Cause>>;
+    /// Sends one request to mirror number `mirror` and reads its whole body within `timeout_ms`.
+    fn attempt(&self, mirror: usize, timeout_ms: f64) -> impl Future<Output = Attempt<Self::Body, Self::Cause>>;
 }

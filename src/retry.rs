@@ -1,14 +1,25 @@
-//! The retry loop: attempts, classification, backoff and the deadline, over the [`platform`]
-//! traits. It holds no state between calls.
+//! The retry loop: per attempt it picks a mirror, waits until that host admits an attempt (rate
+//! pause, breaker, learned rate, a concurrency slot), sends it, classifies the response, tells the
+//! host what it learned, and sleeps a backoff delay, all within the deadline and the caller's
+//! signal. It runs over the [`platform`] traits, so it is tested natively on a virtual clock.
 //!
 //! [`platform`]: crate::platform
+
+use std::rc::Rc;
 
 use crate::backoff::clamp_delay;
 use crate::classify::{classify, Verdict};
 use crate::deadline::Deadline;
+use crate::host::breaker::BreakerState;
+use crate::host::state::{next_change, Change, Decision, Hold, Report, SharedHost};
+use crate::host::slots::Permit;
 use crate::options::Options;
-use crate::platform::{Attempt, Clock, Random, Sleep, Transport, Woke};
+use crate::platform::{Attempt, Cancel, Clock, Random, Sleep, Transport, Woke};
+use crate::race::{race, Either};
 use crate::Error;
+
+/// The most a call adds to a host's pause so that paused calls do not all wake together.
+const PAUSE_JITTER_MS: f64 = 250.0;
 
 /// What `onRetry` is told before each sleep.
 #[derive(Debug, Clone, PartialEq)]
@@ -20,6 +31,19 @@ pub struct RetryInfo {
     pub reason: &'static str,
     pub status: Option<u16>,
     pub retry_after_ms: Option<f64>,
+}
+
+/// What the loop tells an observer (`onRetry`, `onEvent`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Event {
+    /// An attempt is sent (`probe`: as a half-open breaker's probe).
+    Attempt { host: Rc<str>, attempt: u32, probe: bool },
+    Retry { host: Rc<str>, info: RetryInfo },
+    /// The call waits before it may send: for a slot (`hold` None), a pause, the breaker or the rate.
+    Queue { host: Rc<str>, hold: Option<Hold>, wait_ms: f64 },
+    Breaker { host: Rc<str>, state: BreakerState },
+    Pause { host: Rc<str>, until_ms: f64 },
+    GiveUp { host: Rc<str>, kind: &'static str, attempts: u32 },
 }
 
 /// A tile.
@@ -42,7 +66,7 @@ pub struct Failure<C> {
 pub enum Cause<C> {
     /// The platform's error (a network failure).
     Platform(C),
-    /// The last attempt's failure, behind a `deadline` or `rate-limited` give-up.
+    /// The last attempt's failure, behind a `deadline`, `rate-limited` or `circuit-open` give-up.
     Attempt(Box<Failure<C>>),
 }
 
@@ -51,11 +75,8 @@ impl<C> Failure<C> {
         Failure { error, cause: None }
     }
 
-    fn caused_by(error: Error, last: Failure<C>) -> Failure<C> {
-        Failure {
-            error,
-            cause: Some(Cause::Attempt(Box::new(last))),
-        }
+    fn after(error: Error, last: Option<Failure<C>>) -> Failure<C> {
+        Failure { error, cause: last.map(|last| Cause::Attempt(Box::new(last))) }
     }
 }
 
@@ -67,117 +88,287 @@ pub struct GaveUp<C> {
     pub elapsed_ms: f64,
 }
 
-/// Fetches one tile: attempts until it is delivered, a failure is permanent, the caller aborts,
-/// or the deadline would be crossed.
-pub async fn fetch_with_retries<T, K, S, R>(
+/// The platform a call runs on.
+pub struct Effects<'a, T, K, S, R, C> {
+    pub transport: &'a T,
+    pub clock: &'a K,
+    pub sleeper: &'a S,
+    pub random: &'a R,
+    pub cancel: &'a C,
+}
+
+/// Fetches one tile from `route` (one shared host per mirror URL, the first is the primary):
+/// attempts until it is delivered, a failure is permanent, the caller aborts, the retry budget
+/// refuses, or the deadline would be crossed. Updates the hosts' counters.
+pub async fn fetch_with_retries<T, K, S, R, C>(
     options: &Options,
-    transport: &T,
-    clock: &K,
-    sleeper: &S,
-    random: &R,
-    mut on_retry: impl FnMut(&RetryInfo),
+    route: &[SharedHost],
+    effects: &Effects<'_, T, K, S, R, C>,
+    mut on_event: impl FnMut(Event),
 ) -> Result<Delivered<T::Body>, GaveUp<T::Cause>>
 where
     T: Transport,
     K: Clock,
     S: Sleep,
     R: Random,
+    C: Cancel,
 {
-    let deadline = Deadline::starting(clock.now_ms(), options.deadline_ms);
-    let backoff = options.backoff();
-    let give_up = |failure, attempts| GaveUp {
-        failure,
-        attempts,
-        elapsed_ms: deadline.elapsed(clock.now_ms()),
-    };
-    let out_of_time = || Error::Deadline {
-        deadline_ms: options.deadline_ms,
-    };
+    let start = effects.clock.now_ms();
+    {
+        let mut primary = route[0].borrow_mut();
+        primary.counters.requests += 1;
+        primary.budget.on_call(start);
+    }
+    let result = attempts(options, route, effects, &mut on_event).await;
+    let mut primary = route[0].borrow_mut();
+    match &result {
+        Ok(tile) => {
+            primary.counters.successes += 1;
+            primary.counters.latency.record(tile.elapsed_ms);
+        }
+        Err(gave_up) if gave_up.failure.error == Error::Aborted => primary.counters.aborted += 1,
+        Err(gave_up) => {
+            let kind = gave_up.failure.error.kind();
+            primary.counters.give_up(kind);
+            let host = primary.name.clone();
+            drop(primary);
+            on_event(Event::GiveUp { host, kind, attempts: gave_up.attempts });
+        }
+    }
+    result
+}
 
-    if transport.is_aborted() {
+async fn attempts<T, K, S, R, C>(
+    options: &Options,
+    route: &[SharedHost],
+    fx: &Effects<'_, T, K, S, R, C>,
+    on_event: &mut impl FnMut(Event),
+) -> Result<Delivered<T::Body>, GaveUp<T::Cause>>
+where
+    T: Transport,
+    K: Clock,
+    S: Sleep,
+    R: Random,
+    C: Cancel,
+{
+    let deadline = Deadline::starting(fx.clock.now_ms(), options.deadline_ms);
+    let backoff = options.backoff();
+    let give_up = |failure, attempts| GaveUp { failure, attempts, elapsed_ms: deadline.elapsed(fx.clock.now_ms()) };
+    let out_of_time = || Error::Deadline { deadline_ms: options.deadline_ms };
+
+    if fx.cancel.is_aborted() {
         return Err(give_up(Failure::of(Error::Aborted), 0));
     }
+    if options.start_jitter_ms > 0.0 {
+        let stagger = clamp_delay(fx.random.unit() * options.start_jitter_ms);
+        if !deadline.fits_sleep(fx.clock.now_ms(), stagger) {
+            return Err(give_up(Failure::of(out_of_time()), 0));
+        }
+        if fx.sleeper.sleep(stagger).await == Woke::Aborted {
+            return Err(give_up(Failure::of(Error::Aborted), 0));
+        }
+    }
+
     let mut attempts = 0u32;
     let mut previous_delay = options.base_delay_ms;
     let mut last: Option<Failure<T::Cause>> = None;
     loop {
-        let budget = deadline.attempt_budget(clock.now_ms(), options.attempt_timeout_ms);
+        let mirror = pick_mirror(route, attempts as usize, fx.clock.now_ms());
+        let host = &route[mirror];
+        let (permit, probe) = match enter(host, &deadline, options, fx, on_event).await {
+            Ok(entered) => entered,
+            Err(Error::Aborted) => return Err(give_up(Failure::of(Error::Aborted), attempts)),
+            Err(error) => return Err(give_up(Failure::after(error, last), attempts)),
+        };
+        let budget = deadline.attempt_budget(fx.clock.now_ms(), options.attempt_timeout_ms);
         if budget <= 0.0 {
-            // A timer fired late, past the deadline: no time for another attempt.
-            let failure = match last {
-                Some(last) => Failure::caused_by(out_of_time(), last),
-                None => Failure::of(out_of_time()),
-            };
-            return Err(give_up(failure, attempts));
+            host.borrow_mut().report(fx.clock.now_ms(), probe, Report::Abandoned, 0.0);
+            return Err(give_up(Failure::after(out_of_time(), last), attempts));
         }
         attempts += 1;
-        let (failure, retry_after_ms) = match transport.attempt(budget).await {
-            Attempt::Aborted => return Err(give_up(Failure::of(Error::Aborted), attempts)),
-            Attempt::TimedOut => {
-                let timeout = Failure::of(Error::Timeout { after_ms: budget });
-                if budget < options.attempt_timeout_ms {
-                    return Err(give_up(
-                        Failure::caused_by(out_of_time(), timeout),
-                        attempts,
-                    ));
-                }
-                (timeout, None)
+        let name = {
+            let mut h = host.borrow_mut();
+            h.counters.attempts += 1;
+            if attempts > 1 {
+                h.counters.retries += 1;
             }
+            h.name.clone()
+        };
+        on_event(Event::Attempt { host: name.clone(), attempt: attempts, probe });
+
+        let outcome = fx.transport.attempt(mirror, budget).await;
+        let now = fx.clock.now_ms();
+        let (report, verdict) = match outcome {
+            Attempt::Aborted => (Report::Abandoned, Err(Failure::of(Error::Aborted))),
+            Attempt::TimedOut => (Report::Transient, Ok((Failure::of(Error::Timeout { after_ms: budget }), None))),
             Attempt::Failed { message, cause } => (
-                Failure {
-                    error: Error::Network { message },
-                    cause: Some(Cause::Platform(cause)),
-                },
-                None,
+                Report::Transient,
+                Ok((Failure { error: Error::Network { message }, cause: Some(Cause::Platform(cause)) }, None)),
             ),
-            Attempt::Response(facts, body) => match classify(&facts, options, clock.epoch_ms()) {
+            Attempt::Response(facts, body) => match classify(&facts, options, fx.clock.epoch_ms()) {
                 Verdict::Deliver { empty } => {
-                    let elapsed_ms = deadline.elapsed(clock.now_ms());
-                    return Ok(Delivered {
-                        body,
-                        empty,
-                        attempts,
-                        elapsed_ms,
-                    });
+                    tell(host, now, probe, Report::Alive, fx, on_event, &name);
+                    drop(permit);
+                    return Ok(Delivered { body, empty, attempts, elapsed_ms: deadline.elapsed(now) });
                 }
-                Verdict::Reject(error) => return Err(give_up(Failure::of(error), attempts)),
-                Verdict::Retry {
-                    error,
-                    retry_after_ms,
-                } => (Failure::of(error), retry_after_ms),
+                Verdict::Reject(error) => (Report::Alive, Err(Failure::of(error))),
+                Verdict::Retry { error, retry_after_ms } => {
+                    let throttled = facts.status == 429 || (facts.status == 503 && retry_after_ms.is_some());
+                    let report = if throttled {
+                        Report::Throttled { wait_ms: retry_after_ms.map(|w| w.min(options.retry_after_max_ms)) }
+                    } else {
+                        Report::Transient
+                    };
+                    (report, Ok((Failure::of(error), retry_after_ms)))
+                }
             },
         };
-        if transport.is_aborted() {
+        tell(host, now, probe, report, fx, on_event, &name);
+        drop(permit);
+        let (failure, retry_after_ms) = match verdict {
+            Ok(retryable) => retryable,
+            Err(final_failure) => return Err(give_up(final_failure, attempts)),
+        };
+        if matches!(failure.error, Error::Timeout { .. }) && budget < options.attempt_timeout_ms {
+            // The deadline, not the attempt timeout, cut this attempt short.
+            return Err(give_up(Failure::after(out_of_time(), Some(failure)), attempts));
+        }
+        if fx.cancel.is_aborted() {
             return Err(give_up(Failure::of(Error::Aborted), attempts));
         }
 
-        let jittered = backoff.delay(attempts, previous_delay, random.unit());
+        let jittered = backoff.delay(attempts, previous_delay, fx.random.unit());
         previous_delay = jittered;
         let floor = retry_after_ms.map(|wait| wait.min(options.retry_after_max_ms));
         let delay = clamp_delay(floor.map_or(jittered, |floor| jittered.max(floor)));
-        let now = clock.now_ms();
+        let now = fx.clock.now_ms();
         if !deadline.fits_sleep(now, delay) {
-            let error = match (floor, retry_after_ms, failure.error.status()) {
-                (Some(floor), Some(wait), Some(status)) if !deadline.fits_sleep(now, floor) => {
-                    Error::RateLimited {
-                        status,
-                        retry_after_ms: wait,
-                    }
+            let error = match (floor, retry_after_ms) {
+                (Some(floor), Some(wait)) if !deadline.fits_sleep(now, floor) => {
+                    Error::RateLimited { status: failure.error.status(), retry_after_ms: wait }
                 }
                 _ => out_of_time(),
             };
-            return Err(give_up(Failure::caused_by(error, failure), attempts));
+            return Err(give_up(Failure::after(error, Some(failure)), attempts));
         }
-        on_retry(&RetryInfo {
-            attempt: attempts,
-            delay_ms: delay,
-            reason: failure.error.kind(),
-            status: failure.error.status(),
-            retry_after_ms,
+        if !host.borrow_mut().budget.try_retry(now) {
+            // The host's retry budget is spent: the call ends with its last failure.
+            return Err(give_up(failure, attempts));
+        }
+        on_event(Event::Retry {
+            host: name,
+            info: RetryInfo {
+                attempt: attempts,
+                delay_ms: delay,
+                reason: failure.error.kind(),
+                status: failure.error.status(),
+                retry_after_ms,
+            },
         });
-        if sleeper.sleep(delay).await == Woke::Aborted {
+        if fx.sleeper.sleep(delay).await == Woke::Aborted {
             return Err(give_up(Failure::of(Error::Aborted), attempts));
         }
         last = Some(failure);
+    }
+}
+
+/// Reports an attempt's outcome to its host and announces what changed.
+fn tell<T, K, S, R, C: Cancel>(
+    host: &SharedHost,
+    now: f64,
+    probe: bool,
+    report: Report,
+    fx: &Effects<'_, T, K, S, R, C>,
+    on_event: &mut impl FnMut(Event),
+    name: &Rc<str>,
+) where
+    R: Random,
+{
+    let change = host.borrow_mut().report(now, probe, report, fx.random.unit());
+    match change {
+        Some(Change::Breaker(state)) => on_event(Event::Breaker { host: name.clone(), state }),
+        Some(Change::Pause { until_ms }) => on_event(Event::Pause { host: name.clone(), until_ms }),
+        None => {}
+    }
+}
+
+/// Attempt n goes to mirror n mod len, skipping mirrors whose breaker is open.
+fn pick_mirror(route: &[SharedHost], attempt_index: usize, now_ms: f64) -> usize {
+    let n = route.len();
+    let first = attempt_index % n;
+    (0..n)
+        .map(|k| (first + k) % n)
+        .find(|&i| route[i].borrow().breaker.state(now_ms) != BreakerState::Open)
+        .unwrap_or(first)
+}
+
+/// Waits until `host` lets an attempt go: a concurrency slot, then no pause, no open breaker and
+/// a rate token. Returns the slot and whether the attempt is a half-open probe.
+async fn enter<T, K, S, R, C>(
+    host: &SharedHost,
+    deadline: &Deadline,
+    options: &Options,
+    fx: &Effects<'_, T, K, S, R, C>,
+    on_event: &mut impl FnMut(Event),
+) -> Result<(Permit, bool), Error>
+where
+    K: Clock,
+    S: Sleep,
+    R: Random,
+    C: Cancel,
+{
+    let out_of_time = || Error::Deadline { deadline_ms: options.deadline_ms };
+    loop {
+        if fx.cancel.is_aborted() {
+            return Err(Error::Aborted);
+        }
+        let slots = host.borrow().slots.clone();
+        let permit = match slots.try_acquire() {
+            Some(permit) => permit,
+            None => {
+                let now = fx.clock.now_ms();
+                let left = deadline.remaining(now);
+                let name = host.borrow().name.clone();
+                on_event(Event::Queue { host: name, hold: None, wait_ms: left });
+                match race(slots.acquire(), race(fx.sleeper.sleep(left), fx.cancel.fired())).await {
+                    Either::Left(permit) => permit,
+                    Either::Right(Either::Left(Woke::Elapsed)) => return Err(out_of_time()),
+                    Either::Right(_) => return Err(Error::Aborted),
+                }
+            }
+        };
+        let now = fx.clock.now_ms();
+        let decision = host.borrow_mut().decide(now);
+        match decision {
+            Decision::Go { probe } => return Ok((permit, probe)),
+            Decision::WaitUntil(at, hold) => {
+                drop(permit);
+                let mut wait = at - now;
+                if hold == Hold::Pause {
+                    wait += fx.random.unit() * PAUSE_JITTER_MS.min(wait * 0.2);
+                }
+                if !deadline.fits_sleep(now, wait) {
+                    return Err(match hold {
+                        Hold::Pause => Error::RateLimited { status: None, retry_after_ms: at - now },
+                        Hold::Breaker => Error::CircuitOpen { retry_after_ms: Some(at - now) },
+                        Hold::Rate => out_of_time(),
+                    });
+                }
+                let name = host.borrow().name.clone();
+                on_event(Event::Queue { host: name, hold: Some(hold), wait_ms: wait });
+                if fx.sleeper.sleep(wait).await == Woke::Aborted {
+                    return Err(Error::Aborted);
+                }
+            }
+            Decision::WaitForProbe => {
+                drop(permit);
+                let left = deadline.remaining(now);
+                match race(next_change(host), fx.sleeper.sleep(left)).await {
+                    Either::Left(()) => {}
+                    Either::Right(Woke::Elapsed) => return Err(Error::CircuitOpen { retry_after_ms: None }),
+                    Either::Right(Woke::Aborted) => return Err(Error::Aborted),
+                }
+            }
+        }
     }
 }

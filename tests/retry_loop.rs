@@ -9,8 +9,12 @@ use std::task::{Context, Poll, Waker};
 
 use tilefetch::classify::ResponseFacts;
 use tilefetch::options::Value;
-use tilefetch::platform::{Attempt, Clock, Random, Sleep, Transport, Woke};
-use tilefetch::retry::{fetch_with_retries, Cause, Delivered, GaveUp, RetryInfo};
+use tilefetch::host::breaker::BreakerConfig;
+use tilefetch::host::budget::BudgetConfig;
+use tilefetch::host::state::SharedHost;
+use tilefetch::host::{HostConfig, HostState};
+use tilefetch::platform::{Attempt, Cancel, Clock, Random, Sleep, Transport, Woke};
+use tilefetch::retry::{fetch_with_retries, Cause, Delivered, Effects, Event, GaveUp, RetryInfo};
 use tilefetch::{Error, Options};
 
 /// One scripted server reply: how long it takes and what it is.
@@ -28,6 +32,7 @@ struct World {
     sent: Cell<u32>,
     sleeps: RefCell<Vec<f64>>,
     unit: Cell<f64>,
+    mirrors: RefCell<Vec<usize>>,
 }
 
 impl World {
@@ -39,6 +44,7 @@ impl World {
             sent: Cell::new(0),
             sleeps: RefCell::new(Vec::new()),
             unit: Cell::new(0.5),
+            mirrors: RefCell::new(Vec::new()),
         }
     }
 
@@ -81,16 +87,25 @@ impl Sleep for World {
     }
 }
 
-impl Transport for World {
-    type Body = Vec<u8>;
-    type Cause = &'static str;
-
+impl Cancel for World {
     fn is_aborted(&self) -> bool {
         self.now.get() >= self.abort_at.get()
     }
 
-    fn attempt(&self, timeout_ms: f64) -> impl Future<Output = Attempt<Vec<u8>, &'static str>> {
+    async fn fired(&self) {
+        if !self.is_aborted() {
+            std::future::pending::<()>().await;
+        }
+    }
+}
+
+impl Transport for World {
+    type Body = Vec<u8>;
+    type Cause = &'static str;
+
+    fn attempt(&self, mirror: usize, timeout_ms: f64) -> impl Future<Output = Attempt<Vec<u8>, &'static str>> {
         self.sent.set(self.sent.get() + 1);
+        self.mirrors.borrow_mut().push(mirror);
         let (took, reply) = self
             .replies
             .borrow_mut()
@@ -151,18 +166,36 @@ fn block_on<F: Future>(future: F) -> F::Output {
 
 type Outcome = Result<Delivered<Vec<u8>>, GaveUp<&'static str>>;
 
+/// A host that never holds a call back, so a test sees the retry loop alone.
+const PERMISSIVE: HostConfig = HostConfig {
+    breaker: BreakerConfig { failure_threshold: u32::MAX, ..BreakerConfig::INTERACTIVE },
+    budget: BudgetConfig { ratio: 1.0, min_per_second: 1e6 },
+    learn_rate: false,
+    ..HostConfig::DEFAULT
+};
+
+fn host(config: &HostConfig) -> SharedHost {
+    HostState::new("tiles.test", config, 0.0).shared()
+}
+
 fn run(world: &World, options: &[(&str, Value)]) -> (Outcome, Vec<RetryInfo>) {
-    let options = Options::parse(options).expect("valid options");
-    let mut retries = Vec::new();
-    let out = block_on(fetch_with_retries(
-        &options,
-        world,
-        world,
-        world,
-        world,
-        |info| retries.push(info.clone()),
-    ));
+    let (out, events) = run_on(world, options, &[host(&PERMISSIVE)]);
+    let retries = events
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::Retry { info, .. } => Some(info),
+            _ => None,
+        })
+        .collect();
     (out, retries)
+}
+
+fn run_on(world: &World, options: &[(&str, Value)], route: &[SharedHost]) -> (Outcome, Vec<Event>) {
+    let options = Options::parse(options).expect("valid options");
+    let mut events = Vec::new();
+    let effects = Effects { transport: world, clock: world, sleeper: world, random: world, cancel: world };
+    let out = block_on(fetch_with_retries(&options, route, &effects, |e| events.push(e)));
+    (out, events)
 }
 
 fn ok() -> Reply {
@@ -366,7 +399,7 @@ fn retry_after_beyond_the_deadline_rejects_at_once_as_rate_limited() {
     assert_eq!(
         g.failure.error,
         Error::RateLimited {
-            status: 429,
+            status: Some(429),
             retry_after_ms: 86_400_000.0
         }
     );
@@ -539,4 +572,145 @@ fn no_retry_sleep_exceeds_the_cap_over_a_long_outage() {
             "{sleeps:?}"
         );
     }
+}
+
+// ---- What calls to one host share: breaker, pause, learned rate, budget, mirrors, counters.
+
+fn breaker_host(threshold: u32, open_ms: f64) -> SharedHost {
+    host(&HostConfig {
+        breaker: BreakerConfig { failure_threshold: threshold, open_ms, half_open_probes: 1, max_open_ms: open_ms * 4.0 },
+        ..PERMISSIVE
+    })
+}
+
+#[test]
+fn an_open_breaker_fails_calls_fast_when_their_deadline_cannot_reach_half_open() {
+    let route = [breaker_host(3, 5000.0)];
+    let world = World::new((0..3).map(|_| (10.0, status(503))).collect());
+    let (out, events) = run_on(&world, &[("deadlineMs", n(100.0)), none_jitter(), ("baseDelayMs", n(1.0))], &route);
+    assert_eq!(gave_up(out).attempts, 3);
+    assert!(events.iter().any(|e| matches!(e, Event::Breaker { state, .. } if state.name() == "open")));
+    let sent = world.sent.get();
+    let (out, _) = run_on(&world, &[("deadlineMs", n(1000.0))], &route);
+    let g = gave_up(out);
+    assert_eq!(g.failure.error.kind(), "circuit-open");
+    assert_eq!((g.attempts, world.sent.get()), (0, sent), "nothing was sent");
+    assert!(g.failure.error.retry_after_ms().unwrap() > 1000.0);
+}
+
+#[test]
+fn a_call_waits_for_half_open_when_its_deadline_allows_and_the_probe_closes_the_breaker() {
+    let route = [breaker_host(2, 1000.0)];
+    let world = World::new(vec![(10.0, status(503)), (10.0, status(503)), (10.0, ok())]);
+    let _ = run_on(&world, &[("deadlineMs", n(50.0)), none_jitter(), ("baseDelayMs", n(1.0))], &route);
+    let (out, events) = run_on(&world, &[], &route);
+    let tile = out.unwrap();
+    assert_eq!(tile.attempts, 1);
+    assert!(events.iter().any(|e| matches!(e, Event::Attempt { probe: true, .. })));
+    assert!(events.iter().any(|e| matches!(e, Event::Breaker { state, .. } if state.name() == "closed")));
+    assert!(tile.elapsed_ms >= 700.0, "waited for the open time, {}", tile.elapsed_ms);
+}
+
+#[test]
+fn retry_after_pauses_every_call_to_the_host() {
+    let route = [host(&PERMISSIVE)];
+    let world = World::new(vec![(10.0, Reply::Status(429, &[("retry-after", "2")], b"")), (10.0, ok()), (10.0, ok())]);
+    world.unit.set(0.0);
+    let (first, events) = run_on(&world, &[], &route);
+    first.unwrap();
+    assert!(events.iter().any(|e| matches!(e, Event::Pause { .. })));
+    // A second call right away finds the host paused (the first slept through its own pause).
+    let world2 = World::new(vec![(10.0, Reply::Status(429, &[("retry-after", "3")], b"")), (10.0, ok())]);
+    world2.now.set(world.now.get());
+    let _ = run_on(&world2, &[("deadlineMs", n(10_000.0))], &route);
+    let world3 = World::new(vec![(10.0, ok())]);
+    world3.now.set(world2.now.get() - 3000.0);
+    let (third, events) = run_on(&world3, &[], &route);
+    third.unwrap();
+    assert!(events.iter().any(|e| matches!(e, Event::Queue { hold: Some(tilefetch::host::state::Hold::Pause), .. })));
+    assert!(*world3.sleeps.borrow().first().unwrap() >= 2000.0, "{:?}", world3.sleeps.borrow());
+}
+
+#[test]
+fn a_pause_past_the_deadline_rejects_as_rate_limited_without_sending() {
+    let route = [host(&PERMISSIVE)];
+    let world = World::new(vec![(10.0, Reply::Status(503, &[("retry-after", "30")], b""))]);
+    let _ = run_on(&world, &[("deadlineMs", n(1000.0))], &route);
+    let world2 = World::new(vec![]);
+    world2.now.set(world.now.get());
+    let g = gave_up(run_on(&world2, &[], &route).0);
+    assert_eq!(g.failure.error.kind(), "rate-limited");
+    assert_eq!(g.failure.error.status(), None);
+    assert!(g.failure.error.retry_after_ms().unwrap() > 29_000.0);
+    assert_eq!(world2.sent.get(), 0);
+}
+
+#[test]
+fn a_spent_retry_budget_ends_the_call_with_its_last_failure() {
+    let config = HostConfig { budget: BudgetConfig { ratio: 0.0, min_per_second: 1.0 }, ..PERMISSIVE };
+    let route = [host(&config)];
+    let world = World::new((0..10).map(|_| (10.0, status(503))).collect());
+    let (out, events) = run_on(&world, &[none_jitter(), ("baseDelayMs", n(10.0))], &route);
+    let g = gave_up(out);
+    assert_eq!(g.failure.error, Error::Http { status: 503 });
+    // One retry from the reserve, then the reserve refills at 1/s: 10 ms later it is empty.
+    assert_eq!(g.attempts, 2);
+    assert_eq!(events.iter().filter(|e| matches!(e, Event::Retry { .. })).count(), 1);
+}
+
+#[test]
+fn retries_rotate_over_mirrors_and_skip_open_breakers() {
+    let route = [host(&PERMISSIVE), host(&PERMISSIVE), breaker_host(1, 60_000.0)];
+    // Open the third mirror's breaker.
+    let opener = World::new(vec![(1.0, status(503))]);
+    let _ = run_on(&opener, &[("deadlineMs", n(5.0))], &route[2..]);
+    let world = World::new(vec![(10.0, status(503)), (10.0, status(503)), (10.0, ok())]);
+    let tile = run_on(&world, &[none_jitter(), ("baseDelayMs", n(1.0))], &route).0.unwrap();
+    assert_eq!(tile.attempts, 3);
+    assert_eq!(*world.mirrors.borrow(), vec![0, 1, 0], "mirror 2 is open, so attempt 3 goes to mirror 0");
+}
+
+#[test]
+fn start_jitter_delays_the_first_attempt() {
+    let world = World::new(vec![(10.0, ok())]);
+    world.unit.set(0.25);
+    let tile = run(&world, &[("startJitterMs", n(400.0))]).0.unwrap();
+    assert_eq!(*world.sleeps.borrow(), vec![100.0]);
+    assert_eq!(tile.elapsed_ms, 110.0);
+}
+
+#[test]
+fn hosts_count_calls_attempts_retries_and_give_ups() {
+    let route = [host(&PERMISSIVE)];
+    let world = World::new(vec![(10.0, status(503)), (10.0, ok()), (10.0, status(404)), (10.0, ok())]);
+    run_on(&world, &[("baseDelayMs", n(1.0))], &route).0.unwrap();
+    let _ = run_on(&world, &[], &route);
+    world.abort_at.set(0.0);
+    let _ = run_on(&world, &[], &route);
+    let h = route[0].borrow();
+    let c = &h.counters;
+    assert_eq!((c.requests, c.attempts, c.retries, c.successes, c.aborted), (3, 3, 1, 1, 1));
+    assert_eq!(c.give_ups, vec![("http", 1)]);
+    assert_eq!(c.latency.count(), 1);
+}
+
+#[test]
+fn a_learned_rate_spaces_the_attempts_of_later_calls() {
+    let config = HostConfig { learn_rate: true, ..PERMISSIVE };
+    let route = [host(&config)];
+    let mut replies: Vec<(f64, Reply)> = (0..10).map(|_| (1.0, ok())).collect();
+    replies.push((1.0, Reply::Status(429, &[], b"")));
+    let world = World::new(replies);
+    for _ in 0..10 {
+        run_on(&world, &[], &route).0.unwrap();
+    }
+    let _ = run_on(&world, &[("deadlineMs", n(5.0))], &route);
+    assert_eq!(route[0].borrow().rate(), Some(9.0));
+    let later = World::new((0..5).map(|_| (1.0, ok())).collect());
+    later.now.set(world.now.get());
+    let t0 = later.now.get();
+    for _ in 0..5 {
+        run_on(&later, &[], &route).0.unwrap();
+    }
+    assert!(later.now.get() - t0 >= 4.0 * 1000.0 / 9.5, "5 calls at ~9/s take ≥ 420 ms, took {}", later.now.get() - t0);
 }

@@ -5,7 +5,6 @@ mod abort;
 mod effects;
 mod js_objects;
 mod js_options;
-mod race;
 mod transport;
 
 use js_sys::Uint8Array;

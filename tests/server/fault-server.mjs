@@ -6,6 +6,7 @@
 //   const srv = await startFaultServer({ seed: 1 });
 //   await fetch(`${srv.url}/tile/3/1/2.png?run=t1&f=503&n=2`);
 //   srv.requests("t1/3/1/2"); srv.aborted("t1"); await srv.close();
+//   srv.concurrent("t1"); srv.peakConcurrent("t1"); srv.outage("t1", 3000); srv.now();
 //
 // CLI: node tests/server/fault-server.mjs [--port 0] [--seed 1] [--host 127.0.0.1] [--verbose]
 //   prints `FAULT_SERVER_URL=http://127.0.0.1:PORT` as its first stdout line and runs until
@@ -15,21 +16,40 @@
 // Route: GET /tile/{z}/{x}/{y}.png?run=R&f=FAULT&p=P&n=N&ra=RA&delay=MS&slowp=P&slowms=MS&code=C
 //   tile key = `${run}/${z}/${x}/${y}`; per-key attempt counter n is 1-based.
 //   Every response carries X-Fault-Attempt (n for that key) and X-Fault (fault applied or "none").
-// Also: GET /count?run=R -> {"requests":N,"aborted":N}; GET /health -> "ok"; OPTIONS * -> 204.
+// Also: GET /count?run=R -> {"requests":N,"aborted":N,"concurrent":N,"peakConcurrent":N};
+//   GET /health -> "ok"; OPTIONS * -> 204.
 //
 // Faults (f=): 503 500 502 504 408 429 (+ Retry-After from ra), 404 403 400 410, 204 (no body),
 //   hang (never answers), reset (200 + full Content-Length, half the body, socket destroyed),
 //   truncate (200 chunked, first half of the PNG, ends normally: only the missing IEND tells),
 //   shortlen (200, the whole PNG but Content-Length + 1024, then socket.end()),
 //   sexml / owsxml (200 OGC exception reports, code from `code`), html (200 text/html 502 page),
-//   json (200 {"error":"quota"}), gzip (200 image/png, Content-Encoding: gzip).
+//   json (200 {"error":"quota"}), gzip (200 image/png, Content-Encoding: gzip),
+//   bucket (a rate-limited upstream: a token bucket per run, created on the run's first bucket
+//     request full with `burst` tokens and refilled continuously at `rate` tokens/s up to `burst`;
+//     a request that takes a token gets the tile (200), any other 429 + Retry-After from ra (none
+//     without ra). rate= default 10, burst= default rate; the first request's values stay for the
+//     run. The token is taken when the request arrives, so `delay` only delays the answer;
+//     X-Fault and the log's fault: "bucket" when served, "bucket-429" when refused).
 // ra: "N" seconds as is | "date:N" IMF-fixdate N s ahead | "raw:TEXT" verbatim.
 // p: probability (seeded PRNG over seed/key/n), n: only the first n requests of the key.
 // delay=MS before every answer; slowp=P + slowms=MS: heavy tail.
 //
+// Outage: srv.outage(run, ms) -> {start, end} (server ms, like log `t`): every tile request of
+//   that run (key === run or starting with `${run}/`) that ARRIVES in [start, end) is answered 503
+//   text/plain "outage" (no Retry-After, X-Fault: outage), whatever f says (no bucket token is
+//   taken; `delay` still applies). Outages stack; reset() ends them. srv.now() = current server ms.
+//
 // Counting: only tile requests count (not OPTIONS, /count, /health). "aborted" = the client went
 // away before the response finished (reset/shortlen cut by the server and close() do not count).
-// log entries: {key, path, fault, outcome, t (ms since start, monotonic), n, method, headers}.
+// log entries: {key, path, fault, outcome, t (ms since start, monotonic), n, method, headers,
+//   status (the status sent; null while not yet answered and for hang/reset/shortlen, whose body
+//   never completes), tDone (server ms when the response finished or closed; null while open)}.
+//
+// Concurrency: a tile request is open from its arrival until its response finishes or closes
+// (client abort, reset, server close). srv.concurrent(prefix?) = open now, srv.peakConcurrent(
+// prefix?) = the most ever open at once; prefix is a run, a full key or any `/`-aligned prefix of
+// keys (`run/z`), none = every tile request. reset() clears them (requests still open are forgotten).
 
 import http from "node:http";
 import zlib from "node:zlib";
@@ -177,7 +197,7 @@ const RETRYABLE_FAULTS = new Set(["503", "500", "502", "504", "408", "429"]);
 const PLAIN_FAULTS = new Set(["404", "403", "400", "410"]);
 export const FAULTS = [
   ...RETRYABLE_FAULTS, ...PLAIN_FAULTS, "204", "hang", "reset", "truncate", "shortlen",
-  "sexml", "owsxml", "html", "json", "gzip",
+  "sexml", "owsxml", "html", "json", "gzip", "bucket",
 ];
 
 function xmlEscape(s) {
@@ -251,7 +271,9 @@ function numParam(params, name, dflt) {
 /**
  * Start the fault server.
  * @returns {Promise<{url:string, port:number, close():Promise<void>, requests(key?:string):number,
- *   aborted(key?:string):number, log:Array<object>, reset():void, server:http.Server}>}
+ *   aborted(key?:string):number, concurrent(prefix?:string):number, peakConcurrent(prefix?:string):number,
+ *   outage(run:string, ms:number):{start:number,end:number}, now():number, log:Array<object>,
+ *   reset():void, server:http.Server}>}
  *
  * requests(key)/aborted(key): `key` is either a full tile key (`run/z/x/y`) or a prefix
  * (e.g. a run name): counts of every key equal to it or starting with `${key}/`.
@@ -267,6 +289,13 @@ export async function startFaultServer({ seed = 1, host = "127.0.0.1", port = 0,
   const sockets = new Set();
   const timers = new Set();
   const inflight = new Set(); // tile responses whose 'close' has not fired yet
+  const openNow = new Map(); // `/`-aligned key prefix -> tile requests open now
+  const openPeak = new Map(); // `/`-aligned key prefix -> most ever open at once
+  let openTotal = 0;
+  let peakTotal = 0;
+  let generation = 0; // bumped by reset(): requests opened before it are not counted down
+  const outages = []; // {run, end} in server ms
+  const buckets = new Map(); // run -> {tokens, last, rate, burst}
   let closing = false;
   const t0 = performance.now();
 
@@ -276,6 +305,45 @@ export async function startFaultServer({ seed = 1, host = "127.0.0.1", port = 0,
       if (key === undefined || k === key || k.startsWith(`${key}/`)) total += v;
     }
     return total;
+  };
+
+  const now = () => performance.now() - t0;
+
+  /** Every `/`-aligned prefix of a key: "r/1/2/3" -> ["r", "r/1", "r/1/2", "r/1/2/3"]. */
+  const prefixesOf = (key) => {
+    const segs = key.split("/");
+    return segs.map((_, i) => segs.slice(0, i + 1).join("/"));
+  };
+
+  const inOutage = (key, t) => {
+    for (let i = outages.length - 1; i >= 0; i--) {
+      const o = outages[i];
+      if (o.end <= t) {
+        outages.splice(i, 1);
+        continue;
+      }
+      if (key === o.run || key.startsWith(`${o.run}/`)) return true;
+    }
+    return false;
+  };
+
+  const takeToken = (run, params) => {
+    const t = performance.now();
+    let b = buckets.get(run);
+    if (!b) {
+      const rate = Math.max(0, numParam(params, "rate", 10));
+      const burst = Math.max(0, numParam(params, "burst", rate));
+      b = { tokens: burst, last: t, rate, burst };
+      buckets.set(run, b);
+    } else {
+      b.tokens = Math.min(b.burst, b.tokens + ((t - b.last) / 1000) * b.rate);
+      b.last = t;
+    }
+    if (b.tokens >= 1) {
+      b.tokens -= 1;
+      return true;
+    }
+    return false;
   };
 
   const later = (ms, fn) => {
@@ -300,8 +368,11 @@ export async function startFaultServer({ seed = 1, host = "127.0.0.1", port = 0,
     const fname = params.get("f") ?? "";
     const p = numParam(params, "p", 1);
     const limit = numParam(params, "n", Infinity);
+    const tArrive = now();
     const applies = fname !== "" && fname !== "none" && n <= limit && prng(seed, key, n, "fault") < p;
-    const fault = applies ? fname : "none";
+    let fault = applies ? fname : "none";
+    if (inOutage(key, tArrive)) fault = "outage";
+    else if (fault === "bucket") fault = takeToken(run, params) ? "bucket" : "bucket-429";
     let delay = Math.max(0, numParam(params, "delay", 0));
     const slowp = numParam(params, "slowp", 0);
     if (slowp > 0 && prng(seed, key, n, "slow") < slowp) delay += Math.max(0, numParam(params, "slowms", 0));
@@ -311,16 +382,43 @@ export async function startFaultServer({ seed = 1, host = "127.0.0.1", port = 0,
       path: url.pathname + url.search,
       fault,
       outcome: "pending", // -> sent | aborted | hanging | reset | truncated | shortlen | server-closed | bad-fault
-      t: performance.now() - t0, // ms since the server started (monotonic)
+      t: tArrive, // ms since the server started (monotonic)
       n,
       method: req.method,
       headers: { ...req.headers },
+      status: null, // the status sent; null for hang/reset/shortlen and while not answered
+      tDone: null, // server ms when the response finished or closed
     };
     log.push(entry);
+
+    // Concurrency: open from now until the first of 'finish' / 'close'.
+    const prefixes = prefixesOf(key);
+    const gen = generation;
+    let open = true;
+    openTotal++;
+    if (openTotal > peakTotal) peakTotal = openTotal;
+    for (const pre of prefixes) {
+      const c = (openNow.get(pre) ?? 0) + 1;
+      openNow.set(pre, c);
+      if (c > (openPeak.get(pre) ?? 0)) openPeak.set(pre, c);
+    }
+    const done = () => {
+      if (!open) return;
+      open = false;
+      entry.tDone = now();
+      if (gen !== generation) return;
+      openTotal--;
+      for (const pre of prefixes) {
+        const c = (openNow.get(pre) ?? 1) - 1;
+        if (c > 0) openNow.set(pre, c);
+        else openNow.delete(pre);
+      }
+    };
 
     const state = { serverEnded: false, timer: null };
     inflight.add(res);
     res.on("close", () => {
+      done();
       inflight.delete(res);
       if (state.timer) {
         clearTimeout(state.timer);
@@ -341,6 +439,7 @@ export async function startFaultServer({ seed = 1, host = "127.0.0.1", port = 0,
       abortedCount.set(key, (abortedCount.get(key) ?? 0) + 1);
     });
     res.on("finish", () => {
+      done();
       if (entry.outcome === "pending") entry.outcome = "sent";
     });
 
@@ -354,10 +453,16 @@ export async function startFaultServer({ seed = 1, host = "127.0.0.1", port = 0,
       const sendBody = (status, type, body, extra = {}) => {
         const buf = Buffer.isBuffer(body) ? body : Buffer.from(body, "utf8");
         res.writeHead(status, hdr({ "Content-Type": type, "Content-Length": String(buf.length), ...extra }));
+        entry.status = status;
         res.end(buf);
       };
 
-      if (fault === "none") return sendBody(200, "image/png", png());
+      if (fault === "none" || fault === "bucket") return sendBody(200, "image/png", png());
+      if (fault === "outage") return sendBody(503, "text/plain; charset=utf-8", "outage");
+      if (fault === "bucket-429") {
+        const ra = retryAfterValue(params.get("ra"));
+        return sendBody(429, "text/plain; charset=utf-8", "429 Too Many Requests\n", ra != null ? { "Retry-After": ra } : {});
+      }
       if (RETRYABLE_FAULTS.has(fault) || PLAIN_FAULTS.has(fault)) {
         const status = Number(fault);
         const extra = {};
@@ -368,6 +473,7 @@ export async function startFaultServer({ seed = 1, host = "127.0.0.1", port = 0,
       switch (fault) {
         case "204":
           res.writeHead(204, hdr({}));
+          entry.status = 204;
           return res.end();
         case "hang":
           entry.outcome = "hanging";
@@ -385,6 +491,7 @@ export async function startFaultServer({ seed = 1, host = "127.0.0.1", port = 0,
           const body = png();
           res.writeHead(200, hdr({ "Content-Type": "image/png" })); // no Content-Length -> chunked
           entry.outcome = "truncated";
+          entry.status = 200;
           res.end(body.subarray(0, Math.floor(body.length / 2)));
           return;
         }
@@ -443,6 +550,8 @@ export async function startFaultServer({ seed = 1, host = "127.0.0.1", port = 0,
       const body = JSON.stringify({
         requests: sumOver(attempts, run ?? undefined),
         aborted: sumOver(abortedCount, run ?? undefined),
+        concurrent: run == null ? openTotal : (openNow.get(run) ?? 0),
+        peakConcurrent: run == null ? peakTotal : (openPeak.get(run) ?? 0),
       });
       res.writeHead(200, baseHeaders({ "Content-Type": "application/json", "Content-Length": String(Buffer.byteLength(body)) }));
       return res.end(body);
@@ -481,10 +590,32 @@ export async function startFaultServer({ seed = 1, host = "127.0.0.1", port = 0,
     seed,
     requests: (key) => sumOver(attempts, key),
     aborted: (key) => sumOver(abortedCount, key),
+    /** Tile requests open now (arrived, response not finished or closed) under a key prefix. */
+    concurrent: (prefix) => (prefix === undefined ? openTotal : (openNow.get(prefix) ?? 0)),
+    /** The most tile requests ever open at once under a key prefix (since start or reset()). */
+    peakConcurrent: (prefix) => (prefix === undefined ? peakTotal : (openPeak.get(prefix) ?? 0)),
+    /** Server ms since start (the clock of log `t`). */
+    now,
+    /** From now for `ms`: every tile request of `run` arriving gets 503 "outage". */
+    outage(run, ms) {
+      if (typeof run !== "string") throw new TypeError("outage(run, ms): run must be a string");
+      if (!(Number.isFinite(ms) && ms >= 0)) throw new TypeError("outage(run, ms): ms must be a finite number >= 0");
+      const start = now();
+      const end = start + ms;
+      outages.push({ run, end });
+      return { start, end };
+    },
     reset() {
       attempts.clear();
       abortedCount.clear();
       log.length = 0;
+      generation++;
+      openNow.clear();
+      openPeak.clear();
+      openTotal = 0;
+      peakTotal = 0;
+      outages.length = 0;
+      buckets.clear();
     },
     close() {
       if (closed) return closed;

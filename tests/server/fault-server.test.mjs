@@ -5,6 +5,7 @@ import http from "node:http";
 import zlib from "node:zlib";
 import { spawn } from "node:child_process";
 import { once } from "node:events";
+import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { startFaultServer, tilePng, crc32, prng, PNG_SIGNATURE } from "./fault-server.mjs";
 
@@ -336,7 +337,7 @@ describe("fault server", () => {
   test("/count reports per run", async () => {
     const r = await fetch(`${srv.url}/count?run=hang`);
     assert.equal(r.headers.get("access-control-allow-origin"), "*");
-    assert.deepEqual(await r.json(), { requests: 1, aborted: 1 });
+    assert.deepEqual(await r.json(), { requests: 1, aborted: 1, concurrent: 0, peakConcurrent: 1 });
     const all = await (await fetch(`${srv.url}/count`)).json();
     assert.equal(all.requests, srv.requests());
     assert.equal(all.aborted, srv.aborted());
@@ -348,6 +349,187 @@ describe("fault server", () => {
     assert.equal(e.fault, "503");
     assert.equal(e.outcome, "sent");
     assert.equal(typeof e.t, "number");
+  });
+});
+
+describe("concurrency, outage, token bucket", () => {
+  let srv;
+  before(async () => {
+    srv = await startFaultServer({ seed: 1 });
+  });
+  after(async () => {
+    await srv.close();
+  });
+
+  const get = async (url) => {
+    const r = await fetch(url);
+    const body = Buffer.from(await r.arrayBuffer());
+    return { status: r.status, headers: r.headers, body };
+  };
+
+  test("concurrent / peakConcurrent per run, per key prefix and in total; /count reports them", async () => {
+    assert.equal(srv.concurrent("conc"), 0);
+    assert.equal(srv.peakConcurrent("conc"), 0);
+    const pending = [];
+    for (let i = 0; i < 5; i++) pending.push(get(`${srv.url}/tile/3/${i}/0.png?run=conc&delay=300`));
+    pending.push(get(`${srv.url}/tile/3/0/0.png?run=conc2&delay=300`));
+    assert.ok(await waitFor(() => srv.concurrent("conc") === 5), `open ${srv.concurrent("conc")}`);
+    assert.equal(srv.concurrent("conc2"), 1, "runs are separate (conc is not a prefix of conc2)");
+    assert.equal(srv.concurrent("conc/3"), 5);
+    assert.equal(srv.concurrent("conc/3/0/0"), 1);
+    assert.ok(srv.concurrent() >= 6);
+    const mid = await (await fetch(`${srv.url}/count?run=conc`)).json();
+    assert.deepEqual(mid, { requests: 5, aborted: 0, concurrent: 5, peakConcurrent: 5 });
+    for (const r of await Promise.all(pending)) assert.equal(r.status, 200);
+    assert.ok(await waitFor(() => srv.concurrent("conc") === 0));
+    assert.equal(srv.peakConcurrent("conc"), 5);
+    assert.equal(srv.peakConcurrent("conc/3/1/0"), 1);
+    assert.equal(srv.peakConcurrent("conc2"), 1);
+    assert.ok(srv.peakConcurrent() >= 6);
+    const end = await (await fetch(`${srv.url}/count?run=conc`)).json();
+    assert.deepEqual(end, { requests: 5, aborted: 0, concurrent: 0, peakConcurrent: 5 });
+    const all = await (await fetch(`${srv.url}/count`)).json();
+    assert.equal(all.concurrent, srv.concurrent());
+    assert.equal(all.peakConcurrent, srv.peakConcurrent());
+    // Sequential requests never overlap.
+    for (let i = 0; i < 3; i++) await get(`${srv.url}/tile/3/${i}/0.png?run=seq`);
+    assert.equal(srv.peakConcurrent("seq"), 1);
+    const e = srv.log.find((x) => x.key === "conc/3/0/0");
+    assert.equal(e.status, 200);
+    assert.ok(e.tDone - e.t >= 290, `open ${e.tDone - e.t} ms`);
+  });
+
+  test("a hanging request is open until the client aborts; a reset until the server cuts it", async () => {
+    await assert.rejects(fetch(`${srv.url}/tile/1/1/1.png?run=conch&f=hang`, { signal: AbortSignal.timeout(150) }));
+    assert.equal(srv.peakConcurrent("conch"), 1);
+    assert.ok(await waitFor(() => srv.concurrent("conch") === 0), "closed after the abort");
+    await assert.rejects(async () => {
+      const r = await fetch(`${srv.url}/tile/1/1/1.png?run=concr&f=reset`);
+      await r.arrayBuffer();
+    });
+    assert.ok(await waitFor(() => srv.concurrent("concr") === 0), "closed after the reset");
+    assert.equal(srv.log.find((x) => x.key === "conch/1/1/1").status, null, "hang: no status");
+    assert.equal(srv.log.find((x) => x.key === "concr/1/1/1").status, null, "reset: no status");
+  });
+
+  test("outage(run, ms): 503 'outage' without Retry-After whatever f says, only for that run, then normal", async () => {
+    const { start, end } = srv.outage("out", 400);
+    assert.ok(end - start === 400 && Math.abs(srv.now() - start) < 50);
+    const during = [
+      await get(`${srv.url}/tile/2/0/0.png?run=out`),
+      await get(`${srv.url}/tile/2/0/1.png?run=out&f=404`),
+      await get(`${srv.url}/tile/2/0/2.png?run=out&f=429&ra=5`),
+      await get(`${srv.url}/tile/2/0/3.png?run=out&f=bucket&rate=1&burst=1`),
+    ];
+    for (const r of during) {
+      assert.equal(r.status, 503);
+      assert.equal(r.body.toString(), "outage");
+      assert.equal(r.headers.get("retry-after"), null);
+      assert.equal(r.headers.get("x-fault"), "outage");
+    }
+    const other = await get(`${srv.url}/tile/2/0/0.png?run=outx`);
+    assert.equal(other.status, 200, "another run (even one starting with the same letters) is not affected");
+    await sleep(Math.max(0, end - srv.now()) + 10);
+    const after1 = await get(`${srv.url}/tile/2/0/0.png?run=out`);
+    assert.equal(after1.status, 200);
+    assert.ok(after1.body.equals(tilePng(2, 0, 0)));
+    const bucketAfter = await get(`${srv.url}/tile/2/0/3.png?run=out&f=bucket&rate=1&burst=1`);
+    assert.equal(bucketAfter.status, 200, "the outage took no bucket token");
+    const entries = srv.log.filter((x) => x.key.startsWith("out/"));
+    assert.deepEqual(entries.map((x) => x.status), [503, 503, 503, 503, 200, 200]);
+    assert.deepEqual(entries.map((x) => x.fault), ["outage", "outage", "outage", "outage", "none", "bucket"]);
+    for (const x of entries.slice(0, 4)) assert.ok(x.t >= start && x.t < end, `t ${x.t} in [${start}, ${end})`);
+    for (const x of entries.slice(4)) assert.ok(x.t >= end);
+    assert.equal(srv.requests("out"), 6, "outage answers are counted as requests");
+  });
+
+  test("outage of one tile key only; reset() ends outages", async () => {
+    srv.outage("outk/1/0/0", 5000);
+    assert.equal((await get(`${srv.url}/tile/1/0/0.png?run=outk`)).status, 503);
+    assert.equal((await get(`${srv.url}/tile/1/0/1.png?run=outk`)).status, 200);
+    const other = await startFaultServer();
+    try {
+      other.outage("r", 5000);
+      assert.equal((await get(`${other.url}/tile/1/0/0.png?run=r`)).status, 503);
+      other.reset();
+      assert.equal((await get(`${other.url}/tile/1/0/0.png?run=r`)).status, 200);
+    } finally {
+      await other.close();
+    }
+  });
+
+  test("bucket: burst tokens at first, then rate per second; 429 + Retry-After from ra when empty", async () => {
+    const url = (run, i) => `${srv.url}/tile/5/${i}/0.png?run=${run}&f=bucket&rate=10&burst=3&ra=1`;
+    const first = [];
+    for (let i = 0; i < 5; i++) first.push(await get(url("bk", i)));
+    assert.deepEqual(first.map((r) => r.status), [200, 200, 200, 429, 429]);
+    assert.ok(first[0].body.equals(tilePng(5, 0, 0)));
+    assert.equal(first[0].headers.get("retry-after"), null);
+    assert.equal(first[3].headers.get("retry-after"), "1");
+    assert.equal(first[3].headers.get("x-fault"), "bucket-429");
+    assert.equal(first[0].headers.get("x-fault"), "bucket");
+    // Another run has its own, full bucket.
+    assert.equal((await get(url("bk2", 0))).status, 200);
+    // Refilled continuously at 10/s: ~2.2 tokens after 220 ms.
+    await sleep(220);
+    const second = [];
+    for (let i = 0; i < 3; i++) second.push((await get(url("bk", 10 + i))).status);
+    assert.deepEqual(second, [200, 200, 429]);
+    const log = srv.log.filter((x) => x.key.startsWith("bk/"));
+    assert.deepEqual(log.map((x) => x.status), [200, 200, 200, 429, 429, 200, 200, 429]);
+    assert.deepEqual(log.map((x) => x.fault).slice(0, 4), ["bucket", "bucket", "bucket", "bucket-429"]);
+    // Never above burst: a long wait gives back at most 3 tokens.
+    await sleep(600);
+    const third = [];
+    for (let i = 0; i < 4; i++) third.push((await get(url("bk", 20 + i))).status);
+    assert.deepEqual(third, [200, 200, 200, 429]);
+    // No ra -> no Retry-After.
+    await get(`${srv.url}/tile/5/0/0.png?run=bkn&f=bucket&rate=1&burst=1`);
+    const r = await get(`${srv.url}/tile/5/0/1.png?run=bkn&f=bucket&rate=1&burst=1`);
+    assert.equal(r.status, 429);
+    assert.equal(r.headers.get("retry-after"), null);
+  });
+
+  test("bucket under load: about burst + rate x seconds are served", async () => {
+    const served = [];
+    const t0 = performance.now();
+    // 1 s of 4 parallel clients hammering a 50/s, burst 20 bucket.
+    await Promise.all(
+      Array.from({ length: 4 }, async (_, c) => {
+        for (let i = 0; performance.now() - t0 < 1000; i++) {
+          const r = await get(`${srv.url}/tile/6/${c}/${i}.png?run=bkload&f=bucket&rate=50&burst=20`);
+          if (r.status === 200) served.push(r.status);
+          else assert.equal(r.status, 429);
+        }
+      }),
+    );
+    const secs = (performance.now() - t0) / 1000;
+    const want = 20 + 50 * secs;
+    assert.ok(served.length <= want + 1 && served.length >= want - 10, `served ${served.length}, expected ~${want.toFixed(0)}`);
+  });
+
+  test("reset() clears concurrency (open requests are forgotten, never negative) and buckets", async () => {
+    const other = await startFaultServer();
+    try {
+      const p = get(`${other.url}/tile/1/0/0.png?run=r&delay=200`);
+      assert.ok(await waitFor(() => other.concurrent("r") === 1));
+      other.reset();
+      assert.equal(other.concurrent("r"), 0);
+      assert.equal(other.peakConcurrent("r"), 0);
+      assert.equal(other.concurrent(), 0);
+      await p;
+      await sleep(20);
+      assert.equal(other.concurrent("r"), 0);
+      assert.equal(other.concurrent(), 0);
+      assert.equal(other.peakConcurrent(), 0);
+      const bk = `${other.url}/tile/1/0/0.png?run=b&f=bucket&rate=1&burst=1`;
+      assert.equal((await get(bk)).status, 200);
+      assert.equal((await get(bk)).status, 429);
+      other.reset();
+      assert.equal((await get(bk)).status, 200, "reset refills (drops) the buckets");
+    } finally {
+      await other.close();
+    }
   });
 });
 

@@ -1,4 +1,5 @@
-//! Racing two futures without an executor-specific `select!`.
+//! Racing two futures without an executor-specific `select!` (pure: the retry loop uses it
+//! to bound waits by the deadline and the caller's signal).
 
 use core::future::{poll_fn, Future};
 use core::pin::pin;

@@ -1,0 +1,318 @@
+//! The `TileClient` config: fetchTile options and per-host settings for every host, and
+//! overrides per `host[:port]`, validated into a [`ClientConfig`]. Nested fields are named by
+//! their path in errors (`breaker.openMs`, `hosts["tiles.example.com"].deadlineMs`).
+
+use crate::host::breaker::BreakerConfig;
+use crate::host::budget::BudgetConfig;
+use crate::host::slots::QueueOrder;
+use crate::host::HostConfig;
+use crate::options::{millis, one_of, unknown_among, wrong_type, Options, Preset, Value, KEYS};
+use crate::Error;
+
+/// Keys only a client (or a `hosts` entry) takes.
+const HOST_KEYS: [&str; 5] = ["maxConcurrent", "queueOrder", "breaker", "retryBudget", "learnRate"];
+/// Per-call values that make no sense shared by every call of a client.
+const CALL_ONLY: [&str; 2] = ["signal", "onRetry"];
+
+/// One `hosts` entry.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HostRule {
+    pub host: String,
+    /// fetchTile options for this host, applied over the client's.
+    pub entries: Vec<(String, Value)>,
+    pub config: HostConfig,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClientConfig {
+    /// fetchTile options for every host.
+    pub defaults: Vec<(String, Value)>,
+    pub host: HostConfig,
+    pub hosts: Vec<HostRule>,
+    pub has_on_event: bool,
+}
+
+impl ClientConfig {
+    pub fn parse(entries: &[(&str, Value)]) -> Result<ClientConfig, Error> {
+        let mut defaults = Vec::new();
+        let mut host_entries = Vec::new();
+        let mut hosts_value = None;
+        let mut has_on_event = false;
+        for (key, value) in entries {
+            match *key {
+                "hosts" => hosts_value = Some(value),
+                "onEvent" => match value {
+                    Value::Absent => {}
+                    Value::Function => has_on_event = true,
+                    other => return Err(wrong_type(key, "a function", other)),
+                },
+                k if CALL_ONLY.contains(&k) && *value != Value::Absent => {
+                    return Err(Error::invalid_options(k, "belongs to one call: pass it to client.fetchTile"))
+                }
+                k if HOST_KEYS.contains(&k) => host_entries.push((k, value.clone())),
+                k if KEYS.contains(&k) => defaults.push((k.to_string(), value.clone())),
+                k => return Err(unknown_client_key(k)),
+            }
+        }
+        let borrowed: Vec<(&str, Value)> = defaults.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
+        let options = Options::parse(&borrowed)?;
+        let host = host_config(base_host_config(options.preset), &host_entries, "")?;
+
+        let mut hosts = Vec::new();
+        match hosts_value {
+            None | Some(Value::Absent) => {}
+            Some(Value::Record(rules)) => {
+                for (name, rule) in rules {
+                    hosts.push(host_rule(name, rule, &defaults, host)?);
+                }
+            }
+            Some(other) => return Err(wrong_type("hosts", "an object keyed by host[:port]", other)),
+        }
+        Ok(ClientConfig { defaults, host, hosts, has_on_event })
+    }
+
+    /// The rule for `host` (as [`crate::host::host_key`] gives it), if any.
+    pub fn rule(&self, host: &str) -> Option<&HostRule> {
+        self.hosts.iter().find(|rule| rule.host == host)
+    }
+
+    pub fn host_config(&self, host: &str) -> HostConfig {
+        self.rule(host).map_or(self.host, |rule| rule.config)
+    }
+
+    /// The options of a call to `host`: the client's, the host's, then the call's own.
+    pub fn call_entries<'a>(&'a self, host: &str, call: &'a [(String, Value)]) -> Vec<(&'a str, Value)> {
+        let rule = self.rule(host).map(|rule| rule.entries.as_slice()).unwrap_or(&[]);
+        self.defaults
+            .iter()
+            .chain(rule)
+            .chain(call)
+            .map(|(k, v)| (k.as_str(), v.clone()))
+            .collect()
+    }
+}
+
+fn base_host_config(preset: Preset) -> HostConfig {
+    match preset {
+        Preset::Interactive => HostConfig::DEFAULT,
+        Preset::Batch => HostConfig { breaker: BreakerConfig::BATCH, ..HostConfig::DEFAULT },
+    }
+}
+
+fn unknown_client_key(key: &str) -> Error {
+    let known: Vec<&str> = KEYS.iter().chain(HOST_KEYS.iter()).chain(["hosts", "onEvent"].iter()).copied().collect();
+    unknown_among(key, &known)
+}
+
+fn host_rule(name: &str, rule: &Value, defaults: &[(String, Value)], base: HostConfig) -> Result<HostRule, Error> {
+    let path = format!("hosts[\"{}\"]", name.chars().take(80).collect::<String>());
+    let within = |error: Error| nested(&path, error);
+    let Value::Record(fields) = rule else {
+        return Err(wrong_type(&path, "an object of options", rule));
+    };
+    let mut entries = Vec::new();
+    let mut host_entries = Vec::new();
+    for (key, value) in fields {
+        match key.as_str() {
+            k if HOST_KEYS.contains(&k) => host_entries.push((k, value.clone())),
+            k if CALL_ONLY.contains(&k) || k == "subdomains" => {
+                return Err(within(Error::invalid_options(k, "cannot be set per host")))
+            }
+            k if KEYS.contains(&k) => entries.push((k.to_string(), value.clone())),
+            k => return Err(within(unknown_client_key(k))),
+        }
+    }
+    // Validate the host's options as a call would see them.
+    let merged: Vec<(&str, Value)> =
+        defaults.iter().chain(entries.iter()).map(|(k, v)| (k.as_str(), v.clone())).collect();
+    let options = Options::parse(&merged).map_err(within)?;
+    let preset_changed = entries.iter().any(|(k, _)| k == "preset");
+    let start = if preset_changed { base_host_config(options.preset) } else { base };
+    let config = host_config(start, &host_entries, &path)?;
+    Ok(HostRule { host: name.to_ascii_lowercase(), entries, config })
+}
+
+/// Prefixes an invalid-options field with where it sits (`breaker` → `hosts["h"].breaker`).
+fn nested(path: &str, error: Error) -> Error {
+    match error {
+        Error::InvalidOptions { field, message } if !path.is_empty() => {
+            Error::InvalidOptions { field: format!("{path}.{field}"), message }
+        }
+        other => other,
+    }
+}
+
+fn host_config(mut config: HostConfig, entries: &[(&str, Value)], path: &str) -> Result<HostConfig, Error> {
+    for (key, value) in entries {
+        if *value == Value::Absent {
+            continue;
+        }
+        match *key {
+            "maxConcurrent" => config.max_concurrent = count(key, value, 1, 100_000).map_err(|e| nested(path, e))? as usize,
+            "queueOrder" => {
+                config.queue_order = match value {
+                    Value::Text(s) if s == "fifo" => QueueOrder::Fifo,
+                    Value::Text(s) if s == "lifo" => QueueOrder::Lifo,
+                    other => return Err(nested(path, one_of(key, &["fifo", "lifo"], other))),
+                }
+            }
+            "breaker" => config.breaker = breaker(config.breaker, value).map_err(|e| nested(path, e))?,
+            "retryBudget" => config.budget = budget(config.budget, value).map_err(|e| nested(path, e))?,
+            "learnRate" => match value {
+                Value::Bool(b) => config.learn_rate = *b,
+                other => return Err(nested(path, wrong_type(key, "a boolean", other))),
+            },
+            _ => unreachable!("only HOST_KEYS reach here"),
+        }
+    }
+    Ok(config)
+}
+
+fn record<'v>(key: &str, value: &'v Value, expected: &str) -> Result<&'v [(String, Value)], Error> {
+    match value {
+        Value::Record(fields) => Ok(fields),
+        other => Err(wrong_type(key, expected, other)),
+    }
+}
+
+fn breaker(mut config: BreakerConfig, value: &Value) -> Result<BreakerConfig, Error> {
+    let fields = record("breaker", value, "an object such as {failureThreshold: 5, openMs: 500}")?;
+    for (key, value) in fields {
+        let within = |e| nested("breaker", e);
+        if *value == Value::Absent {
+            continue;
+        }
+        match key.as_str() {
+            "failureThreshold" => config.failure_threshold = count(key, value, 1, 1_000_000).map_err(within)?,
+            "openMs" => config.open_ms = millis(key, value, true).map_err(within)?,
+            "halfOpenProbes" => config.half_open_probes = count(key, value, 1, 1000).map_err(within)?,
+            "maxOpenMs" => config.max_open_ms = millis(key, value, true).map_err(within)?,
+            k => return Err(within(unknown_among(k, &["failureThreshold", "openMs", "halfOpenProbes", "maxOpenMs"]))),
+        }
+    }
+    config.max_open_ms = config.max_open_ms.max(config.open_ms);
+    Ok(config)
+}
+
+fn budget(mut config: BudgetConfig, value: &Value) -> Result<BudgetConfig, Error> {
+    let fields = record("retryBudget", value, "an object such as {ratio: 0.2, minPerSecond: 5}")?;
+    for (key, value) in fields {
+        let within = |e| nested("retryBudget", e);
+        if *value == Value::Absent {
+            continue;
+        }
+        let number = match value {
+            Value::Number(n) if n.is_finite() && *n >= 0.0 => *n,
+            other => return Err(within(wrong_type(key, "a finite number ≥ 0", other))),
+        };
+        match key.as_str() {
+            "ratio" => config.ratio = number,
+            "minPerSecond" => config.min_per_second = number,
+            k => return Err(within(unknown_among(k, &["ratio", "minPerSecond"]))),
+        }
+    }
+    Ok(config)
+}
+
+fn count(key: &str, value: &Value, min: u32, max: u32) -> Result<u32, Error> {
+    match value {
+        Value::Number(n) if n.fract() == 0.0 && *n >= f64::from(min) && *n <= f64::from(max) => Ok(*n as u32),
+        other => Err(wrong_type(key, &format!("an integer from {min} to {max}"), other)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(fields: &[(&str, Value)]) -> Value {
+        Value::Record(fields.iter().map(|(k, v)| (k.to_string(), v.clone())).collect())
+    }
+    fn n(v: f64) -> Value {
+        Value::Number(v)
+    }
+    fn field(result: Result<ClientConfig, Error>) -> String {
+        match result {
+            Err(Error::InvalidOptions { field, .. }) => field,
+            other => panic!("expected invalid-options, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn an_empty_config_has_the_documented_defaults() {
+        let c = ClientConfig::parse(&[]).unwrap();
+        assert_eq!(c.host, HostConfig::DEFAULT);
+        assert_eq!(c.host.max_concurrent, 16);
+        assert_eq!(c.host.breaker, BreakerConfig::INTERACTIVE);
+        assert_eq!(c.host.budget, BudgetConfig { ratio: 0.2, min_per_second: 5.0 });
+        assert!(c.hosts.is_empty() && !c.has_on_event);
+    }
+
+    #[test]
+    fn the_issue_example_parses() {
+        let c = ClientConfig::parse(&[
+            ("preset", Value::Text("interactive".into())),
+            (
+                "hosts",
+                rec(&[(
+                    "Tiles.Example.com",
+                    rec(&[
+                        ("maxConcurrent", n(16.0)),
+                        ("baseDelayMs", n(500.0)),
+                        ("deadlineMs", n(8000.0)),
+                        ("breaker", rec(&[("failureThreshold", n(5.0)), ("openMs", n(5000.0)), ("halfOpenProbes", n(1.0))])),
+                        ("retryBudget", rec(&[("ratio", n(0.2)), ("minPerSecond", n(5.0))])),
+                    ]),
+                )]),
+            ),
+            ("onEvent", Value::Function),
+        ])
+        .unwrap();
+        let config = c.host_config("tiles.example.com");
+        assert_eq!(config.breaker.open_ms, 5000.0);
+        assert_eq!(config.breaker.max_open_ms, 5000.0, "raised to openMs");
+        assert!(c.has_on_event);
+        let call = vec![("deadlineMs".to_string(), n(3000.0))];
+        let merged = Options::parse(&c.call_entries("tiles.example.com", &call)).unwrap();
+        assert_eq!((merged.base_delay_ms, merged.deadline_ms), (500.0, 3000.0));
+        let other = Options::parse(&c.call_entries("elsewhere", &[])).unwrap();
+        assert_eq!(other.base_delay_ms, 200.0);
+    }
+
+    #[test]
+    fn a_batch_client_gets_batch_breakers() {
+        let c = ClientConfig::parse(&[("preset", Value::Text("batch".into()))]).unwrap();
+        assert_eq!(c.host.breaker, BreakerConfig::BATCH);
+    }
+
+    #[test]
+    fn bad_config_names_the_field_by_its_path() {
+        let cases: Vec<(Vec<(&str, Value)>, &str)> = vec![
+            (vec![("maxconcurrent", n(3.0))], "maxconcurrent"),
+            (vec![("maxConcurrent", n(0.0))], "maxConcurrent"),
+            (vec![("maxConcurrent", n(2.5))], "maxConcurrent"),
+            (vec![("queueOrder", Value::Text("random".into()))], "queueOrder"),
+            (vec![("breaker", rec(&[("openMs", n(-1.0))]))], "breaker.openMs"),
+            (vec![("breaker", rec(&[("openms", n(1.0))]))], "breaker.openms"),
+            (vec![("breaker", n(5.0))], "breaker"),
+            (vec![("retryBudget", rec(&[("ratio", n(f64::NAN))]))], "retryBudget.ratio"),
+            (vec![("hosts", rec(&[("x", rec(&[("deadlinems", n(1.0))]))]))], "hosts[\"x\"].deadlinems"),
+            (vec![("hosts", rec(&[("x", rec(&[("breaker", rec(&[("openMs", n(0.0))]))]))]))], "hosts[\"x\"].breaker.openMs"),
+            (vec![("hosts", rec(&[("x", n(1.0))]))], "hosts[\"x\"]"),
+            (vec![("hosts", n(1.0))], "hosts"),
+            (vec![("signal", Value::AbortSignal)], "signal"),
+            (vec![("onEvent", n(1.0))], "onEvent"),
+            (vec![("deadlineMs", n(-5.0))], "deadlineMs"),
+        ];
+        for (entries, expected) in cases {
+            let shown = format!("{entries:?}");
+            assert_eq!(field(ClientConfig::parse(&entries)), expected, "{shown}");
+        }
+    }
+
+    #[test]
+    fn unknown_client_keys_get_suggestions() {
+        let err = ClientConfig::parse(&[("maxconcurrent", n(3.0))]).unwrap_err();
+        assert!(err.to_string().contains("did you mean `maxConcurrent`"), "{err}");
+    }
+}

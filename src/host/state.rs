@@ -1,0 +1,315 @@
+//! One host's shared state and the decision "may an attempt go now?".
+
+use std::cell::RefCell;
+use std::future::Future;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::task::{Context, Poll, Waker};
+
+use super::breaker::{Admission, Breaker, BreakerConfig, BreakerState};
+use super::budget::{BudgetConfig, RetryBudget};
+use super::latency::Latency;
+use super::rate::AdaptiveRate;
+use super::slots::{QueueOrder, Slots};
+
+/// Per-host settings of a client (the defaults, overridden per host by `hosts`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct HostConfig {
+    /// `maxConcurrent`: attempts in flight at once to this host. Default 16.
+    pub max_concurrent: usize,
+    /// `queueOrder`: default `"fifo"`.
+    pub queue_order: QueueOrder,
+    pub breaker: BreakerConfig,
+    pub budget: BudgetConfig,
+    /// `learnRate`: after a 429, space attempts at the rate the host was seen to serve
+    /// (see `rate`). Default true.
+    pub learn_rate: bool,
+}
+
+impl HostConfig {
+    pub const DEFAULT: HostConfig = HostConfig {
+        max_concurrent: 16,
+        queue_order: QueueOrder::Fifo,
+        breaker: BreakerConfig::INTERACTIVE,
+        budget: BudgetConfig::DEFAULT,
+        learn_rate: true,
+    };
+}
+
+/// Why an attempt has to wait.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Hold {
+    /// The host asked for a pause (Retry-After).
+    Pause,
+    /// The breaker is open.
+    Breaker,
+    /// The learned request rate.
+    Rate,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Decision {
+    Go { probe: bool },
+    WaitUntil(f64, Hold),
+    /// Half-open and every probe is out: wait for a change.
+    WaitForProbe,
+}
+
+/// What an attempt told about the host.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Report {
+    /// A tile, or a permanent answer (404…): the host is alive.
+    Alive,
+    /// Network error, timeout, 5xx, an error body.
+    Transient,
+    /// 429, or 503 with Retry-After: alive but asking for less; `wait_ms` already clamped.
+    Throttled { wait_ms: Option<f64> },
+    /// The caller aborted: nothing learned.
+    Abandoned,
+}
+
+/// A change other calls (and `onEvent`) should hear of.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Change {
+    Breaker(BreakerState),
+    Pause { until_ms: f64 },
+}
+
+/// Per-host counters for `stats()`.
+#[derive(Debug, Clone, Default)]
+pub struct Counters {
+    pub requests: u64,
+    pub attempts: u64,
+    pub retries: u64,
+    pub successes: u64,
+    pub aborted: u64,
+    pub coalesced: u64,
+    /// Give-ups by error kind.
+    pub give_ups: Vec<(&'static str, u64)>,
+    /// Of successful calls, from call to tile.
+    pub latency: Latency,
+}
+
+impl Counters {
+    pub fn give_up(&mut self, kind: &'static str) {
+        match self.give_ups.iter_mut().find(|(k, _)| *k == kind) {
+            Some((_, n)) => *n += 1,
+            None => self.give_ups.push((kind, 1)),
+        }
+    }
+}
+
+pub struct HostState {
+    pub name: Rc<str>,
+    pub slots: Slots,
+    pub breaker: Breaker,
+    pub budget: RetryBudget,
+    pub counters: Counters,
+    rate: AdaptiveRate,
+    learn_rate: bool,
+    paused_until: f64,
+    version: u64,
+    watchers: Vec<Waker>,
+}
+
+pub type SharedHost = Rc<RefCell<HostState>>;
+
+impl HostState {
+    pub fn new(name: &str, config: &HostConfig, now_ms: f64) -> HostState {
+        HostState {
+            name: Rc::from(name),
+            slots: Slots::new(config.max_concurrent, config.queue_order),
+            breaker: Breaker::new(config.breaker, now_ms),
+            budget: RetryBudget::new(config.budget, now_ms),
+            counters: Counters::default(),
+            rate: AdaptiveRate::new(now_ms),
+            learn_rate: config.learn_rate,
+            paused_until: f64::NEG_INFINITY,
+            version: 0,
+            watchers: Vec::new(),
+        }
+    }
+
+    pub fn shared(self) -> SharedHost {
+        Rc::new(RefCell::new(self))
+    }
+
+    pub fn paused_until(&self, now_ms: f64) -> Option<f64> {
+        (self.paused_until > now_ms).then_some(self.paused_until)
+    }
+
+    pub fn rate(&self) -> Option<f64> {
+        self.rate.rate()
+    }
+
+    /// May an attempt go now? A `Go` has taken its rate token and, when `probe`, a probe place:
+    /// its outcome must be reported.
+    pub fn decide(&mut self, now_ms: f64) -> Decision {
+        if now_ms < self.paused_until {
+            return Decision::WaitUntil(self.paused_until, Hold::Pause);
+        }
+        if let Some(at) = self.rate.next_slot(now_ms) {
+            return Decision::WaitUntil(at, Hold::Rate);
+        }
+        let probe = match self.breaker.admit(now_ms) {
+            Admission::Pass => false,
+            Admission::Probe => true,
+            Admission::WaitUntil(at) => return Decision::WaitUntil(at, Hold::Breaker),
+            Admission::WaitForProbe => return Decision::WaitForProbe,
+        };
+        self.rate.take(now_ms);
+        Decision::Go { probe }
+    }
+
+    /// Learns from one attempt. `unit` ∈ [0, 1) jitters a new open time.
+    pub fn report(&mut self, now_ms: f64, probe: bool, report: Report, unit: f64) -> Option<Change> {
+        let before = self.breaker.state(now_ms);
+        let mut change = None;
+        match report {
+            Report::Alive => {
+                self.breaker.on_success(now_ms, probe);
+                self.rate.on_success(now_ms);
+            }
+            Report::Transient => {
+                self.breaker.on_failure(now_ms, probe, unit);
+            }
+            Report::Throttled { wait_ms } => {
+                self.breaker.on_success(now_ms, probe);
+                if self.learn_rate {
+                    self.rate.on_rate_limited(now_ms);
+                }
+                if let Some(wait) = wait_ms {
+                    let until = now_ms + wait;
+                    if until > self.paused_until {
+                        self.paused_until = until;
+                        change = Some(Change::Pause { until_ms: until });
+                    }
+                }
+            }
+            Report::Abandoned => self.breaker.on_abandoned(probe),
+        }
+        let after = self.breaker.state(now_ms);
+        if after != before {
+            change = Some(Change::Breaker(after));
+        }
+        // Probe places may have been freed even without a state change: wake the waiters.
+        self.bump();
+        change
+    }
+
+    fn bump(&mut self) {
+        self.version = self.version.wrapping_add(1);
+        for waker in self.watchers.drain(..) {
+            waker.wake();
+        }
+    }
+}
+
+/// Resolves at the host's next change (a report); used while every half-open probe is out.
+pub fn next_change(host: &SharedHost) -> NextChange {
+    NextChange { host: host.clone(), seen: host.borrow().version }
+}
+
+pub struct NextChange {
+    host: SharedHost,
+    seen: u64,
+}
+
+impl Future for NextChange {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let mut host = self.host.borrow_mut();
+        if host.version != self.seen {
+            return Poll::Ready(());
+        }
+        host.watchers.push(cx.waker().clone());
+        Poll::Pending
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn host() -> HostState {
+        let config = HostConfig {
+            breaker: BreakerConfig { failure_threshold: 2, open_ms: 1000.0, half_open_probes: 1, max_open_ms: 4000.0 },
+            ..HostConfig::DEFAULT
+        };
+        HostState::new("h", &config, 0.0)
+    }
+
+    #[test]
+    fn a_healthy_host_lets_every_attempt_go() {
+        let mut h = host();
+        for t in 0..100 {
+            assert_eq!(h.decide(t as f64), Decision::Go { probe: false });
+            assert_eq!(h.report(t as f64, false, Report::Alive, 0.5), None);
+        }
+    }
+
+    #[test]
+    fn retry_after_pauses_the_host_and_keeps_the_latest_end() {
+        let mut h = host();
+        let change = h.report(100.0, false, Report::Throttled { wait_ms: Some(1000.0) }, 0.5);
+        assert_eq!(change, Some(Change::Pause { until_ms: 1100.0 }));
+        assert_eq!(h.decide(500.0), Decision::WaitUntil(1100.0, Hold::Pause));
+        assert_eq!(h.report(200.0, false, Report::Throttled { wait_ms: Some(100.0) }, 0.5), None, "a shorter pause does not shorten it");
+        assert_eq!(h.paused_until(1000.0), Some(1100.0));
+        assert_eq!(h.paused_until(1100.0), None);
+    }
+
+    #[test]
+    fn after_the_pause_the_learned_rate_spaces_attempts() {
+        let mut h = host();
+        for i in 0..20 {
+            h.report(i as f64, false, Report::Alive, 0.5);
+        }
+        h.report(50.0, false, Report::Throttled { wait_ms: Some(1000.0) }, 0.5);
+        assert_eq!(h.rate(), Some(18.0));
+        assert!(matches!(h.decide(1050.0), Decision::Go { .. }), "tokens refilled during the pause");
+        let mut went = 1;
+        let mut now = 1050.0;
+        while now < 2050.0 {
+            match h.decide(now) {
+                Decision::Go { .. } => went += 1,
+                Decision::WaitUntil(at, Hold::Rate) => now = at,
+                other => panic!("{other:?}"),
+            }
+        }
+        assert!((18..=22).contains(&went), "{went} in the second after the pause");
+    }
+
+    #[test]
+    fn the_breaker_opens_and_half_opens_with_one_probe() {
+        let mut h = host();
+        assert_eq!(h.report(0.0, false, Report::Transient, 0.5), None);
+        assert_eq!(h.report(1.0, false, Report::Transient, 0.5), Some(Change::Breaker(BreakerState::Open)));
+        assert_eq!(h.decide(2.0), Decision::WaitUntil(1001.0, Hold::Breaker));
+        assert_eq!(h.decide(1001.0), Decision::Go { probe: true });
+        assert_eq!(h.decide(1002.0), Decision::WaitForProbe);
+        assert_eq!(h.report(1100.0, true, Report::Alive, 0.5), Some(Change::Breaker(BreakerState::Closed)));
+        assert_eq!(h.decide(1101.0), Decision::Go { probe: false });
+    }
+
+    #[test]
+    fn reports_wake_calls_waiting_for_a_probe() {
+        use std::pin::pin;
+        let shared = host().shared();
+        let mut waiting = pin!(next_change(&shared));
+        let mut cx = Context::from_waker(Waker::noop());
+        assert!(waiting.as_mut().poll(&mut cx).is_pending());
+        shared.borrow_mut().report(0.0, true, Report::Abandoned, 0.5);
+        assert!(waiting.as_mut().poll(&mut cx).is_ready());
+    }
+
+    #[test]
+    fn give_ups_are_counted_by_kind() {
+        let mut c = Counters::default();
+        c.give_up("http");
+        c.give_up("deadline");
+        c.give_up("http");
+        assert_eq!(c.give_ups, vec![("http", 2), ("deadline", 1)]);
+    }
+}
