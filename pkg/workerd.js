@@ -1,10 +1,10 @@
 // Cloudflare Workers (workerd) cannot compile wasm from bytes at run time: the .wasm is imported
 // as a module, which the platform compiles at deploy time.
 import wasmModule from "./gen/tilefetch_bg.wasm";
-import { initSync, fetchTile, tileErrorClass } from "./gen/tilefetch.js";
+import { initSync, fetchTile, stats, TileClient, tileErrorClass } from "./gen/tilefetch.js";
 
 initSync({ module: wasmModule });
 
 /** @type {typeof import("./index.d.ts").TileError} */
 export const TileError = tileErrorClass();
-export { fetchTile };
+export { fetchTile, stats, TileClient };

@@ -47,11 +47,7 @@ impl Backoff {
     /// min(cap, base · 2^(retry − 1)) for retry ≥ 1, without overflow or NaN for any input.
     pub fn ceiling(&self, retry: u32) -> f64 {
         let exponent = retry.saturating_sub(1).min(1023) as i32;
-        let grown = if self.base_ms > 0.0 {
-            self.base_ms * 2f64.powi(exponent)
-        } else {
-            0.0
-        };
+        let grown = if self.base_ms > 0.0 { self.base_ms * 2f64.powi(exponent) } else { 0.0 };
         clamp_delay(grown.min(self.cap_ms))
     }
 
@@ -59,11 +55,7 @@ impl Backoff {
     /// delay returned (only decorrelated jitter uses it; pass `base_ms` before the first retry).
     /// `unit` is a uniform random number in `[0, 1)`; values outside are clamped into it.
     pub fn delay(&self, retry: u32, previous_ms: f64, unit: f64) -> f64 {
-        let r = if unit.is_finite() {
-            unit.clamp(0.0, 1.0)
-        } else {
-            0.0
-        };
+        let r = if unit.is_finite() { unit.clamp(0.0, 1.0) } else { 0.0 };
         let ceiling = self.ceiling(retry);
         let delay = match self.jitter {
             Jitter::Full => r * ceiling,
@@ -105,44 +97,22 @@ mod tests {
         }
     }
 
-    const ALL: [Jitter; 5] = [
-        Jitter::Full,
-        Jitter::Equal,
-        Jitter::Decorrelated,
-        Jitter::None,
-        Jitter::Additive,
-    ];
+    const ALL: [Jitter; 5] =
+        [Jitter::Full, Jitter::Equal, Jitter::Decorrelated, Jitter::None, Jitter::Additive];
 
     #[test]
     fn no_delay_exceeds_its_cap_for_any_seed_or_retry() {
-        let shapes = [
-            (200.0, 2000.0, 100.0),
-            (500.0, 30000.0, 0.0),
-            (0.0, 1000.0, 50.0),
-            (5.0, 2000.0, 7.0),
-        ];
+        let shapes = [(200.0, 2000.0, 100.0), (500.0, 30000.0, 0.0), (0.0, 1000.0, 50.0), (5.0, 2000.0, 7.0)];
         for jitter in ALL {
             for &(base, cap, jitter_ms) in &shapes {
-                let b = Backoff {
-                    base_ms: base,
-                    cap_ms: cap,
-                    jitter,
-                    jitter_ms,
-                };
+                let b = Backoff { base_ms: base, cap_ms: cap, jitter, jitter_ms };
                 for seed in 0..200u64 {
                     let mut rng = SplitMix(seed);
                     let mut previous = base;
                     for retry in 1..=80 {
                         let d = b.delay(retry, previous, rng.unit());
-                        let limit = if jitter == Jitter::Additive {
-                            cap + jitter_ms
-                        } else {
-                            cap
-                        };
-                        assert!(
-                            d >= 0.0 && d <= limit,
-                            "{jitter:?} {base} {cap} retry {retry}: {d}"
-                        );
+                        let limit = if jitter == Jitter::Additive { cap + jitter_ms } else { cap };
+                        assert!(d >= 0.0 && d <= limit, "{jitter:?} {base} {cap} retry {retry}: {d}");
                         previous = d;
                     }
                 }
@@ -152,12 +122,7 @@ mod tests {
 
     #[test]
     fn full_jitter_spans_zero_to_the_exponential_ceiling() {
-        let b = Backoff {
-            base_ms: 200.0,
-            cap_ms: 2000.0,
-            jitter: Jitter::Full,
-            jitter_ms: 0.0,
-        };
+        let b = Backoff { base_ms: 200.0, cap_ms: 2000.0, jitter: Jitter::Full, jitter_ms: 0.0 };
         assert_eq!(b.ceiling(1), 200.0);
         assert_eq!(b.ceiling(2), 400.0);
         assert_eq!(b.ceiling(4), 1600.0);
@@ -174,31 +139,18 @@ mod tests {
 
     #[test]
     fn equal_none_and_additive_follow_their_formulas() {
-        let mk = |jitter| Backoff {
-            base_ms: 100.0,
-            cap_ms: 1000.0,
-            jitter,
-            jitter_ms: 50.0,
-        };
+        let mk = |jitter| Backoff { base_ms: 100.0, cap_ms: 1000.0, jitter, jitter_ms: 50.0 };
         assert_eq!(mk(Jitter::Equal).delay(2, 0.0, 0.0), 100.0);
         assert_eq!(mk(Jitter::Equal).delay(2, 0.0, 0.5), 150.0);
         assert_eq!(mk(Jitter::None).delay(3, 0.0, 0.9), 400.0);
         assert_eq!(mk(Jitter::None).delay(30, 0.0, 0.9), 1000.0);
         assert_eq!(mk(Jitter::Additive).delay(1, 0.0, 0.5), 125.0);
-        assert_eq!(
-            mk(Jitter::Additive).delay(30, 0.0, 0.999_999),
-            1000.0 + 0.999_999 * 50.0
-        );
+        assert_eq!(mk(Jitter::Additive).delay(30, 0.0, 0.999_999), 1000.0 + 0.999_999 * 50.0);
     }
 
     #[test]
     fn decorrelated_grows_from_the_previous_delay() {
-        let b = Backoff {
-            base_ms: 100.0,
-            cap_ms: 10_000.0,
-            jitter: Jitter::Decorrelated,
-            jitter_ms: 0.0,
-        };
+        let b = Backoff { base_ms: 100.0, cap_ms: 10_000.0, jitter: Jitter::Decorrelated, jitter_ms: 0.0 };
         assert_eq!(b.delay(1, 100.0, 0.0), 100.0);
         assert_eq!(b.delay(1, 100.0, 0.5), 200.0);
         assert_eq!(b.delay(9, 1000.0, 0.5), 100.0 + 0.5 * 2900.0);
@@ -208,19 +160,11 @@ mod tests {
     #[test]
     fn hostile_inputs_stay_within_timer_range() {
         for jitter in ALL {
-            let b = Backoff {
-                base_ms: 1e300,
-                cap_ms: f64::MAX,
-                jitter,
-                jitter_ms: 1e300,
-            };
+            let b = Backoff { base_ms: 1e300, cap_ms: f64::MAX, jitter, jitter_ms: 1e300 };
             for unit in [f64::NAN, -1.0, 0.0, 0.5, 2.0, f64::INFINITY] {
                 for retry in [0, 1, 2, 1100, u32::MAX] {
                     let d = b.delay(retry, f64::NAN, unit);
-                    assert!(
-                        (0.0..=MAX_DELAY_MS).contains(&d),
-                        "{jitter:?} {unit} {retry} {d}"
-                    );
+                    assert!((0.0..=MAX_DELAY_MS).contains(&d), "{jitter:?} {unit} {retry} {d}");
                 }
             }
         }

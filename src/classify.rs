@@ -31,10 +31,7 @@ pub enum Verdict {
     /// A tile; `empty` when the status is one of `emptyOn`.
     Deliver { empty: bool },
     /// A transient failure; `retry_after_ms` is the server's wait (429/503 only), unclamped.
-    Retry {
-        error: Error,
-        retry_after_ms: Option<f64>,
-    },
+    Retry { error: Error, retry_after_ms: Option<f64> },
     /// A permanent failure: give up now.
     Reject(Error),
 }
@@ -61,28 +58,16 @@ pub fn classify(facts: &ResponseFacts, options: &Options, client_now_ms: f64) ->
         return Verdict::Deliver { empty: true };
     }
     if status == 0 {
-        return Verdict::Reject(invalid(
-            status,
-            "opaque response: a `no-cors` request cannot read the tile",
-        ));
+        return Verdict::Reject(invalid(status, "opaque response: a `no-cors` request cannot read the tile"));
     }
     if options.retry_on.contains(status) {
         let retry_after_ms = if status == 429 || status == 503 {
-            let server_now = facts
-                .date
-                .as_deref()
-                .and_then(crate::http_date::parse_http_date);
-            facts
-                .retry_after
-                .as_deref()
-                .and_then(|v| parse_retry_after(v, server_now, client_now_ms))
+            let server_now = facts.date.as_deref().and_then(crate::http_date::parse_http_date);
+            facts.retry_after.as_deref().and_then(|v| parse_retry_after(v, server_now, client_now_ms))
         } else {
             None
         };
-        return Verdict::Retry {
-            error: Error::Http { status },
-            retry_after_ms,
-        };
+        return Verdict::Retry { error: Error::Http { status }, retry_after_ms };
     }
     if !(200..300).contains(&status) {
         return Verdict::Reject(Error::Http { status });
@@ -92,61 +77,40 @@ pub fn classify(facts: &ResponseFacts, options: &Options, client_now_ms: f64) ->
     // Only markup is searched for exception reports: a binary tile never starts with `<`, and
     // scanning every PNG's first 2 KB for XML markers was most of classification's cost.
     let markup = body.first() == Some(&b'<')
-        || media_type
-            .as_deref()
-            .is_some_and(|m| is_xml_media(m) || m.starts_with("text/"));
+        || media_type.as_deref().is_some_and(|m| is_xml_media(m) || m.starts_with("text/"));
     if markup {
         if let Some(verdict) = ogc_exception(status, media_type.as_deref(), body) {
             return verdict;
         }
     }
-    if media_type
-        .as_deref()
-        .is_some_and(|m| m == "text/html" || m == "application/xhtml+xml")
+    if media_type.as_deref().is_some_and(|m| m == "text/html" || m == "application/xhtml+xml")
         || starts_with_ignore_case(body, b"<!doctype html")
         || starts_with_ignore_case(body, b"<html")
     {
-        return retry(invalid(
-            status,
-            "an HTML page (a server or proxy error page)",
-        ));
+        return retry(invalid(status, "an HTML page (a server or proxy error page)"));
     }
     if let Some(reason) = truncation(facts) {
         return retry(invalid(status, reason));
     }
     if let (Some(accept), Some(media)) = (options.accept.as_deref(), media_type.as_deref()) {
         if !accepts(accept, media) {
-            return retry(invalid(
-                status,
-                &format!("content type {media} does not match accept {accept}"),
-            ));
+            return retry(invalid(status, &format!("content type {media} does not match accept {accept}")));
         }
     }
     Verdict::Deliver { empty: false }
 }
 
 fn retry(error: Error) -> Verdict {
-    Verdict::Retry {
-        error,
-        retry_after_ms: None,
-    }
+    Verdict::Retry { error, retry_after_ms: None }
 }
 
 fn invalid(status: u16, reason: &str) -> Error {
-    Error::InvalidResponse {
-        status,
-        reason: reason.to_string(),
-    }
+    Error::InvalidResponse { status, reason: reason.to_string() }
 }
 
 /// `Image/PNG; charset=x` → `image/png`.
 fn media_type(content_type: &str) -> String {
-    content_type
-        .split(';')
-        .next()
-        .unwrap_or("")
-        .trim()
-        .to_ascii_lowercase()
+    content_type.split(';').next().unwrap_or("").trim().to_ascii_lowercase()
 }
 
 fn is_xml_media(media: &str) -> bool {
@@ -171,10 +135,7 @@ fn ogc_exception(status: u16, media: Option<&str>, body: &[u8]) -> Option<Verdic
         return Some(retry(invalid(status, "an XML document")));
     }
     let code = exception_code(body);
-    let error = Error::ServiceException {
-        status,
-        code: code.clone(),
-    };
+    let error = Error::ServiceException { status, code: code.clone() };
     if code.is_some_and(|c| PERMANENT_OGC_CODES.contains(&c.as_str())) {
         Some(Verdict::Reject(error))
     } else {
@@ -184,20 +145,12 @@ fn ogc_exception(status: u16, media: Option<&str>, body: &[u8]) -> Option<Verdic
 
 /// The value of the first `code="…"` or `exceptionCode="…"` attribute.
 fn exception_code(body: &[u8]) -> Option<String> {
-    for attribute in [
-        &b"exceptionCode=\""[..],
-        b"code=\"",
-        b"exceptionCode='",
-        b"code='",
-    ] {
+    for attribute in [&b"exceptionCode=\""[..], b"code=\"", b"exceptionCode='", b"code='"] {
         if let Some(at) = find(body, attribute) {
             let start = at + attribute.len();
             let quote = attribute[attribute.len() - 1];
             let end = body[start..].iter().position(|b| *b == quote)?;
-            let code = core::str::from_utf8(&body[start..start + end])
-                .ok()?
-                .trim()
-                .to_string();
+            let code = core::str::from_utf8(&body[start..start + end]).ok()?.trim().to_string();
             return (!code.is_empty()).then_some(code);
         }
     }
@@ -214,17 +167,13 @@ fn truncation(facts: &ResponseFacts) -> Option<&'static str> {
     }
     if head.len() >= 12 && &head[..4] == b"RIFF" && &head[8..12] == b"WEBP" {
         let declared = u32::from_le_bytes([head[4], head[5], head[6], head[7]]) as usize + 8;
-        return (facts.body_len < declared)
-            .then_some("truncated WebP (shorter than its RIFF size)");
+        return (facts.body_len < declared).then_some("truncated WebP (shorter than its RIFF size)");
     }
     let encoded = facts
         .content_encoding
         .as_deref()
         .is_some_and(|e| !e.trim().is_empty() && !e.eq_ignore_ascii_case("identity"));
-    let declared = facts
-        .content_length
-        .as_deref()
-        .and_then(|v| v.trim().parse::<u64>().ok());
+    let declared = facts.content_length.as_deref().and_then(|v| v.trim().parse::<u64>().ok());
     match declared {
         Some(length) if !encoded && (facts.body_len as u64) < length => {
             Some("truncated body (fewer bytes than Content-Length)")
@@ -237,20 +186,13 @@ fn truncation(facts: &ResponseFacts) -> Option<&'static str> {
 fn accepts(accept: &str, media: &str) -> bool {
     let (kind, _) = media.split_once('/').unwrap_or((media, ""));
     accept.split(',').map(media_type).any(|range| {
-        range == "*/*"
-            || range == media
-            || range
-                .strip_suffix("/*")
-                .is_some_and(|prefix| prefix == kind)
+        range == "*/*" || range == media || range.strip_suffix("/*").is_some_and(|prefix| prefix == kind)
     })
 }
 
 fn trim_start(body: &[u8]) -> &[u8] {
     let body = body.strip_prefix(b"\xef\xbb\xbf").unwrap_or(body);
-    let start = body
-        .iter()
-        .position(|b| !b.is_ascii_whitespace())
-        .unwrap_or(body.len());
+    let start = body.iter().position(|b| !b.is_ascii_whitespace()).unwrap_or(body.len());
     &body[start..]
 }
 
@@ -335,25 +277,13 @@ mod tests {
     fn retry_on_and_empty_on_override_the_table() {
         let o = Options::parse(&[
             ("retryOn", Value::List(vec![Value::Number(404.0)])),
-            (
-                "emptyOn",
-                Value::List(vec![Value::Number(404.0), Value::Number(410.0)]),
-            ),
+            ("emptyOn", Value::List(vec![Value::Number(404.0), Value::Number(410.0)])),
         ])
         .unwrap();
-        assert_eq!(
-            kind(&classify(&response(404, None, b""), &o, 0.0)),
-            ("empty", "")
-        );
-        assert_eq!(
-            kind(&classify(&response(503, None, b""), &o, 0.0)),
-            ("reject", "http")
-        );
+        assert_eq!(kind(&classify(&response(404, None, b""), &o, 0.0)), ("empty", ""));
+        assert_eq!(kind(&classify(&response(503, None, b""), &o, 0.0)), ("reject", "http"));
         let o = Options::parse(&[("retryOn", Value::List(vec![Value::Number(404.0)]))]).unwrap();
-        assert_eq!(
-            kind(&classify(&response(404, None, b""), &o, 0.0)),
-            ("retry", "http")
-        );
+        assert_eq!(kind(&classify(&response(404, None, b""), &o, 0.0)), ("retry", "http"));
     }
 
     #[test]
@@ -363,37 +293,25 @@ mod tests {
         r.retry_after = Some("2".into());
         assert_eq!(
             classify(&r, &o, 0.0),
-            Verdict::Retry {
-                error: Error::Http { status: 429 },
-                retry_after_ms: Some(2000.0)
-            }
+            Verdict::Retry { error: Error::Http { status: 429 }, retry_after_ms: Some(2000.0) }
         );
         r.status = 503;
         r.retry_after = Some("Sun, 06 Nov 1994 08:49:47 GMT".into());
         r.date = Some("Sun, 06 Nov 1994 08:49:37 GMT".into());
         assert_eq!(
             classify(&r, &o, 1e15),
-            Verdict::Retry {
-                error: Error::Http { status: 503 },
-                retry_after_ms: Some(10_000.0)
-            }
+            Verdict::Retry { error: Error::Http { status: 503 }, retry_after_ms: Some(10_000.0) }
         );
         r.status = 502;
         assert_eq!(
             classify(&r, &o, 0.0),
-            Verdict::Retry {
-                error: Error::Http { status: 502 },
-                retry_after_ms: None
-            }
+            Verdict::Retry { error: Error::Http { status: 502 }, retry_after_ms: None }
         );
         r.status = 429;
         r.retry_after = Some("-5".into());
         assert_eq!(
             classify(&r, &o, 0.0),
-            Verdict::Retry {
-                error: Error::Http { status: 429 },
-                retry_after_ms: None
-            }
+            Verdict::Retry { error: Error::Http { status: 429 }, retry_after_ms: None }
         );
     }
 
@@ -409,12 +327,9 @@ mod tests {
     fn ogc_exceptions_are_failures_and_request_errors_are_permanent() {
         let o = defaults();
         for template in [SE_REPORT, OWS_REPORT] {
-            for content_type in [
-                Some("application/vnd.ogc.se_xml"),
-                Some("text/xml; charset=UTF-8"),
-                Some("image/png"),
-                None,
-            ] {
+            for content_type in
+                [Some("application/vnd.ogc.se_xml"), Some("text/xml; charset=UTF-8"), Some("image/png"), None]
+            {
                 for (code, expected) in [
                     ("NoApplicableCode", "retry"),
                     ("InvalidParameterValue", "reject"),
@@ -427,22 +342,12 @@ mod tests {
                 ] {
                     let body = template.replace("CODE", code);
                     let verdict = classify(&response(200, content_type, body.as_bytes()), &o, 0.0);
-                    assert_eq!(
-                        kind(&verdict),
-                        (expected, "service-exception"),
-                        "{code} {content_type:?}"
-                    );
+                    assert_eq!(kind(&verdict), (expected, "service-exception"), "{code} {content_type:?}");
                     let error = match verdict {
                         Verdict::Retry { error, .. } | Verdict::Reject(error) => error,
                         Verdict::Deliver { .. } => unreachable!(),
                     };
-                    assert_eq!(
-                        error,
-                        Error::ServiceException {
-                            status: 200,
-                            code: Some(code.into())
-                        }
-                    );
+                    assert_eq!(error, Error::ServiceException { status: 200, code: Some(code.into()) });
                 }
             }
         }
@@ -451,20 +356,13 @@ mod tests {
     #[test]
     fn xml_without_a_report_and_reports_without_a_code_are_retried() {
         let o = defaults();
-        let v = classify(
-            &response(200, Some("application/xml"), b"<?xml version='1.0'?><x/>"),
-            &o,
-            0.0,
-        );
+        let v = classify(&response(200, Some("application/xml"), b"<?xml version='1.0'?><x/>"), &o, 0.0);
         assert_eq!(kind(&v), ("retry", "invalid-response"));
         let v = classify(&response(200, None, b"\xef\xbb\xbf  <ServiceExceptionReport><ServiceException>down</ServiceException></ServiceExceptionReport>"), &o, 0.0);
         assert_eq!(
             v,
             Verdict::Retry {
-                error: Error::ServiceException {
-                    status: 200,
-                    code: None
-                },
+                error: Error::ServiceException { status: 200, code: None },
                 retry_after_ms: None
             }
         );
@@ -474,14 +372,7 @@ mod tests {
     fn svg_tiles_are_not_mistaken_for_exceptions() {
         let o = defaults();
         let svg = b"<?xml version=\"1.0\"?><svg xmlns=\"http://www.w3.org/2000/svg\"/>";
-        assert_eq!(
-            kind(&classify(
-                &response(200, Some("image/svg+xml"), svg),
-                &o,
-                0.0
-            )),
-            ("deliver", "")
-        );
+        assert_eq!(kind(&classify(&response(200, Some("image/svg+xml"), svg), &o, 0.0)), ("deliver", ""));
     }
 
     #[test]
@@ -491,10 +382,7 @@ mod tests {
             (Some("text/html; charset=utf-8"), &b"whatever"[..]),
             (Some("application/xhtml+xml"), b"<x/>"),
             (None, b"\n <!DOCTYPE html><html><body>502</body></html>"),
-            (
-                Some("image/png"),
-                b"<HTML><BODY>Access denied</BODY></HTML>",
-            ),
+            (Some("image/png"), b"<HTML><BODY>Access denied</BODY></HTML>"),
         ] {
             assert_eq!(
                 kind(&classify(&response(200, ct, body), &o, 0.0)),
@@ -509,14 +397,7 @@ mod tests {
         let o = defaults();
         let (whole, _, _) = png(true);
         let (cut, _, _) = png(false);
-        assert_eq!(
-            kind(&classify(
-                &response(200, Some("image/png"), &whole),
-                &o,
-                0.0
-            )),
-            ("deliver", "")
-        );
+        assert_eq!(kind(&classify(&response(200, Some("image/png"), &whole), &o, 0.0)), ("deliver", ""));
         assert_eq!(
             kind(&classify(&response(200, Some("image/png"), &cut), &o, 0.0)),
             ("retry", "invalid-response")
@@ -539,28 +420,13 @@ mod tests {
 
         let mut whole_png = response(200, Some("image/png"), &whole);
         whole_png.content_length = Some("999999".into());
-        assert_eq!(
-            kind(&classify(&whole_png, &o, 0.0)),
-            ("deliver", ""),
-            "a PNG with its IEND is whole"
-        );
+        assert_eq!(kind(&classify(&whole_png, &o, 0.0)), ("deliver", ""), "a PNG with its IEND is whole");
 
         let mut webp = b"RIFF\x64\0\0\0WEBPVP8 ".to_vec();
         webp.resize(108, 0);
+        assert_eq!(kind(&classify(&response(200, Some("image/webp"), &webp), &o, 0.0)), ("deliver", ""));
         assert_eq!(
-            kind(&classify(
-                &response(200, Some("image/webp"), &webp),
-                &o,
-                0.0
-            )),
-            ("deliver", "")
-        );
-        assert_eq!(
-            kind(&classify(
-                &response(200, Some("image/webp"), &webp[..60]),
-                &o,
-                0.0
-            )),
+            kind(&classify(&response(200, Some("image/webp"), &webp[..60]), &o, 0.0)),
             ("retry", "invalid-response")
         );
     }
@@ -569,36 +435,21 @@ mod tests {
     fn accept_mismatches_are_retried() {
         let o = Options::parse(&[("accept", Value::Text("image/*".into()))]).unwrap();
         assert_eq!(
-            kind(&classify(
-                &response(200, Some("application/json"), b"{}"),
-                &o,
-                0.0
-            )),
+            kind(&classify(&response(200, Some("application/json"), b"{}"), &o, 0.0)),
             ("retry", "invalid-response")
         );
         assert_eq!(
-            kind(&classify(
-                &response(200, Some("image/jpeg"), b"\xff\xd8"),
-                &o,
-                0.0
-            )),
+            kind(&classify(&response(200, Some("image/jpeg"), b"\xff\xd8"), &o, 0.0)),
             ("deliver", "")
         );
-        assert_eq!(
-            kind(&classify(&response(200, None, b"\xff\xd8"), &o, 0.0)),
-            ("deliver", "")
-        );
+        assert_eq!(kind(&classify(&response(200, None, b"\xff\xd8"), &o, 0.0)), ("deliver", ""));
         let o = Options::parse(&[(
             "accept",
             Value::Text("application/vnd.mapbox-vector-tile, application/x-protobuf;q=0.9".into()),
         )])
         .unwrap();
         assert_eq!(
-            kind(&classify(
-                &response(200, Some("application/x-protobuf"), b"\x1a"),
-                &o,
-                0.0
-            )),
+            kind(&classify(&response(200, Some("application/x-protobuf"), b"\x1a"), &o, 0.0)),
             ("deliver", "")
         );
         assert_eq!(
@@ -606,9 +457,6 @@ mod tests {
             ("retry", "invalid-response")
         );
         let o = Options::parse(&[("accept", Value::Text("*/*".into()))]).unwrap();
-        assert_eq!(
-            kind(&classify(&response(200, Some("text/plain"), b"x"), &o, 0.0)),
-            ("deliver", "")
-        );
+        assert_eq!(kind(&classify(&response(200, Some("text/plain"), b"x"), &o, 0.0)), ("deliver", ""));
     }
 }

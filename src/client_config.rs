@@ -83,12 +83,7 @@ impl ClientConfig {
     /// The options of a call to `host`: the client's, the host's, then the call's own.
     pub fn call_entries<'a>(&'a self, host: &str, call: &'a [(String, Value)]) -> Vec<(&'a str, Value)> {
         let rule = self.rule(host).map(|rule| rule.entries.as_slice()).unwrap_or(&[]);
-        self.defaults
-            .iter()
-            .chain(rule)
-            .chain(call)
-            .map(|(k, v)| (k.as_str(), v.clone()))
-            .collect()
+        self.defaults.iter().chain(rule).chain(call).map(|(k, v)| (k.as_str(), v.clone())).collect()
     }
 }
 
@@ -100,11 +95,17 @@ fn base_host_config(preset: Preset) -> HostConfig {
 }
 
 fn unknown_client_key(key: &str) -> Error {
-    let known: Vec<&str> = KEYS.iter().chain(HOST_KEYS.iter()).chain(["hosts", "onEvent"].iter()).copied().collect();
+    let known: Vec<&str> =
+        KEYS.iter().chain(HOST_KEYS.iter()).chain(["hosts", "onEvent"].iter()).copied().collect();
     unknown_among(key, &known)
 }
 
-fn host_rule(name: &str, rule: &Value, defaults: &[(String, Value)], base: HostConfig) -> Result<HostRule, Error> {
+fn host_rule(
+    name: &str,
+    rule: &Value,
+    defaults: &[(String, Value)],
+    base: HostConfig,
+) -> Result<HostRule, Error> {
     let path = format!("hosts[\"{}\"]", name.chars().take(80).collect::<String>());
     let within = |error: Error| nested(&path, error);
     let Value::Record(fields) = rule else {
@@ -148,7 +149,9 @@ fn host_config(mut config: HostConfig, entries: &[(&str, Value)], path: &str) ->
             continue;
         }
         match *key {
-            "maxConcurrent" => config.max_concurrent = count(key, value, 1, 100_000).map_err(|e| nested(path, e))? as usize,
+            "maxConcurrent" => {
+                config.max_concurrent = count(key, value, 1, 100_000).map_err(|e| nested(path, e))? as usize
+            }
             "queueOrder" => {
                 config.queue_order = match value {
                     Value::Text(s) if s == "fifo" => QueueOrder::Fifo,
@@ -183,11 +186,18 @@ fn breaker(mut config: BreakerConfig, value: &Value) -> Result<BreakerConfig, Er
             continue;
         }
         match key.as_str() {
-            "failureThreshold" => config.failure_threshold = count(key, value, 1, 1_000_000).map_err(within)?,
+            "failureThreshold" => {
+                config.failure_threshold = count(key, value, 1, 1_000_000).map_err(within)?
+            }
             "openMs" => config.open_ms = millis(key, value, true).map_err(within)?,
             "halfOpenProbes" => config.half_open_probes = count(key, value, 1, 1000).map_err(within)?,
             "maxOpenMs" => config.max_open_ms = millis(key, value, true).map_err(within)?,
-            k => return Err(within(unknown_among(k, &["failureThreshold", "openMs", "halfOpenProbes", "maxOpenMs"]))),
+            k => {
+                return Err(within(unknown_among(
+                    k,
+                    &["failureThreshold", "openMs", "halfOpenProbes", "maxOpenMs"],
+                )))
+            }
         }
     }
     config.max_open_ms = config.max_open_ms.max(config.open_ms);
@@ -244,7 +254,7 @@ mod tests {
         assert_eq!(c.host, HostConfig::DEFAULT);
         assert_eq!(c.host.max_concurrent, 16);
         assert_eq!(c.host.breaker, BreakerConfig::INTERACTIVE);
-        assert_eq!(c.host.budget, BudgetConfig { ratio: 0.2, min_per_second: 5.0 });
+        assert_eq!(c.host.budget, BudgetConfig { ratio: 0.5, min_per_second: 10.0 });
         assert!(c.hosts.is_empty() && !c.has_on_event);
     }
 
@@ -260,7 +270,14 @@ mod tests {
                         ("maxConcurrent", n(16.0)),
                         ("baseDelayMs", n(500.0)),
                         ("deadlineMs", n(8000.0)),
-                        ("breaker", rec(&[("failureThreshold", n(5.0)), ("openMs", n(5000.0)), ("halfOpenProbes", n(1.0))])),
+                        (
+                            "breaker",
+                            rec(&[
+                                ("failureThreshold", n(5.0)),
+                                ("openMs", n(5000.0)),
+                                ("halfOpenProbes", n(1.0)),
+                            ]),
+                        ),
                         ("retryBudget", rec(&[("ratio", n(0.2)), ("minPerSecond", n(5.0))])),
                     ]),
                 )]),
@@ -297,7 +314,10 @@ mod tests {
             (vec![("breaker", n(5.0))], "breaker"),
             (vec![("retryBudget", rec(&[("ratio", n(f64::NAN))]))], "retryBudget.ratio"),
             (vec![("hosts", rec(&[("x", rec(&[("deadlinems", n(1.0))]))]))], "hosts[\"x\"].deadlinems"),
-            (vec![("hosts", rec(&[("x", rec(&[("breaker", rec(&[("openMs", n(0.0))]))]))]))], "hosts[\"x\"].breaker.openMs"),
+            (
+                vec![("hosts", rec(&[("x", rec(&[("breaker", rec(&[("openMs", n(0.0))]))]))]))],
+                "hosts[\"x\"].breaker.openMs",
+            ),
             (vec![("hosts", rec(&[("x", n(1.0))]))], "hosts[\"x\"]"),
             (vec![("hosts", n(1.0))], "hosts"),
             (vec![("signal", Value::AbortSignal)], "signal"),

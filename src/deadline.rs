@@ -9,10 +9,7 @@ pub struct Deadline {
 
 impl Deadline {
     pub fn starting(now_ms: f64, budget_ms: f64) -> Deadline {
-        Deadline {
-            start_ms: now_ms,
-            end_ms: now_ms + budget_ms.max(0.0),
-        }
+        Deadline { start_ms: now_ms, end_ms: now_ms + budget_ms.max(0.0) }
     }
 
     pub fn elapsed(&self, now_ms: f64) -> f64 {

@@ -67,10 +67,7 @@ impl Error {
     }
 
     pub fn invalid_options(field: &str, message: impl Into<String>) -> Error {
-        Error::InvalidOptions {
-            field: field.to_string(),
-            message: message.into(),
-        }
+        Error::InvalidOptions { field: field.to_string(), message: message.into() }
     }
 }
 
@@ -80,7 +77,9 @@ impl fmt::Display for Error {
             Error::Http { status } => write!(f, "HTTP {status}"),
             Error::Network { message } => write!(f, "network error: {message}"),
             Error::Timeout { after_ms } => write!(f, "attempt timed out after {} ms", show_number(*after_ms)),
-            Error::Deadline { deadline_ms } => write!(f, "deadline of {} ms exceeded", show_number(*deadline_ms)),
+            Error::Deadline { deadline_ms } => {
+                write!(f, "deadline of {} ms exceeded", show_number(*deadline_ms))
+            }
             Error::Aborted => f.write_str("aborted by signal"),
             Error::RateLimited { status: Some(status), retry_after_ms } => write!(
                 f,
@@ -118,11 +117,7 @@ pub(crate) fn show_number(n: f64) -> String {
         return "NaN".into();
     }
     if n.is_infinite() {
-        return if n > 0.0 {
-            "Infinity".into()
-        } else {
-            "-Infinity".into()
-        };
+        return if n > 0.0 { "Infinity".into() } else { "-Infinity".into() };
     }
     let sign = if n < 0.0 { "-" } else { "" };
     let abs = n.abs();
@@ -146,35 +141,13 @@ mod tests {
     fn kinds_are_the_documented_strings() {
         let all = [
             (Error::Http { status: 404 }, "http"),
-            (
-                Error::Network {
-                    message: "x".into(),
-                },
-                "network",
-            ),
+            (Error::Network { message: "x".into() }, "network"),
             (Error::Timeout { after_ms: 1.0 }, "timeout"),
             (Error::Deadline { deadline_ms: 1.0 }, "deadline"),
             (Error::Aborted, "aborted"),
-            (
-                Error::RateLimited { status: Some(429),
-                    retry_after_ms: 5.0,
-                },
-                "rate-limited",
-            ),
-            (
-                Error::ServiceException {
-                    status: 200,
-                    code: None,
-                },
-                "service-exception",
-            ),
-            (
-                Error::InvalidResponse {
-                    status: 200,
-                    reason: "x".into(),
-                },
-                "invalid-response",
-            ),
+            (Error::RateLimited { status: Some(429), retry_after_ms: 5.0 }, "rate-limited"),
+            (Error::ServiceException { status: 200, code: None }, "service-exception"),
+            (Error::InvalidResponse { status: 200, reason: "x".into() }, "invalid-response"),
             (Error::invalid_options("deadlineMs", "x"), "invalid-options"),
         ];
         for (error, kind) in all {
@@ -209,12 +182,6 @@ mod tests {
         );
         assert_eq!(Error::Http { status: 404 }.status(), Some(404));
         assert_eq!(Error::Aborted.status(), None);
-        assert_eq!(
-            Error::RateLimited { status: Some(429),
-                retry_after_ms: 9.0
-            }
-            .retry_after_ms(),
-            Some(9.0)
-        );
+        assert_eq!(Error::RateLimited { status: Some(429), retry_after_ms: 9.0 }.retry_after_ms(), Some(9.0));
     }
 }

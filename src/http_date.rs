@@ -1,18 +1,9 @@
 //! HTTP-date (RFC 9110 §5.6.7) in its three forms, to milliseconds since the Unix epoch.
 
-const MONTHS: [&str; 12] = [
-    "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-];
+const MONTHS: [&str; 12] =
+    ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
 const DAYS: [&str; 7] = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"];
-const LONG_DAYS: [&str; 7] = [
-    "Monday",
-    "Tuesday",
-    "Wednesday",
-    "Thursday",
-    "Friday",
-    "Saturday",
-    "Sunday",
-];
+const LONG_DAYS: [&str; 7] = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"];
 
 /// Parses `Sun, 06 Nov 1994 08:49:37 GMT` (IMF-fixdate), `Sunday, 06-Nov-94 08:49:37 GMT`
 /// (RFC 850) or `Sun Nov  6 08:49:37 1994` (asctime). Returns `None` for anything else.
@@ -142,36 +133,18 @@ mod tests {
 
     #[test]
     fn all_three_forms_of_the_rfc_example() {
-        assert_eq!(
-            parse_http_date("Sun, 06 Nov 1994 08:49:37 GMT"),
-            Some(EXAMPLE_MS)
-        );
-        assert_eq!(
-            parse_http_date("Sunday, 06-Nov-94 08:49:37 GMT"),
-            Some(EXAMPLE_MS)
-        );
-        assert_eq!(
-            parse_http_date("Sun Nov  6 08:49:37 1994"),
-            Some(EXAMPLE_MS)
-        );
-        assert_eq!(
-            parse_http_date("  Sun, 06 Nov 1994 08:49:37 GMT "),
-            Some(EXAMPLE_MS)
-        );
+        assert_eq!(parse_http_date("Sun, 06 Nov 1994 08:49:37 GMT"), Some(EXAMPLE_MS));
+        assert_eq!(parse_http_date("Sunday, 06-Nov-94 08:49:37 GMT"), Some(EXAMPLE_MS));
+        assert_eq!(parse_http_date("Sun Nov  6 08:49:37 1994"), Some(EXAMPLE_MS));
+        assert_eq!(parse_http_date("  Sun, 06 Nov 1994 08:49:37 GMT "), Some(EXAMPLE_MS));
     }
 
     #[test]
     fn epoch_and_leap_days() {
         assert_eq!(parse_http_date("Thu, 01 Jan 1970 00:00:00 GMT"), Some(0.0));
-        assert_eq!(
-            parse_http_date("Thu, 29 Feb 2024 12:00:00 GMT"),
-            Some(1_709_208_000_000.0)
-        );
+        assert_eq!(parse_http_date("Thu, 29 Feb 2024 12:00:00 GMT"), Some(1_709_208_000_000.0));
         assert_eq!(parse_http_date("Sat, 29 Feb 2025 12:00:00 GMT"), None);
-        assert_eq!(
-            parse_http_date("Wednesday, 01-Jan-30 00:00:00 GMT"),
-            Some(1_893_456_000_000.0)
-        );
+        assert_eq!(parse_http_date("Wednesday, 01-Jan-30 00:00:00 GMT"), Some(1_893_456_000_000.0));
     }
 
     #[test]

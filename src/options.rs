@@ -108,20 +108,30 @@ const DEFAULT_EMPTY_ON: StatusSet = StatusSet::of(&[204]);
 
 /// Every key `fetchTile` takes, for "did you mean" suggestions.
 pub const KEYS: [&str; 20] = [
-    "preset", "baseDelayMs", "maxDelayMs", "attemptTimeoutMs", "deadlineMs", "jitter", "jitterMs",
-    "retryAfterMaxMs", "retryOn", "emptyOn", "accept", "headers", "credentials", "mode",
-    "referrerPolicy", "cache", "signal", "onRetry", "startJitterMs", "subdomains",
+    "preset",
+    "baseDelayMs",
+    "maxDelayMs",
+    "attemptTimeoutMs",
+    "deadlineMs",
+    "jitter",
+    "jitterMs",
+    "retryAfterMaxMs",
+    "retryOn",
+    "emptyOn",
+    "accept",
+    "headers",
+    "credentials",
+    "mode",
+    "referrerPolicy",
+    "cache",
+    "signal",
+    "onRetry",
+    "startJitterMs",
+    "subdomains",
 ];
 const CREDENTIALS: [&str; 3] = ["omit", "same-origin", "include"];
 const MODES: [&str; 3] = ["cors", "no-cors", "same-origin"];
-const CACHES: [&str; 6] = [
-    "default",
-    "no-store",
-    "reload",
-    "no-cache",
-    "force-cache",
-    "only-if-cached",
-];
+const CACHES: [&str; 6] = ["default", "no-store", "reload", "no-cache", "force-cache", "only-if-cached"];
 const REFERRER_POLICIES: [&str; 9] = [
     "",
     "no-referrer",
@@ -175,10 +185,7 @@ impl Options {
             Some((_, other)) => {
                 return Err(Error::invalid_options(
                     "preset",
-                    format!(
-                        "must be \"interactive\" or \"batch\", got {}",
-                        describe(other)
-                    ),
+                    format!("must be \"interactive\" or \"batch\", got {}", describe(other)),
                 ))
             }
         };
@@ -212,9 +219,7 @@ impl Options {
             "emptyOn" => self.empty_on = statuses(key, value)?,
             "accept" => {
                 let accept = text(key, value).ok_or_else(|| wrong_type(key, "a string", value))?;
-                if accept.trim().is_empty()
-                    || accept.bytes().any(|b| b == b'\r' || b == b'\n' || b == 0)
-                {
+                if accept.trim().is_empty() || accept.bytes().any(|b| b == b'\r' || b == b'\n' || b == 0) {
                     return Err(Error::invalid_options(
                         key,
                         "must be a non-empty media range list such as \"image/*\"",
@@ -225,18 +230,10 @@ impl Options {
             "credentials" => self.credentials = Some(enumerated(key, value, &CREDENTIALS)?),
             "mode" => self.mode = Some(enumerated(key, value, &MODES)?),
             "cache" => self.cache = Some(enumerated(key, value, &CACHES)?),
-            "referrerPolicy" => {
-                self.referrer_policy = Some(enumerated(key, value, &REFERRER_POLICIES)?)
-            }
+            "referrerPolicy" => self.referrer_policy = Some(enumerated(key, value, &REFERRER_POLICIES)?),
             "headers" => match value {
                 Value::Object | Value::Record(_) | Value::List(_) => self.has_headers = true,
-                other => {
-                    return Err(wrong_type(
-                        key,
-                        "an object, a Headers or an array of pairs",
-                        other,
-                    ))
-                }
+                other => return Err(wrong_type(key, "an object, a Headers or an array of pairs", other)),
             },
             "signal" => match value {
                 Value::AbortSignal => self.has_signal = true,
@@ -344,22 +341,12 @@ pub(crate) fn millis(key: &str, value: &Value, positive: bool) -> Result<f64, Er
     if !n.is_finite() {
         return Err(Error::invalid_options(
             key,
-            format!(
-                "must be a finite number of milliseconds, got {}",
-                show_number(*n)
-            ),
+            format!("must be a finite number of milliseconds, got {}", show_number(*n)),
         ));
     }
     if *n < 0.0 || (positive && *n == 0.0) {
-        let bound = if positive {
-            "greater than 0"
-        } else {
-            "0 or more"
-        };
-        return Err(Error::invalid_options(
-            key,
-            format!("must be {bound}, got {}", show_number(*n)),
-        ));
+        let bound = if positive { "greater than 0" } else { "0 or more" };
+        return Err(Error::invalid_options(key, format!("must be {bound}, got {}", show_number(*n))));
     }
     Ok(*n)
 }
@@ -371,13 +358,18 @@ fn subdomains(key: &str, value: &Value) -> Result<Vec<String>, Error> {
     let names: Option<Vec<String>> = items
         .iter()
         .map(|item| match item {
-            Value::Text(s) if !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-') => Some(s.clone()),
+            Value::Text(s) if !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-') => {
+                Some(s.clone())
+            }
             _ => None,
         })
         .collect();
     match names {
         Some(names) if !names.is_empty() => Ok(names),
-        _ => Err(Error::invalid_options(key, "must be a non-empty array of host labels such as [\"a\", \"b\"]")),
+        _ => Err(Error::invalid_options(
+            key,
+            "must be a non-empty array of host labels such as [\"a\", \"b\"]",
+        )),
     }
 }
 
@@ -388,16 +380,11 @@ fn statuses(key: &str, value: &Value) -> Result<StatusSet, Error> {
     let mut set = StatusSet::EMPTY;
     for item in items {
         match item {
-            Value::Number(n) if n.fract() == 0.0 && (100.0..=599.0).contains(n) => {
-                set = set.with(*n as u16)
-            }
+            Value::Number(n) if n.fract() == 0.0 && (100.0..=599.0).contains(n) => set = set.with(*n as u16),
             other => {
                 return Err(Error::invalid_options(
                     key,
-                    format!(
-                        "must hold integer HTTP statuses 100–599, got {}",
-                        describe(other)
-                    ),
+                    format!("must hold integer HTTP statuses 100–599, got {}", describe(other)),
                 ))
             }
         }
@@ -425,29 +412,18 @@ mod tests {
         let o = parse(&[]).unwrap();
         assert_eq!(o, Options::preset(Preset::Interactive));
         assert_eq!(
-            (
-                o.base_delay_ms,
-                o.max_delay_ms,
-                o.attempt_timeout_ms,
-                o.deadline_ms
-            ),
+            (o.base_delay_ms, o.max_delay_ms, o.attempt_timeout_ms, o.deadline_ms),
             (200.0, 2000.0, 4000.0, 6000.0)
         );
-        assert_eq!(
-            o.retry_on.iter().collect::<Vec<_>>(),
-            vec![408, 425, 429, 500, 502, 503, 504]
-        );
+        assert_eq!(o.retry_on.iter().collect::<Vec<_>>(), vec![408, 425, 429, 500, 502, 503, 504]);
         assert_eq!(o.empty_on.iter().collect::<Vec<_>>(), vec![204]);
         assert_eq!(o.jitter, Jitter::Full);
     }
 
     #[test]
     fn explicit_fields_override_the_preset() {
-        let o = parse(&[
-            ("deadlineMs", Value::Number(900.0)),
-            ("preset", Value::Text("batch".into())),
-        ])
-        .unwrap();
+        let o =
+            parse(&[("deadlineMs", Value::Number(900.0)), ("preset", Value::Text("batch".into()))]).unwrap();
         assert_eq!(o.preset, Preset::Batch);
         assert_eq!(o.deadline_ms, 900.0);
         assert_eq!(o.base_delay_ms, 500.0);
@@ -479,10 +455,7 @@ mod tests {
         .unwrap();
         assert!(o.retry_on.contains(503) && !o.retry_on.contains(429));
         assert!(!o.empty_on.contains(204));
-        assert_eq!(
-            (o.credentials, o.mode, o.cache),
-            (Some("include"), Some("cors"), Some("no-store"))
-        );
+        assert_eq!((o.credentials, o.mode, o.cache), (Some("include"), Some("cors"), Some("no-store")));
         assert!(o.has_headers && o.has_signal && o.has_on_retry);
     }
 
@@ -515,11 +488,7 @@ mod tests {
         for (key, value) in cases {
             let shown = format!("{key} = {value:?}");
             let result = parse(&[(key, value)]);
-            let message = result
-                .as_ref()
-                .err()
-                .map(|e| e.to_string())
-                .unwrap_or_default();
+            let message = result.as_ref().err().map(|e| e.to_string()).unwrap_or_default();
             assert_eq!(field_of(result), key, "{shown}");
             assert!(message.contains(key), "{shown}: {message}");
         }
@@ -528,10 +497,7 @@ mod tests {
     #[test]
     fn unknown_keys_are_rejected_with_a_suggestion() {
         let err = parse(&[("deadlinems", Value::Number(1.0))]).unwrap_err();
-        assert_eq!(
-            err.to_string(),
-            "invalid `deadlinems`: unknown option (did you mean `deadlineMs`?)"
-        );
+        assert_eq!(err.to_string(), "invalid `deadlinems`: unknown option (did you mean `deadlineMs`?)");
         let err = parse(&[("retryOnn", Value::Absent)]).unwrap_err();
         assert!(err.to_string().contains("did you mean `retryOn`"));
         let err = parse(&[("colour", Value::Number(1.0))]).unwrap_err();
@@ -543,8 +509,7 @@ mod tests {
     #[test]
     fn long_unknown_keys_are_cut_in_the_message() {
         let key = "k".repeat(10_000);
-        let Error::InvalidOptions { field, .. } =
-            parse(&[(key.as_str(), Value::Number(1.0))]).unwrap_err()
+        let Error::InvalidOptions { field, .. } = parse(&[(key.as_str(), Value::Number(1.0))]).unwrap_err()
         else {
             unreachable!()
         };

@@ -57,5 +57,9 @@ pub trait Transport {
     /// The platform's error value (in wasm: the `TypeError` from `fetch`).
     type Cause;
     /// Sends one request to mirror number `mirror` and reads its whole body within `timeout_ms`.
-    fn attempt(&self, mirror: usize, timeout_ms: f64) -> impl Future<Output = Attempt<Self::Body, Self::Cause>>;
+    fn attempt(
+        &self,
+        mirror: usize,
+        timeout_ms: f64,
+    ) -> impl Future<Output = Attempt<Self::Body, Self::Cause>>;
 }

@@ -64,24 +64,9 @@ fn redact_params(params: &str, out: &mut String) {
 /// Whether a (possibly percent-encoded) parameter name names a secret.
 pub fn is_secret_name(raw: &str) -> bool {
     let name = normalise(raw);
-    const EXACT: [&[u8]; 7] = [
-        b"sig",
-        b"auth",
-        b"session",
-        b"code",
-        b"credential",
-        b"credentials",
-        b"authorization",
-    ];
-    const SUFFIXES: [&[u8]; 7] = [
-        b"key",
-        b"token",
-        b"secret",
-        b"signature",
-        b"password",
-        b"passwd",
-        b"pwd",
-    ];
+    const EXACT: [&[u8]; 7] =
+        [b"sig", b"auth", b"session", b"code", b"credential", b"credentials", b"authorization"];
+    const SUFFIXES: [&[u8]; 7] = [b"key", b"token", b"secret", b"signature", b"password", b"passwd", b"pwd"];
     EXACT.contains(&name.as_slice())
         || SUFFIXES.iter().any(|s| name.ends_with(s))
         || name.starts_with(b"xamz")
@@ -98,10 +83,9 @@ fn normalise(raw: &str) -> Vec<u8> {
         let mut b = bytes[i];
         i += 1;
         if b == b'%' {
-            if let (Some(h), Some(l)) = (
-                bytes.get(i).and_then(|c| hex(*c)),
-                bytes.get(i + 1).and_then(|c| hex(*c)),
-            ) {
+            if let (Some(h), Some(l)) =
+                (bytes.get(i).and_then(|c| hex(*c)), bytes.get(i + 1).and_then(|c| hex(*c)))
+            {
                 b = h * 16 + l;
                 i += 2;
             }
@@ -157,10 +141,7 @@ mod tests {
             redact_url("https://user:pw@h.example/a.png#access_token=abc&z=1"),
             "https://***@h.example/a.png#access_token=***&z=1"
         );
-        assert_eq!(
-            redact_url("https://h.example/a@b.png"),
-            "https://h.example/a@b.png"
-        );
+        assert_eq!(redact_url("https://h.example/a@b.png"), "https://h.example/a@b.png");
     }
 
     #[test]

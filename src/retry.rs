@@ -11,8 +11,8 @@ use crate::backoff::clamp_delay;
 use crate::classify::{classify, Verdict};
 use crate::deadline::Deadline;
 use crate::host::breaker::BreakerState;
-use crate::host::state::{next_change, Change, Decision, Hold, Report, SharedHost};
 use crate::host::slots::Permit;
+use crate::host::state::{next_change, Change, Decision, Hold, Report, SharedHost};
 use crate::options::Options;
 use crate::platform::{Attempt, Cancel, Clock, Random, Sleep, Transport, Woke};
 use crate::race::{race, Either};
@@ -37,13 +37,34 @@ pub struct RetryInfo {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Event {
     /// An attempt is sent (`probe`: as a half-open breaker's probe).
-    Attempt { host: Rc<str>, attempt: u32, probe: bool },
-    Retry { host: Rc<str>, info: RetryInfo },
+    Attempt {
+        host: Rc<str>,
+        attempt: u32,
+        probe: bool,
+    },
+    Retry {
+        host: Rc<str>,
+        info: RetryInfo,
+    },
     /// The call waits before it may send: for a slot (`hold` None), a pause, the breaker or the rate.
-    Queue { host: Rc<str>, hold: Option<Hold>, wait_ms: f64 },
-    Breaker { host: Rc<str>, state: BreakerState },
-    Pause { host: Rc<str>, until_ms: f64 },
-    GiveUp { host: Rc<str>, kind: &'static str, attempts: u32 },
+    Queue {
+        host: Rc<str>,
+        hold: Option<Hold>,
+        wait_ms: f64,
+    },
+    Breaker {
+        host: Rc<str>,
+        state: BreakerState,
+    },
+    Pause {
+        host: Rc<str>,
+        until_ms: f64,
+    },
+    GiveUp {
+        host: Rc<str>,
+        kind: &'static str,
+        attempts: u32,
+    },
 }
 
 /// A tile.
@@ -153,7 +174,8 @@ where
 {
     let deadline = Deadline::starting(fx.clock.now_ms(), options.deadline_ms);
     let backoff = options.backoff();
-    let give_up = |failure, attempts| GaveUp { failure, attempts, elapsed_ms: deadline.elapsed(fx.clock.now_ms()) };
+    let give_up =
+        |failure, attempts| GaveUp { failure, attempts, elapsed_ms: deadline.elapsed(fx.clock.now_ms()) };
     let out_of_time = || Error::Deadline { deadline_ms: options.deadline_ms };
 
     if fx.cancel.is_aborted() {
@@ -200,10 +222,15 @@ where
         let now = fx.clock.now_ms();
         let (report, verdict) = match outcome {
             Attempt::Aborted => (Report::Abandoned, Err(Failure::of(Error::Aborted))),
-            Attempt::TimedOut => (Report::Transient, Ok((Failure::of(Error::Timeout { after_ms: budget }), None))),
+            Attempt::TimedOut => {
+                (Report::Transient, Ok((Failure::of(Error::Timeout { after_ms: budget }), None)))
+            }
             Attempt::Failed { message, cause } => (
                 Report::Transient,
-                Ok((Failure { error: Error::Network { message }, cause: Some(Cause::Platform(cause)) }, None)),
+                Ok((
+                    Failure { error: Error::Network { message }, cause: Some(Cause::Platform(cause)) },
+                    None,
+                )),
             ),
             Attempt::Response(facts, body) => match classify(&facts, options, fx.clock.epoch_ms()) {
                 Verdict::Deliver { empty } => {
@@ -215,7 +242,9 @@ where
                 Verdict::Retry { error, retry_after_ms } => {
                     let throttled = facts.status == 429 || (facts.status == 503 && retry_after_ms.is_some());
                     let report = if throttled {
-                        Report::Throttled { wait_ms: retry_after_ms.map(|w| w.min(options.retry_after_max_ms)) }
+                        Report::Throttled {
+                            wait_ms: retry_after_ms.map(|w| w.min(options.retry_after_max_ms)),
+                        }
                     } else {
                         Report::Transient
                     };

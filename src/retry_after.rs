@@ -12,11 +12,7 @@ use crate::http_date::parse_http_date;
 ///   else against `client_now_ms`. A date in the past means "now" (0).
 ///
 /// Garbage returns `None` and is ignored by the caller. Huge values saturate at 2^31 − 1 ms.
-pub fn parse_retry_after(
-    value: &str,
-    server_now_ms: Option<f64>,
-    client_now_ms: f64,
-) -> Option<f64> {
+pub fn parse_retry_after(value: &str, server_now_ms: Option<f64>, client_now_ms: f64) -> Option<f64> {
     let value = value.trim();
     if value.is_empty() {
         return None;
@@ -66,27 +62,16 @@ mod tests {
 
     #[test]
     fn huge_values_saturate_at_the_timer_limit() {
-        assert_eq!(
-            parse_retry_after("99999999999999999999999", None, NOW),
-            Some(MAX_DELAY_MS)
-        );
-        assert_eq!(
-            parse_retry_after(&"9".repeat(400), None, NOW),
-            Some(MAX_DELAY_MS)
-        );
-        assert_eq!(
-            parse_retry_after("Fri, 31 Dec 9999 23:59:59 GMT", None, NOW),
-            Some(MAX_DELAY_MS)
-        );
+        assert_eq!(parse_retry_after("99999999999999999999999", None, NOW), Some(MAX_DELAY_MS));
+        assert_eq!(parse_retry_after(&"9".repeat(400), None, NOW), Some(MAX_DELAY_MS));
+        assert_eq!(parse_retry_after("Fri, 31 Dec 9999 23:59:59 GMT", None, NOW), Some(MAX_DELAY_MS));
     }
 
     #[test]
     fn each_http_date_form_is_measured_from_now() {
-        for form in [
-            "Sun, 06 Nov 1994 08:49:47 GMT",
-            "Sunday, 06-Nov-94 08:49:47 GMT",
-            "Sun Nov  6 08:49:47 1994",
-        ] {
+        for form in
+            ["Sun, 06 Nov 1994 08:49:47 GMT", "Sunday, 06-Nov-94 08:49:47 GMT", "Sun Nov  6 08:49:47 1994"]
+        {
             assert_eq!(parse_retry_after(form, None, NOW), Some(10_000.0), "{form}");
         }
     }
@@ -100,17 +85,14 @@ mod tests {
 
     #[test]
     fn past_dates_mean_now() {
-        assert_eq!(
-            parse_retry_after("Sun, 06 Nov 1994 08:00:00 GMT", None, NOW),
-            Some(0.0)
-        );
+        assert_eq!(parse_retry_after("Sun, 06 Nov 1994 08:00:00 GMT", None, NOW), Some(0.0));
     }
 
     #[test]
     fn garbage_and_negative_values_are_ignored() {
         for bad in [
-            "", "  ", "-1", "-0", "+5", "1e3", "5s", "soon", "1.2.3", ".5", "5.", "0x10", "NaN",
-            "Infinity", "١٢",
+            "", "  ", "-1", "-0", "+5", "1e3", "5s", "soon", "1.2.3", ".5", "5.", "0x10", "NaN", "Infinity",
+            "١٢",
         ] {
             assert_eq!(parse_retry_after(bad, None, NOW), None, "{bad:?}");
         }

@@ -53,16 +53,9 @@ mod tests {
     fn membership_matches_the_codes_given() {
         let set = StatusSet::of(&[100, 204, 429, 503, 599]);
         for code in 0..1000u16 {
-            assert_eq!(
-                set.contains(code),
-                [100, 204, 429, 503, 599].contains(&code),
-                "{code}"
-            );
+            assert_eq!(set.contains(code), [100, 204, 429, 503, 599].contains(&code), "{code}");
         }
-        assert_eq!(
-            set.iter().collect::<Vec<_>>(),
-            vec![100, 204, 429, 503, 599]
-        );
+        assert_eq!(set.iter().collect::<Vec<_>>(), vec![100, 204, 429, 503, 599]);
     }
 
     #[test]

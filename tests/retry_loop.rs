@@ -8,11 +8,11 @@ use std::pin::pin;
 use std::task::{Context, Poll, Waker};
 
 use tilefetch::classify::ResponseFacts;
-use tilefetch::options::Value;
 use tilefetch::host::breaker::BreakerConfig;
 use tilefetch::host::budget::BudgetConfig;
 use tilefetch::host::state::SharedHost;
 use tilefetch::host::{HostConfig, HostState};
+use tilefetch::options::Value;
 use tilefetch::platform::{Attempt, Cancel, Clock, Random, Sleep, Transport, Woke};
 use tilefetch::retry::{fetch_with_retries, Cause, Delivered, Effects, Event, GaveUp, RetryInfo};
 use tilefetch::{Error, Options};
@@ -78,11 +78,7 @@ impl Random for World {
 impl Sleep for World {
     fn sleep(&self, ms: f64) -> impl Future<Output = Woke> {
         self.sleeps.borrow_mut().push(ms);
-        let woke = if self.advance(ms) {
-            Woke::Aborted
-        } else {
-            Woke::Elapsed
-        };
+        let woke = if self.advance(ms) { Woke::Aborted } else { Woke::Elapsed };
         std::future::ready(woke)
     }
 }
@@ -103,14 +99,15 @@ impl Transport for World {
     type Body = Vec<u8>;
     type Cause = &'static str;
 
-    fn attempt(&self, mirror: usize, timeout_ms: f64) -> impl Future<Output = Attempt<Vec<u8>, &'static str>> {
+    fn attempt(
+        &self,
+        mirror: usize,
+        timeout_ms: f64,
+    ) -> impl Future<Output = Attempt<Vec<u8>, &'static str>> {
         self.sent.set(self.sent.get() + 1);
         self.mirrors.borrow_mut().push(mirror);
-        let (took, reply) = self
-            .replies
-            .borrow_mut()
-            .pop_front()
-            .expect("the loop sent more requests than scripted");
+        let (took, reply) =
+            self.replies.borrow_mut().pop_front().expect("the loop sent more requests than scripted");
         let outcome = if matches!(reply, Reply::Hang) || took > timeout_ms {
             if self.advance(timeout_ms) {
                 Attempt::Aborted
@@ -121,17 +118,10 @@ impl Transport for World {
             Attempt::Aborted
         } else {
             match reply {
-                Reply::Network => Attempt::Failed {
-                    message: "connection reset".into(),
-                    cause: "ECONNRESET",
-                },
+                Reply::Network => Attempt::Failed { message: "connection reset".into(), cause: "ECONNRESET" },
                 Reply::Status(status, headers, body) => {
-                    let header = |name: &str| {
-                        headers
-                            .iter()
-                            .find(|(n, _)| *n == name)
-                            .map(|(_, v)| v.to_string())
-                    };
+                    let header =
+                        |name: &str| headers.iter().find(|(n, _)| *n == name).map(|(_, v)| v.to_string());
                     let facts = ResponseFacts {
                         status,
                         content_type: header("content-type"),
@@ -213,10 +203,7 @@ fn none_jitter() -> (&'static str, Value) {
 fn gave_up(out: Outcome) -> GaveUp<&'static str> {
     match out {
         Err(g) => g,
-        Ok(d) => panic!(
-            "expected a give-up, got a tile after {} attempts",
-            d.attempts
-        ),
+        Ok(d) => panic!("expected a give-up, got a tile after {} attempts", d.attempts),
     }
 }
 fn last_error<'a>(g: &'a GaveUp<&'static str>) -> &'a Error {
@@ -231,38 +218,21 @@ fn first_try_success_needs_no_sleep() {
     let world = World::new(vec![(80.0, ok())]);
     let (out, retries) = run(&world, &[]);
     let tile = out.unwrap();
-    assert_eq!(
-        (tile.attempts, tile.elapsed_ms, tile.empty, tile.body),
-        (1, 80.0, false, b"tile".to_vec())
-    );
+    assert_eq!((tile.attempts, tile.elapsed_ms, tile.empty, tile.body), (1, 80.0, false, b"tile".to_vec()));
     assert!(retries.is_empty() && world.sleeps.borrow().is_empty());
 }
 
 #[test]
 fn transient_failures_are_retried_with_exponential_delays() {
-    let world = World::new(vec![
-        (50.0, status(503)),
-        (50.0, Reply::Network),
-        (50.0, status(429)),
-        (50.0, ok()),
-    ]);
+    let world =
+        World::new(vec![(50.0, status(503)), (50.0, Reply::Network), (50.0, status(429)), (50.0, ok())]);
     let (out, retries) = run(&world, &[none_jitter(), ("baseDelayMs", n(100.0))]);
     let tile = out.unwrap();
     assert_eq!(tile.attempts, 4);
     assert_eq!(*world.sleeps.borrow(), vec![100.0, 200.0, 400.0]);
     assert_eq!(tile.elapsed_ms, 4.0 * 50.0 + 700.0);
-    let reasons: Vec<_> = retries
-        .iter()
-        .map(|r| (r.attempt, r.reason, r.status))
-        .collect();
-    assert_eq!(
-        reasons,
-        vec![
-            (1, "http", Some(503)),
-            (2, "network", None),
-            (3, "http", Some(429))
-        ]
-    );
+    let reasons: Vec<_> = retries.iter().map(|r| (r.attempt, r.reason, r.status)).collect();
+    assert_eq!(reasons, vec![(1, "http", Some(503)), (2, "network", None), (3, "http", Some(429))]);
 }
 
 #[test]
@@ -280,10 +250,7 @@ fn permanent_statuses_are_not_retried() {
         let world = World::new(vec![(30.0, status(code))]);
         let (out, retries) = run(&world, &[]);
         let g = gave_up(out);
-        assert_eq!(
-            (g.failure.error.clone(), g.attempts),
-            (Error::Http { status: code }, 1)
-        );
+        assert_eq!((g.failure.error.clone(), g.attempts), (Error::Http { status: code }, 1));
         assert_eq!(world.sent.get(), 1);
         assert!(retries.is_empty());
     }
@@ -300,57 +267,32 @@ fn empty_on_statuses_deliver_an_empty_tile() {
 fn error_bodies_with_200_are_retried_until_a_real_tile_arrives() {
     let se: &[u8] = b"<?xml version='1.0'?><ServiceExceptionReport><ServiceException code='NoApplicableCode'>busy</ServiceException></ServiceExceptionReport>";
     let world = World::new(vec![
-        (
-            20.0,
-            Reply::Status(200, &[("content-type", "application/vnd.ogc.se_xml")], se),
-        ),
-        (
-            20.0,
-            Reply::Status(200, &[("content-type", "text/html")], b"<html>502</html>"),
-        ),
-        (
-            20.0,
-            Reply::Status(
-                200,
-                &[("content-type", "image/png"), ("content-length", "900")],
-                b"short",
-            ),
-        ),
+        (20.0, Reply::Status(200, &[("content-type", "application/vnd.ogc.se_xml")], se)),
+        (20.0, Reply::Status(200, &[("content-type", "text/html")], b"<html>502</html>")),
+        (20.0, Reply::Status(200, &[("content-type", "image/png"), ("content-length", "900")], b"short")),
         (20.0, ok()),
     ]);
     let (out, retries) = run(&world, &[("baseDelayMs", n(10.0))]);
     assert_eq!(out.unwrap().attempts, 4);
     let reasons: Vec<_> = retries.iter().map(|r| r.reason).collect();
-    assert_eq!(
-        reasons,
-        vec!["service-exception", "invalid-response", "invalid-response"]
-    );
+    assert_eq!(reasons, vec!["service-exception", "invalid-response", "invalid-response"]);
 }
 
 #[test]
 fn request_errors_in_an_ogc_exception_are_permanent() {
     let se: &[u8] = b"<ServiceExceptionReport><ServiceException code=\"LayerNotDefined\">no</ServiceException></ServiceExceptionReport>";
-    let world = World::new(vec![(
-        20.0,
-        Reply::Status(200, &[("content-type", "text/xml")], se),
-    )]);
+    let world = World::new(vec![(20.0, Reply::Status(200, &[("content-type", "text/xml")], se))]);
     let g = gave_up(run(&world, &[]).0);
     assert_eq!(
         g.failure.error,
-        Error::ServiceException {
-            status: 200,
-            code: Some("LayerNotDefined".into())
-        }
+        Error::ServiceException { status: 200, code: Some("LayerNotDefined".into()) }
     );
     assert_eq!(world.sent.get(), 1);
 }
 
 #[test]
 fn retry_after_is_a_floor_on_the_delay() {
-    let world = World::new(vec![
-        (20.0, Reply::Status(429, &[("retry-after", "2")], b"")),
-        (20.0, ok()),
-    ]);
+    let world = World::new(vec![(20.0, Reply::Status(429, &[("retry-after", "2")], b"")), (20.0, ok())]);
     let (out, retries) = run(&world, &[]);
     assert_eq!(out.unwrap().attempts, 2);
     assert_eq!(*world.sleeps.borrow(), vec![2000.0]);
@@ -360,13 +302,8 @@ fn retry_after_is_a_floor_on_the_delay() {
 
 #[test]
 fn retry_after_below_the_jittered_delay_does_not_shorten_it() {
-    let world = World::new(vec![
-        (20.0, Reply::Status(503, &[("retry-after", "0")], b"")),
-        (20.0, ok()),
-    ]);
-    run(&world, &[none_jitter(), ("baseDelayMs", n(300.0))])
-        .0
-        .unwrap();
+    let world = World::new(vec![(20.0, Reply::Status(503, &[("retry-after", "0")], b"")), (20.0, ok())]);
+    run(&world, &[none_jitter(), ("baseDelayMs", n(300.0))]).0.unwrap();
     assert_eq!(*world.sleeps.borrow(), vec![300.0]);
 }
 
@@ -374,14 +311,7 @@ fn retry_after_below_the_jittered_delay_does_not_shorten_it() {
 fn retry_after_as_an_http_date_is_honoured() {
     // The world's epoch is 08:49:37 + 10 s at t = 10 000 ms; the server asks for 08:49:50.
     let world = World::new(vec![
-        (
-            0.0,
-            Reply::Status(
-                503,
-                &[("retry-after", "Sun, 06 Nov 1994 08:49:50 GMT")],
-                b"",
-            ),
-        ),
+        (0.0, Reply::Status(503, &[("retry-after", "Sun, 06 Nov 1994 08:49:50 GMT")], b"")),
         (10.0, ok()),
     ]);
     run(&world, &[]).0.unwrap();
@@ -390,19 +320,10 @@ fn retry_after_as_an_http_date_is_honoured() {
 
 #[test]
 fn retry_after_beyond_the_deadline_rejects_at_once_as_rate_limited() {
-    let world = World::new(vec![(
-        20.0,
-        Reply::Status(429, &[("retry-after", "86400")], b""),
-    )]);
+    let world = World::new(vec![(20.0, Reply::Status(429, &[("retry-after", "86400")], b""))]);
     let (out, retries) = run(&world, &[]);
     let g = gave_up(out);
-    assert_eq!(
-        g.failure.error,
-        Error::RateLimited {
-            status: Some(429),
-            retry_after_ms: 86_400_000.0
-        }
-    );
+    assert_eq!(g.failure.error, Error::RateLimited { status: Some(429), retry_after_ms: 86_400_000.0 });
     assert_eq!(last_error(&g), &Error::Http { status: 429 });
     assert_eq!((g.attempts, g.elapsed_ms), (1, 20.0));
     assert!(retries.is_empty() && world.sleeps.borrow().is_empty());
@@ -410,20 +331,14 @@ fn retry_after_beyond_the_deadline_rejects_at_once_as_rate_limited() {
 
 #[test]
 fn retry_after_is_clamped_by_retry_after_max_ms() {
-    let world = World::new(vec![
-        (20.0, Reply::Status(429, &[("retry-after", "86400")], b"")),
-        (20.0, ok()),
-    ]);
+    let world = World::new(vec![(20.0, Reply::Status(429, &[("retry-after", "86400")], b"")), (20.0, ok())]);
     run(&world, &[("retryAfterMaxMs", n(1500.0))]).0.unwrap();
     assert_eq!(*world.sleeps.borrow(), vec![1500.0]);
 }
 
 #[test]
 fn garbage_retry_after_falls_back_to_backoff() {
-    let world = World::new(vec![
-        (20.0, Reply::Status(429, &[("retry-after", "-3")], b"")),
-        (20.0, ok()),
-    ]);
+    let world = World::new(vec![(20.0, Reply::Status(429, &[("retry-after", "-3")], b"")), (20.0, ok())]);
     run(&world, &[none_jitter()]).0.unwrap();
     assert_eq!(*world.sleeps.borrow(), vec![200.0]);
 }
@@ -432,21 +347,9 @@ fn garbage_retry_after_falls_back_to_backoff() {
 fn a_sleep_past_the_deadline_is_never_started() {
     let replies = (0..50).map(|_| (100.0, status(503))).collect();
     let world = World::new(replies);
-    let (out, retries) = run(
-        &world,
-        &[
-            none_jitter(),
-            ("deadlineMs", n(2000.0)),
-            ("baseDelayMs", n(200.0)),
-        ],
-    );
+    let (out, retries) = run(&world, &[none_jitter(), ("deadlineMs", n(2000.0)), ("baseDelayMs", n(200.0))]);
     let g = gave_up(out);
-    assert_eq!(
-        g.failure.error,
-        Error::Deadline {
-            deadline_ms: 2000.0
-        }
-    );
+    assert_eq!(g.failure.error, Error::Deadline { deadline_ms: 2000.0 });
     assert_eq!(last_error(&g), &Error::Http { status: 503 });
     // 100 + 200 + 100 + 400 + 100 + 800 = 1700; the next sleep (1600) would end past 2000.
     assert_eq!(*world.sleeps.borrow(), vec![200.0, 400.0, 800.0]);
@@ -467,12 +370,7 @@ fn attempts_are_cut_to_the_time_left_and_end_as_deadline() {
         ],
     );
     let g = gave_up(out);
-    assert_eq!(
-        g.failure.error,
-        Error::Deadline {
-            deadline_ms: 1000.0
-        }
-    );
+    assert_eq!(g.failure.error, Error::Deadline { deadline_ms: 1000.0 });
     assert_eq!(last_error(&g), &Error::Timeout { after_ms: 300.0 });
     assert_eq!((g.attempts, g.elapsed_ms), (2, 1000.0));
 }
@@ -501,10 +399,7 @@ fn abort_during_a_sleep_ends_the_call_without_another_request() {
     let world = World::new(vec![(100.0, status(503)), (100.0, ok())]);
     world.abort_at.set(10_000.0 + 100.0 + 50.0);
     let g = gave_up(run(&world, &[none_jitter(), ("baseDelayMs", n(2000.0))]).0);
-    assert_eq!(
-        (g.failure.error.clone(), g.attempts, g.elapsed_ms),
-        (Error::Aborted, 1, 150.0)
-    );
+    assert_eq!((g.failure.error.clone(), g.attempts, g.elapsed_ms), (Error::Aborted, 1, 150.0));
     assert_eq!(world.sent.get(), 1);
 }
 
@@ -513,35 +408,15 @@ fn abort_during_an_attempt_is_not_retried() {
     let world = World::new(vec![(500.0, ok())]);
     world.abort_at.set(10_000.0 + 200.0);
     let g = gave_up(run(&world, &[]).0);
-    assert_eq!(
-        (g.failure.error.clone(), g.elapsed_ms),
-        (Error::Aborted, 200.0)
-    );
+    assert_eq!((g.failure.error.clone(), g.elapsed_ms), (Error::Aborted, 200.0));
 }
 
 #[test]
 fn network_failures_keep_the_platform_cause() {
     let world = World::new(vec![(10.0, Reply::Network)]);
-    let g = gave_up(
-        run(
-            &world,
-            &[
-                ("deadlineMs", n(100.0)),
-                ("baseDelayMs", n(200.0)),
-                none_jitter(),
-            ],
-        )
-        .0,
-    );
-    let Some(Cause::Attempt(last)) = &g.failure.cause else {
-        panic!("no cause")
-    };
-    assert_eq!(
-        last.error,
-        Error::Network {
-            message: "connection reset".into()
-        }
-    );
+    let g = gave_up(run(&world, &[("deadlineMs", n(100.0)), ("baseDelayMs", n(200.0)), none_jitter()]).0);
+    let Some(Cause::Attempt(last)) = &g.failure.cause else { panic!("no cause") };
+    assert_eq!(last.error, Error::Network { message: "connection reset".into() });
     assert!(matches!(last.cause, Some(Cause::Platform("ECONNRESET"))));
 }
 
@@ -550,27 +425,11 @@ fn no_retry_sleep_exceeds_the_cap_over_a_long_outage() {
     for unit in [0.1, 0.5, 0.999_999] {
         let world = World::new((0..2000).map(|_| (1.0, status(503))).collect());
         world.unit.set(unit);
-        let g = gave_up(
-            run(
-                &world,
-                &[
-                    ("preset", Value::Text("batch".into())),
-                    ("deadlineMs", n(120_000.0)),
-                ],
-            )
-            .0,
-        );
-        assert_eq!(
-            g.failure.error,
-            Error::Deadline {
-                deadline_ms: 120_000.0
-            }
-        );
+        let g =
+            gave_up(run(&world, &[("preset", Value::Text("batch".into())), ("deadlineMs", n(120_000.0))]).0);
+        assert_eq!(g.failure.error, Error::Deadline { deadline_ms: 120_000.0 });
         let sleeps = world.sleeps.borrow();
-        assert!(
-            sleeps.len() > 3 && sleeps.iter().all(|d| *d <= 30_000.0),
-            "{sleeps:?}"
-        );
+        assert!(sleeps.len() > 3 && sleeps.iter().all(|d| *d <= 30_000.0), "{sleeps:?}");
     }
 }
 
@@ -578,7 +437,12 @@ fn no_retry_sleep_exceeds_the_cap_over_a_long_outage() {
 
 fn breaker_host(threshold: u32, open_ms: f64) -> SharedHost {
     host(&HostConfig {
-        breaker: BreakerConfig { failure_threshold: threshold, open_ms, half_open_probes: 1, max_open_ms: open_ms * 4.0 },
+        breaker: BreakerConfig {
+            failure_threshold: threshold,
+            open_ms,
+            half_open_probes: 1,
+            max_open_ms: open_ms * 4.0,
+        },
         ..PERMISSIVE
     })
 }
@@ -587,7 +451,8 @@ fn breaker_host(threshold: u32, open_ms: f64) -> SharedHost {
 fn an_open_breaker_fails_calls_fast_when_their_deadline_cannot_reach_half_open() {
     let route = [breaker_host(3, 5000.0)];
     let world = World::new((0..3).map(|_| (10.0, status(503))).collect());
-    let (out, events) = run_on(&world, &[("deadlineMs", n(100.0)), none_jitter(), ("baseDelayMs", n(1.0))], &route);
+    let (out, events) =
+        run_on(&world, &[("deadlineMs", n(100.0)), none_jitter(), ("baseDelayMs", n(1.0))], &route);
     assert_eq!(gave_up(out).attempts, 3);
     assert!(events.iter().any(|e| matches!(e, Event::Breaker { state, .. } if state.name() == "open")));
     let sent = world.sent.get();
@@ -614,7 +479,11 @@ fn a_call_waits_for_half_open_when_its_deadline_allows_and_the_probe_closes_the_
 #[test]
 fn retry_after_pauses_every_call_to_the_host() {
     let route = [host(&PERMISSIVE)];
-    let world = World::new(vec![(10.0, Reply::Status(429, &[("retry-after", "2")], b"")), (10.0, ok()), (10.0, ok())]);
+    let world = World::new(vec![
+        (10.0, Reply::Status(429, &[("retry-after", "2")], b"")),
+        (10.0, ok()),
+        (10.0, ok()),
+    ]);
     world.unit.set(0.0);
     let (first, events) = run_on(&world, &[], &route);
     first.unwrap();
@@ -627,7 +496,9 @@ fn retry_after_pauses_every_call_to_the_host() {
     world3.now.set(world2.now.get() - 3000.0);
     let (third, events) = run_on(&world3, &[], &route);
     third.unwrap();
-    assert!(events.iter().any(|e| matches!(e, Event::Queue { hold: Some(tilefetch::host::state::Hold::Pause), .. })));
+    assert!(events
+        .iter()
+        .any(|e| matches!(e, Event::Queue { hold: Some(tilefetch::host::state::Hold::Pause), .. })));
     assert!(*world3.sleeps.borrow().first().unwrap() >= 2000.0, "{:?}", world3.sleeps.borrow());
 }
 
@@ -712,5 +583,9 @@ fn a_learned_rate_spaces_the_attempts_of_later_calls() {
     for _ in 0..5 {
         run_on(&later, &[], &route).0.unwrap();
     }
-    assert!(later.now.get() - t0 >= 4.0 * 1000.0 / 9.5, "5 calls at ~9/s take ≥ 420 ms, took {}", later.now.get() - t0);
+    assert!(
+        later.now.get() - t0 >= 4.0 * 1000.0 / 9.5,
+        "5 calls at ~9/s take ≥ 420 ms, took {}",
+        later.now.get() - t0
+    );
 }

@@ -7,7 +7,14 @@ use js_sys::Reflect;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_test::wasm_bindgen_test;
 
-use tilefetch::web::fetch_tile;
+use tilefetch::web::TileClient;
+
+/// Each test on a client of its own: the three runtimes share one fault server, and what calls
+/// to a host share (a pause, the breaker) must not leak from one test into another.
+async fn fetch_tile(url: JsValue, options: JsValue) -> Result<JsValue, JsValue> {
+    let client = TileClient::new(JsValue::UNDEFINED)?;
+    wasm_bindgen_futures::JsFuture::from(client.fetch_tile(url, options)).await
+}
 
 fn server() -> &'static str {
     match option_env!("TILEFETCH_TEST_SERVER") {
@@ -42,10 +49,7 @@ fn fast() -> Vec<(&'static str, JsValue)> {
 
 async fn expect_error(url: JsValue, opts: JsValue) -> JsValue {
     match fetch_tile(url, opts).await {
-        Ok(tile) => panic!(
-            "expected a TileError, got a tile with status {:?}",
-            get(&tile, "status")
-        ),
+        Ok(tile) => panic!("expected a TileError, got a tile with status {:?}", get(&tile, "status")),
         Err(error) => {
             assert!(error.is_instance_of::<js_sys::Error>(), "a real Error");
             assert_eq!(get(&error, "name"), "TileError");
@@ -60,9 +64,7 @@ fn now() -> f64 {
 
 #[wasm_bindgen_test]
 async fn a_healthy_tile_is_delivered_whole() {
-    let tile = fetch_tile(tile("").into(), JsValue::UNDEFINED)
-        .await
-        .unwrap();
+    let tile = fetch_tile(tile("").into(), JsValue::UNDEFINED).await.unwrap();
     let data: js_sys::Uint8Array = get(&tile, "data").dyn_into().unwrap();
     let bytes = data.to_vec();
     assert!(bytes.starts_with(b"\x89PNG\r\n\x1a\n") && bytes.ends_with(b"IEND\xaeB`\x82"));
@@ -75,26 +77,20 @@ async fn a_healthy_tile_is_delivered_whole() {
 
 #[wasm_bindgen_test]
 async fn transient_503s_are_retried() {
-    let tile = fetch_tile(tile("f=503&n=2").into(), options(&fast()))
-        .await
-        .unwrap();
+    let tile = fetch_tile(tile("f=503&n=2").into(), options(&fast())).await.unwrap();
     assert_eq!(get(&tile, "attempts"), 3);
 }
 
 #[wasm_bindgen_test]
 async fn a_service_exception_served_with_200_is_never_a_tile() {
-    let tile = fetch_tile(tile("f=sexml&n=1").into(), options(&fast()))
-        .await
-        .unwrap();
+    let tile = fetch_tile(tile("f=sexml&n=1").into(), options(&fast())).await.unwrap();
     assert_eq!(get(&tile, "attempts"), 2);
     assert_eq!(get(&tile, "contentType"), "image/png");
 }
 
 #[wasm_bindgen_test]
 async fn html_error_pages_are_retried() {
-    let tile = fetch_tile(tile("f=html&n=1").into(), options(&fast()))
-        .await
-        .unwrap();
+    let tile = fetch_tile(tile("f=html&n=1").into(), options(&fast())).await.unwrap();
     assert_eq!(get(&tile, "attempts"), 2);
 }
 
@@ -109,9 +105,7 @@ async fn a_404_is_permanent() {
 #[wasm_bindgen_test]
 async fn retry_after_is_a_floor() {
     let started = now();
-    let tile = fetch_tile(tile("f=429&n=1&ra=1").into(), options(&fast()))
-        .await
-        .unwrap();
+    let tile = fetch_tile(tile("f=429&n=1&ra=1").into(), options(&fast())).await.unwrap();
     assert_eq!(get(&tile, "attempts"), 2);
     assert!(now() - started >= 990.0, "waited {} ms", now() - started);
 }
@@ -151,21 +145,9 @@ async fn abort_during_backoff_rejects_at_once() {
 #[wasm_bindgen_test]
 async fn bad_input_is_rejected_and_the_module_survives() {
     let cases: Vec<(JsValue, JsValue, &str)> = vec![
-        (
-            tile("").into(),
-            options(&[("deadlinems", 1.into())]),
-            "deadlinems",
-        ),
-        (
-            tile("").into(),
-            options(&[("deadlineMs", f64::NAN.into())]),
-            "deadlineMs",
-        ),
-        (
-            tile("").into(),
-            options(&[("retryOn", js_sys::Array::of1(&99.into()).into())]),
-            "retryOn",
-        ),
+        (tile("").into(), options(&[("deadlinems", 1.into())]), "deadlinems"),
+        (tile("").into(), options(&[("deadlineMs", f64::NAN.into())]), "deadlineMs"),
+        (tile("").into(), options(&[("retryOn", js_sys::Array::of1(&99.into()).into())]), "retryOn"),
         (tile("").into(), 5.into(), "options"),
         ("ftp://127.0.0.1/1.png".into(), JsValue::UNDEFINED, "url"),
         (42.into(), JsValue::UNDEFINED, "url"),
@@ -176,8 +158,6 @@ async fn bad_input_is_rejected_and_the_module_survives() {
         let message = get(&error, "message").as_string().unwrap();
         assert!(message.contains(field), "{message} should name {field}");
     }
-    let tile = fetch_tile(tile("").into(), JsValue::UNDEFINED)
-        .await
-        .unwrap();
+    let tile = fetch_tile(tile("").into(), JsValue::UNDEFINED).await.unwrap();
     assert_eq!(get(&tile, "status"), 200);
 }

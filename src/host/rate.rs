@@ -19,7 +19,13 @@ pub struct AdaptiveRate {
 
 impl AdaptiveRate {
     pub fn new(now_ms: f64) -> AdaptiveRate {
-        AdaptiveRate { rate: None, tokens: 0.0, at_ms: now_ms, successes: [0; BUCKETS], bucket: bucket_of(now_ms) }
+        AdaptiveRate {
+            rate: None,
+            tokens: 0.0,
+            at_ms: now_ms,
+            successes: [0; BUCKETS],
+            bucket: bucket_of(now_ms),
+        }
     }
 
     pub fn rate(&self) -> Option<f64> {

@@ -49,7 +49,9 @@ pub enum Hold {
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Decision {
-    Go { probe: bool },
+    Go {
+        probe: bool,
+    },
     WaitUntil(f64, Hold),
     /// Half-open and every probe is out: wait for a change.
     WaitForProbe,
@@ -234,7 +236,12 @@ mod tests {
 
     fn host() -> HostState {
         let config = HostConfig {
-            breaker: BreakerConfig { failure_threshold: 2, open_ms: 1000.0, half_open_probes: 1, max_open_ms: 4000.0 },
+            breaker: BreakerConfig {
+                failure_threshold: 2,
+                open_ms: 1000.0,
+                half_open_probes: 1,
+                max_open_ms: 4000.0,
+            },
             ..HostConfig::DEFAULT
         };
         HostState::new("h", &config, 0.0)
@@ -255,7 +262,11 @@ mod tests {
         let change = h.report(100.0, false, Report::Throttled { wait_ms: Some(1000.0) }, 0.5);
         assert_eq!(change, Some(Change::Pause { until_ms: 1100.0 }));
         assert_eq!(h.decide(500.0), Decision::WaitUntil(1100.0, Hold::Pause));
-        assert_eq!(h.report(200.0, false, Report::Throttled { wait_ms: Some(100.0) }, 0.5), None, "a shorter pause does not shorten it");
+        assert_eq!(
+            h.report(200.0, false, Report::Throttled { wait_ms: Some(100.0) }, 0.5),
+            None,
+            "a shorter pause does not shorten it"
+        );
         assert_eq!(h.paused_until(1000.0), Some(1100.0));
         assert_eq!(h.paused_until(1100.0), None);
     }

@@ -11,6 +11,8 @@ use wasm_bindgen::closure::Closure;
 use wasm_bindgen::{JsCast, JsValue};
 use web_sys::AbortSignal;
 
+use crate::platform::Cancel;
+
 #[derive(Default)]
 struct Shared {
     fired: Cell<bool>,
@@ -37,15 +39,10 @@ impl AbortWatch {
                 })
             };
             // Cannot fail for a real AbortSignal; if it did, `aborted()` polling still works.
-            let _ =
-                signal.add_event_listener_with_callback("abort", on_abort.as_ref().unchecked_ref());
+            let _ = signal.add_event_listener_with_callback("abort", on_abort.as_ref().unchecked_ref());
             on_abort
         });
-        AbortWatch {
-            signal,
-            shared,
-            listener,
-        }
+        AbortWatch { signal, shared, listener }
     }
 
     pub fn is_aborted(&self) -> bool {
@@ -54,9 +51,7 @@ impl AbortWatch {
 
     /// The signal's `reason` (an `AbortError`, or a `TimeoutError` from `AbortSignal.timeout`).
     pub fn reason(&self) -> JsValue {
-        self.signal
-            .as_ref()
-            .map_or(JsValue::UNDEFINED, AbortSignal::reason)
+        self.signal.as_ref().map_or(JsValue::UNDEFINED, AbortSignal::reason)
     }
 
     /// Resolves when the signal fires; pending forever when there is no signal.
@@ -65,11 +60,20 @@ impl AbortWatch {
     }
 }
 
+impl Cancel for AbortWatch {
+    fn is_aborted(&self) -> bool {
+        AbortWatch::is_aborted(self)
+    }
+
+    fn fired(&self) -> impl Future<Output = ()> {
+        AbortWatch::fired(self)
+    }
+}
+
 impl Drop for AbortWatch {
     fn drop(&mut self) {
         if let (Some(signal), Some(listener)) = (&self.signal, &self.listener) {
-            let _ = signal
-                .remove_event_listener_with_callback("abort", listener.as_ref().unchecked_ref());
+            let _ = signal.remove_event_listener_with_callback("abort", listener.as_ref().unchecked_ref());
         }
     }
 }

@@ -10,9 +10,9 @@ use gloo_timers::callback::Timeout;
 use wasm_bindgen::prelude::*;
 
 use super::abort::AbortWatch;
-use super::race::{race, Either};
 use crate::backoff::clamp_delay;
 use crate::platform::{Clock, Random, Sleep, Woke};
+use crate::race::{race, Either};
 
 #[wasm_bindgen]
 extern "C" {
@@ -45,10 +45,7 @@ impl Timer {
                 waker.wake();
             }
         });
-        Timer {
-            _timeout: timeout,
-            state,
-        }
+        Timer { _timeout: timeout, state }
     }
 }
 

@@ -9,9 +9,9 @@ use web_sys::{AbortController, RequestInit, Response};
 
 use super::abort::AbortWatch;
 use super::effects::Timer;
-use super::race::{race, Either};
 use crate::classify::{ResponseFacts, HEAD_BYTES, TAIL_BYTES};
 use crate::platform::{Attempt, Transport};
+use crate::race::{race, Either};
 
 #[wasm_bindgen]
 extern "C" {
@@ -29,37 +29,23 @@ pub struct WebBody {
 
 pub struct FetchTransport<'a> {
     scope: FetchScope,
-    /// The URL string, or a `Request` when the call set fields a platform may refuse.
-    input: &'a JsValue,
+    /// Per mirror: the URL string, or a `Request` when the call set fields a platform may refuse.
+    inputs: &'a [JsValue],
     /// The same for every attempt but its signal.
     init: &'a RequestInit,
     abort: &'a AbortWatch,
 }
 
 impl<'a> FetchTransport<'a> {
-    pub fn new(
-        input: &'a JsValue,
-        init: &'a RequestInit,
-        abort: &'a AbortWatch,
-    ) -> FetchTransport<'a> {
-        FetchTransport {
-            scope: js_sys::global().unchecked_into(),
-            input,
-            init,
-            abort,
-        }
+    pub fn new(inputs: &'a [JsValue], init: &'a RequestInit, abort: &'a AbortWatch) -> FetchTransport<'a> {
+        FetchTransport { scope: js_sys::global().unchecked_into(), inputs, init, abort }
     }
 
-    async fn request(&self, controller: &AbortController) -> Result<WebBody, JsValue> {
+    async fn request(&self, input: &JsValue, controller: &AbortController) -> Result<WebBody, JsValue> {
         self.init.set_signal(Some(&controller.signal()));
-        let response: Response = JsFuture::from(self.scope.fetch(self.input, self.init)?)
-            .await?
-            .unchecked_into();
+        let response: Response = JsFuture::from(self.scope.fetch(input, self.init)?).await?.unchecked_into();
         let buffer = JsFuture::from(response.array_buffer()?).await?;
-        Ok(WebBody {
-            response,
-            data: Uint8Array::new(&buffer),
-        })
+        Ok(WebBody { response, data: Uint8Array::new(&buffer) })
     }
 }
 
@@ -67,31 +53,20 @@ impl Transport for FetchTransport<'_> {
     type Body = WebBody;
     type Cause = JsValue;
 
-    fn is_aborted(&self) -> bool {
-        self.abort.is_aborted()
-    }
-
-    async fn attempt(&self, timeout_ms: f64) -> Attempt<WebBody, JsValue> {
+    async fn attempt(&self, mirror: usize, timeout_ms: f64) -> Attempt<WebBody, JsValue> {
         if self.abort.is_aborted() {
             return Attempt::Aborted;
         }
         let controller = match AbortController::new() {
             Ok(controller) => controller,
-            Err(cause) => {
-                return Attempt::Failed {
-                    message: "AbortController unavailable".into(),
-                    cause,
-                }
-            }
+            Err(cause) => return Attempt::Failed { message: "AbortController unavailable".into(), cause },
         };
         let stop = race(Timer::new(timeout_ms), self.abort.fired());
-        match race(self.request(&controller), stop).await {
+        let input = &self.inputs[mirror.min(self.inputs.len() - 1)];
+        match race(self.request(input, &controller), stop).await {
             Either::Left(Ok(body)) => Attempt::Response(facts(&body), body),
             Either::Left(Err(_)) if self.abort.is_aborted() => Attempt::Aborted,
-            Either::Left(Err(cause)) => Attempt::Failed {
-                message: error_message(&cause),
-                cause,
-            },
+            Either::Left(Err(cause)) => Attempt::Failed { message: error_message(&cause), cause },
             Either::Right(stopped) => {
                 // Aborting here, before the request future is dropped, is what guarantees that no
                 // request of a settled call is still in flight.
@@ -131,14 +106,11 @@ fn facts(body: &WebBody) -> ResponseFacts {
 /// `TypeError: fetch failed` plus the cause's code where Node gives one (`ECONNREFUSED`).
 fn error_message(error: &JsValue) -> String {
     let text = |value: &JsValue, key: &str| {
-        js_sys::Reflect::get(value, &JsValue::from_str(key))
-            .ok()
-            .and_then(|v| v.as_string())
+        js_sys::Reflect::get(value, &JsValue::from_str(key)).ok().and_then(|v| v.as_string())
     };
     let mut message = text(error, "message").unwrap_or_else(|| "fetch failed".into());
-    if let Some(code) = js_sys::Reflect::get(error, &JsValue::from_str("cause"))
-        .ok()
-        .and_then(|c| text(&c, "code"))
+    if let Some(code) =
+        js_sys::Reflect::get(error, &JsValue::from_str("cause")).ok().and_then(|c| text(&c, "code"))
     {
         message.push_str(" (");
         message.push_str(&code);

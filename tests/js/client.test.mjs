@@ -251,7 +251,9 @@ describe("per-host limits", { concurrency: true }, () => {
     const url = tileUrl(srv, run, xyz, { delay: 200 });
     const acs = Array.from({ length: 4 }, () => new AbortController());
     const calls = [...acs.map((ac) => settle(client.fetchTile(url, { signal: ac.signal }))), settle(client.fetchTile(url))];
+    // Abort once the shared request is at the server (>= 20 ms after the calls).
     await sleep(20);
+    assert.ok(await waitFor(() => srv.requests(run) === 1), "the shared request arrived");
     for (const ac of acs) ac.abort();
     const results = await Promise.all(calls);
     for (const r of results.slice(0, 4)) {
@@ -272,6 +274,7 @@ describe("per-host limits", { concurrency: true }, () => {
     const acs = Array.from({ length: 5 }, () => new AbortController());
     const calls = acs.map((ac) => settle(client.fetchTile(url, { signal: ac.signal })));
     await sleep(20);
+    assert.ok(await waitFor(() => srv.requests(run) === 1), "the shared request arrived");
     for (const ac of acs) ac.abort();
     const results = await Promise.all(calls);
     for (const r of results) assert.equal(r.err?.kind, "aborted", r.err?.message ?? "resolved");

@@ -3,7 +3,11 @@
 import { describe, test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { performance } from "node:perf_hooks";
-import { fetchTile, TileError } from "../../pkg/node.js";
+import { TileClient, TileError } from "../../pkg/node.js";
+
+// Each call on a client of its own: these tests are about one call's retries, and what calls to
+// a host share (a pause, the breaker, the budget) is tested in client.test.mjs.
+const fetchTile = (url, options) => new TileClient().fetchTile(url, options);
 import { startFaultServer, tilePng } from "../server/fault-server.mjs";
 import { FAST, tileUrl, keyOf, rejection, assertTile, sleep, waitFor, stopwatch } from "./helpers.mjs";
 

@@ -1,0 +1,450 @@
+//! `TileClient` in the browser: per-host shared state, one default client behind the top-level
+//! `fetchTile`, coalescing of identical concurrent calls, `stats()` and `onEvent`.
+
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::task::{Context, Poll, Waker};
+
+use js_sys::{Function, Object, Reflect, Uint8Array};
+use wasm_bindgen::prelude::*;
+use web_sys::{AbortController, Headers, Response};
+
+use super::abort::AbortWatch;
+use super::effects::{AbortableSleep, JsClock, JsRandom, Timer};
+use super::js_objects::{make_retry_info, make_tile};
+use super::js_options::{build_request, read_entries, read_urls};
+use super::transport::{FetchTransport, WebBody};
+use super::{early_error, failure_to_js};
+use crate::client_config::ClientConfig;
+use crate::host::state::{Hold, SharedHost};
+use crate::host::{host_key, HostState};
+use crate::options::{Options, Value};
+use crate::platform::Clock;
+use crate::race::{race, Either};
+use crate::redact::redact_url;
+use crate::retry::{fetch_with_retries, Cause, Delivered, Effects, Event, GaveUp};
+use crate::Error;
+
+pub struct ClientInner {
+    config: ClientConfig,
+    headers: Option<JsValue>,
+    on_event: Option<Function>,
+    hosts: RefCell<Vec<SharedHost>>,
+    flights: RefCell<HashMap<String, Rc<Flight>>>,
+}
+
+impl ClientInner {
+    pub fn new(config: &JsValue) -> Result<ClientInner, Error> {
+        let (entries, js) = read_entries(config, "config")?;
+        let borrowed: Vec<(&str, Value)> = entries.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
+        let config = ClientConfig::parse(&borrowed)?;
+        Ok(ClientInner {
+            config,
+            headers: js.headers,
+            on_event: js.on_event,
+            hosts: RefCell::new(Vec::new()),
+            flights: RefCell::new(HashMap::new()),
+        })
+    }
+
+    fn host(&self, key: &str) -> SharedHost {
+        if let Some(host) = self.hosts.borrow().iter().find(|h| &*h.borrow().name == key) {
+            return host.clone();
+        }
+        let host = HostState::new(key, &self.config.host_config(key), JsClock.now_ms()).shared();
+        self.hosts.borrow_mut().push(host.clone());
+        host
+    }
+
+    /// One call of `fetchTile`.
+    pub async fn fetch(self: Rc<Self>, url: JsValue, options: JsValue) -> Result<JsValue, JsValue> {
+        let shown = url.as_string().map(|u| redact_url(&u)).unwrap_or_default();
+        let prepared = self.prepare(&url, &options).map_err(|e| early_error(e, &shown))?;
+        let Prepared { options, urls, route, inputs, init, signal, on_retry } = prepared;
+        let shown = redact_url(&urls[0]);
+        let own_abort = AbortWatch::new(signal);
+        if own_abort.is_aborted() {
+            route[0].borrow_mut().counters.aborted += 1;
+            return Err(caller_error(Error::Aborted, Some(own_abort.reason()), 0, 0.0, &shown));
+        }
+        let key = flight_key(&urls, &init);
+        let existing = self.flights.borrow().get(&key).cloned();
+        let flight = match existing {
+            Some(flight) => {
+                let mut primary = route[0].borrow_mut();
+                primary.counters.requests += 1;
+                primary.counters.coalesced += 1;
+                flight
+            }
+            None => {
+                let flight = Rc::new(Flight::new());
+                self.flights.borrow_mut().insert(key.clone(), flight.clone());
+                let client = self.clone();
+                let task = flight.clone();
+                let run = FlightRun {
+                    options: options.clone(),
+                    route: route.clone(),
+                    inputs,
+                    init,
+                    on_retry,
+                    url: shown.clone(),
+                };
+                wasm_bindgen_futures::spawn_local(async move {
+                    let outcome = client.run_flight(&task, run).await;
+                    client.flights.borrow_mut().remove(&key);
+                    task.finish(outcome);
+                });
+                flight
+            }
+        };
+        let _caller = Caller::join(&flight);
+        let joined = JsClock.now_ms();
+        // A little slack: when the call's own deadline and the shared loop's end together, the
+        // loop's error (with its cause) is the better answer.
+        let deadline = Timer::new(options.deadline_ms + 20.0);
+        match race(flight.wait(), race(own_abort.fired(), deadline)).await {
+            Either::Left(Ok(tile)) => Ok(flight.tile_for_caller(&tile)),
+            Either::Left(Err(error)) => Err(error),
+            Either::Right(Either::Left(())) => {
+                let elapsed = JsClock.now_ms() - joined;
+                let reason = Some(own_abort.reason());
+                Err(caller_error(Error::Aborted, reason, flight.attempts.get(), elapsed, &shown))
+            }
+            Either::Right(Either::Right(())) => {
+                let error = Error::Deadline { deadline_ms: options.deadline_ms };
+                let elapsed = JsClock.now_ms() - joined;
+                Err(caller_error(error, None, flight.attempts.get(), elapsed, &shown))
+            }
+        }
+    }
+
+    fn prepare(&self, url: &JsValue, options: &JsValue) -> Result<Prepared, Error> {
+        let (entries, js) = read_entries(options, "options")?;
+        let subdomains = match entries.iter().rev().find(|(k, _)| k == "subdomains") {
+            Some(entry) => Options::parse(&[(entry.0.as_str(), entry.1.clone())])?.subdomains,
+            None => {
+                let defaults: Vec<(&str, Value)> = self
+                    .config
+                    .defaults
+                    .iter()
+                    .filter(|(k, _)| k == "subdomains")
+                    .map(|(k, v)| (k.as_str(), v.clone()))
+                    .collect();
+                Options::parse(&defaults)?.subdomains
+            }
+        };
+        let urls = read_urls(url, subdomains.as_deref())?;
+        let primary = host_key(&urls[0]);
+        let options = Options::parse(&self.config.call_entries(&primary, &entries))?;
+        let headers = js.headers.or_else(|| self.headers.clone());
+        let (inputs, init) = build_request(&urls, &options, headers.as_ref())?;
+        let route = urls.iter().map(|u| self.host(&host_key(u))).collect();
+        Ok(Prepared { options, urls, route, inputs, init, signal: js.signal, on_retry: js.on_retry })
+    }
+
+    async fn run_flight(&self, flight: &Flight, run: FlightRun) -> Result<SharedTile, JsValue> {
+        let abort = AbortWatch::new(Some(flight.stop.signal()));
+        let transport = FetchTransport::new(&run.inputs, &run.init, &abort);
+        let sleeper = AbortableSleep { abort: &abort };
+        let effects = Effects {
+            transport: &transport,
+            clock: &JsClock,
+            sleeper: &sleeper,
+            random: &JsRandom,
+            cancel: &abort,
+        };
+        let on_event = |event: Event| {
+            if let Event::Attempt { attempt, .. } = &event {
+                flight.attempts.set(*attempt);
+            }
+            if let (Event::Retry { info, .. }, Some(callback)) = (&event, &run.on_retry) {
+                let info = make_retry_info(
+                    info.attempt,
+                    info.delay_ms,
+                    info.reason,
+                    info.status,
+                    info.retry_after_ms,
+                );
+                // A throwing observer must not turn a loadable tile into a failure.
+                let _ = callback.call1(&JsValue::UNDEFINED, &info);
+            }
+            if let Some(callback) = &self.on_event {
+                let _ = callback.call1(&JsValue::UNDEFINED, &event_to_js(&event));
+            }
+        };
+        match fetch_with_retries(&run.options, &run.route, &effects, on_event).await {
+            Ok(Delivered { body: WebBody { response, data }, empty, attempts, elapsed_ms }) => {
+                Ok(SharedTile { response, data, empty, attempts, elapsed_ms })
+            }
+            Err(gave_up) => Err(give_up_to_js(gave_up, &run.url)),
+        }
+    }
+
+    pub fn stats(&self) -> JsValue {
+        let now = JsClock.now_ms();
+        let to_epoch = |t: f64| JsClock.epoch_ms() + (t - now);
+        let out = Object::new();
+        for host in self.hosts.borrow().iter() {
+            let mut h = host.borrow_mut();
+            let tokens = h.budget.tokens(now);
+            let breaker = h.breaker.state(now);
+            let paused = h.paused_until(now);
+            let c = &h.counters;
+            let give_ups = Object::new();
+            for (kind, n) in &c.give_ups {
+                set(&give_ups, kind, &(*n as f64).into());
+            }
+            let latency = Object::new();
+            for (name, p) in [("p50", 0.5), ("p95", 0.95), ("p99", 0.99)] {
+                set(&latency, name, &c.latency.percentile(p).map_or(JsValue::NULL, JsValue::from));
+            }
+            let breaker_js = Object::new();
+            set(&breaker_js, "state", &breaker.name().into());
+            set(&breaker_js, "changedAt", &to_epoch(h.breaker.changed_at()).into());
+            let stats = Object::new();
+            for (name, value) in [
+                ("requests", c.requests),
+                ("attempts", c.attempts),
+                ("retries", c.retries),
+                ("successes", c.successes),
+                ("aborted", c.aborted),
+                ("coalesced", c.coalesced),
+                ("inFlight", h.slots.in_flight() as u64),
+                ("queued", h.slots.queued() as u64),
+            ] {
+                set(&stats, name, &(value as f64).into());
+            }
+            set(&stats, "giveUps", &give_ups);
+            set(&stats, "breaker", &breaker_js);
+            set(&stats, "retryTokens", &((tokens * 100.0).round() / 100.0).into());
+            set(&stats, "pausedUntil", &paused.map_or(JsValue::NULL, |t| to_epoch(t).into()));
+            set(
+                &stats,
+                "rateLimitPerSecond",
+                &h.rate().map_or(JsValue::NULL, |r| ((r * 10.0).round() / 10.0).into()),
+            );
+            set(&stats, "latencyMs", &latency);
+            set(&out, &h.name, &stats);
+        }
+        out.into()
+    }
+}
+
+struct Prepared {
+    options: Options,
+    urls: Vec<String>,
+    route: Vec<SharedHost>,
+    inputs: Vec<JsValue>,
+    init: web_sys::RequestInit,
+    signal: Option<web_sys::AbortSignal>,
+    on_retry: Option<Function>,
+}
+
+struct FlightRun {
+    options: Options,
+    route: Vec<SharedHost>,
+    inputs: Vec<JsValue>,
+    init: web_sys::RequestInit,
+    on_retry: Option<Function>,
+    url: String,
+}
+
+fn set(object: &Object, key: &str, value: &JsValue) {
+    let _ = Reflect::set(object, &JsValue::from_str(key), value);
+}
+
+/// Calls are identical when they fetch the same mirrors with the same request headers and
+/// fields; timing options may differ (each caller keeps its own deadline and signal).
+fn flight_key(urls: &[String], init: &web_sys::RequestInit) -> String {
+    let mut key = urls.join("\n");
+    for field in ["headers", "credentials", "mode", "cache", "referrerPolicy"] {
+        let value = Reflect::get(init, &JsValue::from_str(field)).unwrap_or(JsValue::UNDEFINED);
+        key.push('\n');
+        if let Some(headers) = value.dyn_ref::<Headers>() {
+            if let Ok(Some(entries)) = js_sys::try_iter(headers) {
+                for pair in entries.flatten() {
+                    let pair: js_sys::Array = pair.unchecked_into();
+                    key.push_str(&pair.get(0).as_string().unwrap_or_default());
+                    key.push(':');
+                    key.push_str(&pair.get(1).as_string().unwrap_or_default());
+                    key.push(';');
+                }
+            }
+        } else if let Some(text) = value.as_string() {
+            key.push_str(&text);
+        }
+    }
+    key
+}
+
+use wasm_bindgen::JsCast;
+
+/// A tile shared by the callers of one flight.
+#[derive(Clone)]
+struct SharedTile {
+    response: Response,
+    data: Uint8Array,
+    empty: bool,
+    attempts: u32,
+    elapsed_ms: f64,
+}
+
+/// One network retry loop shared by identical concurrent calls.
+struct Flight {
+    outcome: RefCell<Option<Result<SharedTile, JsValue>>>,
+    wakers: RefCell<Vec<Waker>>,
+    callers: Cell<usize>,
+    /// Attempts the shared loop has sent so far.
+    attempts: Cell<u32>,
+    /// Aborts the shared loop when every caller has gone.
+    stop: AbortController,
+    handed_out: Cell<bool>,
+}
+
+impl Flight {
+    fn new() -> Flight {
+        Flight {
+            outcome: RefCell::new(None),
+            wakers: RefCell::new(Vec::new()),
+            callers: Cell::new(0),
+            attempts: Cell::new(0),
+            stop: AbortController::new().expect_throw("AbortController"),
+            handed_out: Cell::new(false),
+        }
+    }
+
+    fn finish(&self, outcome: Result<SharedTile, JsValue>) {
+        *self.outcome.borrow_mut() = Some(outcome);
+        for waker in self.wakers.borrow_mut().drain(..) {
+            waker.wake();
+        }
+    }
+
+    fn wait(&self) -> FlightWait<'_> {
+        FlightWait { flight: self }
+    }
+
+    /// The first caller gets the body as received; later ones a copy each, so no caller sees
+    /// another's changes to `data` or `headers`.
+    fn tile_for_caller(&self, tile: &SharedTile) -> JsValue {
+        let first = !self.handed_out.replace(true);
+        let received = tile.response.headers();
+        let headers = if first { received } else { Headers::new_with_headers(&received).unwrap_or(received) };
+        let data = if tile.empty {
+            Uint8Array::new_with_length(0)
+        } else if first {
+            tile.data.clone()
+        } else {
+            tile.data.slice(0, tile.data.length())
+        };
+        let content_type = headers.get("content-type").ok().flatten();
+        make_tile(
+            &data,
+            tile.response.status(),
+            content_type,
+            &headers,
+            tile.attempts,
+            tile.elapsed_ms,
+            tile.empty,
+        )
+    }
+}
+
+struct FlightWait<'a> {
+    flight: &'a Flight,
+}
+
+impl Future for FlightWait<'_> {
+    type Output = Result<SharedTile, JsValue>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        if let Some(outcome) = self.flight.outcome.borrow().as_ref() {
+            return Poll::Ready(outcome.clone());
+        }
+        self.flight.wakers.borrow_mut().push(cx.waker().clone());
+        Poll::Pending
+    }
+}
+
+/// A caller's membership of a flight: the last one to leave an unfinished flight aborts it.
+struct Caller {
+    flight: Rc<Flight>,
+}
+
+impl Caller {
+    fn join(flight: &Rc<Flight>) -> Caller {
+        flight.callers.set(flight.callers.get() + 1);
+        Caller { flight: flight.clone() }
+    }
+}
+
+impl Drop for Caller {
+    fn drop(&mut self) {
+        let left = self.flight.callers.get().saturating_sub(1);
+        self.flight.callers.set(left);
+        if left == 0 && self.flight.outcome.borrow().is_none() {
+            self.flight.stop.abort();
+        }
+    }
+}
+
+fn give_up_to_js(gave_up: GaveUp<JsValue>, url: &str) -> JsValue {
+    failure_to_js(&gave_up.failure, gave_up.attempts, gave_up.elapsed_ms, url)
+}
+
+/// A caller that leaves its flight early (its own signal or deadline), with the attempts the
+/// shared loop had sent by then.
+fn caller_error(error: Error, cause: Option<JsValue>, attempts: u32, elapsed_ms: f64, url: &str) -> JsValue {
+    let failure = crate::retry::Failure { error, cause: cause.map(Cause::Platform) };
+    failure_to_js(&failure, attempts, elapsed_ms, url)
+}
+
+fn event_to_js(event: &Event) -> JsValue {
+    let out = Object::new();
+    let (kind, host) = match event {
+        Event::Attempt { host, attempt, probe } => {
+            set(&out, "attempt", &(*attempt).into());
+            set(&out, "probe", &(*probe).into());
+            ("attempt", host)
+        }
+        Event::Retry { host, info } => {
+            set(&out, "attempt", &info.attempt.into());
+            set(&out, "delayMs", &info.delay_ms.into());
+            set(&out, "reason", &info.reason.into());
+            set(&out, "status", &info.status.map_or(JsValue::UNDEFINED, JsValue::from));
+            set(&out, "retryAfterMs", &info.retry_after_ms.map_or(JsValue::UNDEFINED, JsValue::from));
+            ("retry", host)
+        }
+        Event::Queue { host, hold, wait_ms } => {
+            let hold = match hold {
+                None => "slot",
+                Some(Hold::Pause) => "pause",
+                Some(Hold::Breaker) => "breaker",
+                Some(Hold::Rate) => "rate",
+            };
+            set(&out, "hold", &hold.into());
+            set(&out, "waitMs", &(*wait_ms).into());
+            ("queue", host)
+        }
+        Event::Breaker { host, state } => {
+            set(&out, "state", &state.name().into());
+            ("breaker", host)
+        }
+        Event::Pause { host, until_ms } => {
+            let until = JsClock.epoch_ms() + (until_ms - JsClock.now_ms());
+            set(&out, "until", &until.into());
+            ("pause", host)
+        }
+        Event::GiveUp { host, kind, attempts } => {
+            set(&out, "kind", &(*kind).into());
+            set(&out, "attempts", &(*attempts).into());
+            ("give-up", host)
+        }
+    };
+    set(&out, "type", &kind.into());
+    set(&out, "host", &JsValue::from_str(host));
+    out.into()
+}
