@@ -4,8 +4,99 @@
  * Retries transient failures (network errors, timeouts, 408/425/429/5xx, error bodies served
  * with 200) with capped, jittered exponential backoff, within a wall-clock deadline; honours
  * Retry-After; cancels with an AbortSignal. Rejects with a {@link TileError}.
+ *
+ * Runs on one default {@link TileClient}: its per-host limits (concurrency, breaker, retry
+ * budget, rate-limit pause) apply to every caller in the page, worker or isolate.
+ *
+ * `url` is a URL, an array of mirror URLs (retries rotate over them, skipping mirrors whose
+ * breaker is open), or a template with `{s}` expanded over `subdomains`.
  */
-export function fetchTile(url: string, options?: FetchTileOptions): Promise<Tile>;
+export function fetchTile(url: string | string[], options?: FetchTileOptions): Promise<Tile>;
+
+/** Per-host statistics of the default client (the one behind {@link fetchTile}). */
+export function stats(): Record<string, HostStats>;
+
+/**
+ * Shared knowledge per host for the calls made through it: a concurrency queue, a circuit
+ * breaker, a retry budget, a rate-limit pause and a learned request rate, coalescing of
+ * identical concurrent calls, statistics and events.
+ */
+export class TileClient {
+  /** Throws a {@link TileError} of kind "invalid-options" naming the field for a bad config. */
+  constructor(config?: TileClientConfig);
+  /** As the top-level {@link fetchTile}; per-call options override the client's and the host's. */
+  fetchTile(url: string | string[], options?: FetchTileOptions): Promise<Tile>;
+  /** Per host (`host[:port]`, no credentials); JSON-serialisable. */
+  stats(): Record<string, HostStats>;
+  /** Frees the client's wasm memory; the client must not be used afterwards. */
+  free(): void;
+}
+
+/** Settings a client applies per host: as defaults for every host, or in `hosts` for one. */
+export interface HostSettings {
+  /** Attempts in flight at once to one host; the rest wait in a queue. @default 16 */
+  maxConcurrent?: number;
+  /** Which queued call goes next: "lifo" serves the newest (the tiles a panning map shows now). @default "fifo" */
+  queueOrder?: "fifo" | "lifo";
+  breaker?: {
+    /** Consecutive transient attempt failures that open the breaker. @default 10 */
+    failureThreshold?: number;
+    /** The first open time (±20 % jitter); it grows ×1.5 per failed probe. @default 500 (batch: 2000) */
+    openMs?: number;
+    /** Requests let through while half-open. @default 1 */
+    halfOpenProbes?: number;
+    /** The longest open time. @default 5000 (batch: 60000) */
+    maxOpenMs?: number;
+  };
+  retryBudget?: {
+    /** Retries may add at most this share of load on top of first attempts. @default 0.5 */
+    ratio?: number;
+    /** Retries always allowed per second, whatever the traffic. @default 10 */
+    minPerSecond?: number;
+  };
+  /** After a 429, space attempts at 90 % of the rate the host was seen to serve. @default true */
+  learnRate?: boolean;
+}
+
+export interface TileClientConfig
+  extends Omit<FetchTileOptions, "signal" | "onRetry">,
+    HostSettings {
+  /** Per-host overrides, keyed by `host[:port]` (lowercase). `subdomains` is not allowed per host. */
+  hosts?: Record<string, Omit<FetchTileOptions, "signal" | "onRetry" | "subdomains"> & HostSettings>;
+  /** Called for each attempt, retry, queue wait, breaker change, pause and give-up. Exceptions are ignored. @default undefined */
+  onEvent?: (event: TileEvent) => void;
+}
+
+export type TileEvent =
+  | { type: "attempt"; host: string; attempt: number; probe: boolean }
+  | { type: "retry"; host: string; attempt: number; delayMs: number; reason: TileErrorKind; status?: number; retryAfterMs?: number }
+  | { type: "queue"; host: string; hold: "slot" | "pause" | "breaker" | "rate"; waitMs: number }
+  | { type: "breaker"; host: string; state: "closed" | "open" | "half-open" }
+  | { type: "pause"; host: string; until: number }
+  | { type: "give-up"; host: string; kind: TileErrorKind; attempts: number };
+
+export interface HostStats {
+  /** Calls (coalesced ones included). */
+  requests: number;
+  attempts: number;
+  retries: number;
+  successes: number;
+  /** Give-ups by error kind. */
+  giveUps: Partial<Record<TileErrorKind, number>>;
+  aborted: number;
+  /** Calls that shared another call's request. */
+  coalesced: number;
+  inFlight: number;
+  queued: number;
+  breaker: { state: "closed" | "open" | "half-open"; changedAt: number };
+  retryTokens: number;
+  /** Epoch ms, or null when not paused. */
+  pausedUntil: number | null;
+  /** The learned request rate after a 429, or null. */
+  rateLimitPerSecond: number | null;
+  /** Of successful calls (bucket upper bounds, ≤ 19 % high); null before the first. */
+  latencyMs: { p50: number | null; p95: number | null; p99: number | null };
+}
 
 /** A delivered tile. */
 export interface Tile {
@@ -85,6 +176,10 @@ export interface FetchTileOptions {
   signal?: AbortSignal | null;
   /** Called before each backoff sleep. Exceptions it throws are ignored. @default undefined */
   onRetry?: (info: RetryInfo) => void;
+  /** Delays the first attempt by U(0, startJitterMs), for batch jobs restarting together. @default 0 */
+  startJitterMs?: number;
+  /** What `{s}` in a URL template expands to, one mirror each. @default ["a", "b", "c"] */
+  subdomains?: string[];
 }
 
 export type TileErrorKind =
@@ -94,6 +189,7 @@ export type TileErrorKind =
   | "deadline"
   | "aborted"
   | "rate-limited"
+  | "circuit-open"
   | "service-exception"
   | "invalid-response"
   | "invalid-options";
@@ -110,6 +206,6 @@ export class TileError extends Error {
   /** The server's Retry-After in milliseconds (kind "rate-limited"). */
   retryAfterMs?: number;
   url: string;
-  /** "deadline"/"rate-limited": the last attempt's TileError; "network": the platform's error; "aborted": the signal's reason. */
+  /** "deadline"/"rate-limited"/"circuit-open": the last attempt's TileError; "network": the platform's error; "aborted": the signal's reason. */
   cause?: unknown;
 }

@@ -2,7 +2,6 @@
 //! `fetchTile`, coalescing of identical concurrent calls, `stats()` and `onEvent`.
 
 use std::cell::{Cell, RefCell};
-use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::rc::Rc;
@@ -33,7 +32,9 @@ pub struct ClientInner {
     headers: Option<JsValue>,
     on_event: Option<Function>,
     hosts: RefCell<Vec<SharedHost>>,
-    flights: RefCell<HashMap<String, Rc<Flight>>>,
+    /// Flights in progress by key; a short list (one per distinct tile in flight), so a Vec:
+    /// a HashMap would cost the wasm module more than its lookups save.
+    flights: RefCell<Vec<(String, Rc<Flight>)>>,
 }
 
 impl ClientInner {
@@ -46,7 +47,7 @@ impl ClientInner {
             headers: js.headers,
             on_event: js.on_event,
             hosts: RefCell::new(Vec::new()),
-            flights: RefCell::new(HashMap::new()),
+            flights: RefCell::new(Vec::new()),
         })
     }
 
@@ -71,7 +72,7 @@ impl ClientInner {
             return Err(caller_error(Error::Aborted, Some(own_abort.reason()), 0, 0.0, &shown));
         }
         let key = flight_key(&urls, &init);
-        let existing = self.flights.borrow().get(&key).cloned();
+        let existing = self.flights.borrow().iter().find(|(k, _)| *k == key).map(|(_, f)| f.clone());
         let flight = match existing {
             Some(flight) => {
                 let mut primary = route[0].borrow_mut();
@@ -81,7 +82,7 @@ impl ClientInner {
             }
             None => {
                 let flight = Rc::new(Flight::new());
-                self.flights.borrow_mut().insert(key.clone(), flight.clone());
+                self.flights.borrow_mut().push((key.clone(), flight.clone()));
                 let client = self.clone();
                 let task = flight.clone();
                 let run = FlightRun {
@@ -94,7 +95,7 @@ impl ClientInner {
                 };
                 wasm_bindgen_futures::spawn_local(async move {
                     let outcome = client.run_flight(&task, run).await;
-                    client.flights.borrow_mut().remove(&key);
+                    client.flights.borrow_mut().retain(|(k, _)| *k != key);
                     task.finish(outcome);
                 });
                 flight
@@ -179,6 +180,9 @@ impl ClientInner {
             Ok(Delivered { body: WebBody { response, data }, empty, attempts, elapsed_ms }) => {
                 Ok(SharedTile { response, data, empty, attempts, elapsed_ms })
             }
+            // Every caller has gone (that is what stopped it): nobody reads the error, and a JS
+            // Error costs a stack capture, which adds up when a map drops a hundred tiles at once.
+            Err(_) if flight.callers.get() == 0 => Err(JsValue::UNDEFINED),
             Err(gave_up) => Err(give_up_to_js(gave_up, &run.url)),
         }
     }

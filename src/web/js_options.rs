@@ -23,8 +23,8 @@ pub struct JsParts {
     pub on_event: Option<Function>,
 }
 
-/// Nested config (`hosts`, `breaker`) is read this deep; deeper objects are opaque.
-const MAX_DEPTH: u32 = 3;
+/// Nested config (`hosts` → a host → `breaker`) is read this deep; deeper objects are opaque.
+const MAX_DEPTH: u32 = 4;
 
 /// An options or config object as entries. `undefined`/`null` is an empty object.
 pub fn read_entries(value: &JsValue, what: &str) -> Result<(Vec<(String, Value)>, JsParts), Error> {

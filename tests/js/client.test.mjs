@@ -313,6 +313,20 @@ describe("per-host limits", { concurrency: true }, () => {
     assert.deepEqual(ev.bad, []);
   });
 
+  test("host overrides take nested fields too: hosts[h].breaker opens after 2 failures, the default (1000) would not", async (t) => {
+    const run = "hostbreaker";
+    const client = new TileClient({
+      ...FAST,
+      breaker: { failureThreshold: 1000 },
+      hosts: { [host]: { breaker: { failureThreshold: 2, openMs: 5000 }, retryBudget: { ratio: 1, minPerSecond: 10 } } },
+    });
+    const r = await settle(client.fetchTile(tileUrl(srv, run, [3, 1, 0], { f: 503 }), { deadlineMs: 1000 }));
+    t.diagnostic(`${r.err?.kind} after ${srv.requests(run)} requests: ${r.err?.message}`);
+    assert.equal(client.stats()[host].breaker.state, "open");
+    assert.equal(srv.requests(run), 2, "the breaker opened after the second failure and stopped the retries");
+    assert.equal(r.err?.kind, "circuit-open", r.err?.message);
+  });
+
   test("retry budget (ratio 0.1, 1/s): 50 tiles always 503 for 3 s -> <= 70 requests; give-ups are http 503 or deadline", async (t) => {
     const run = "budget";
     const N = 50;
@@ -362,12 +376,12 @@ describe("per-host limits", { concurrency: true }, () => {
       t.diagnostic(`list: attempts ${tile.attempts}; down ${down.requests("mir2")}, up ${up.requests("mir2")}`);
       assert.ok(down.requests("mir2") <= tile.attempts);
       assert.ok(up.requests("mir2") >= 1);
-      // {s} without DNS: the "subdomains" are whole host:port authorities. A serves 503 for run
-      // mir3 only while its outage lasts; B is healthy.
+      // {s} without DNS (a.localhost does not resolve here): the "subdomains" are the two ports,
+      // which are valid host labels too. A serves 503 for run mir3 while its outage lasts; B is healthy.
       down.outage("mir3", 60000);
       const xyz2 = [12, 3, 4];
-      const template = `http://{s}/tile/${xyz2.join("/")}.png?run=mir3`;
-      const tile2 = await client.fetchTile(template, { subdomains: [`127.0.0.1:${down.port}`, `127.0.0.1:${up.port}`] });
+      const template = `http://127.0.0.1:{s}/tile/${xyz2.join("/")}.png?run=mir3`;
+      const tile2 = await client.fetchTile(template, { subdomains: [String(down.port), String(up.port)] });
       assertTile(tile2, tilePng(...xyz2));
       t.diagnostic(`{s}: attempts ${tile2.attempts}; down ${down.requests("mir3")}, up ${up.requests("mir3")}`);
       assert.ok(down.requests("mir3") <= tile2.attempts);
@@ -424,41 +438,51 @@ describe("cancellation", () => {
         deadlineMs: 30000,
       }),
     );
-    assert.ok(await waitFor(() => srv.requests(run) === 1), "the hanging request arrived");
-    const ac = new AbortController();
-    let abortedAt = 0;
-    const queued = Array.from({ length: 100 }, (_, i) =>
-      client.fetchTile(tileUrl(srv, run, grid(i)), { signal: ac.signal }).then(
-        (tile) => ({ tile, lag: performance.now() - abortedAt }),
-        (err) => ({ err, lag: performance.now() - abortedAt }),
-      ),
-    );
-    await sleep(50);
-    const mid = client.stats()[host];
-    abortedAt = performance.now();
-    ac.abort();
-    const results = await Promise.all(queued);
-    const maxLag = Math.max(...results.map((r) => r.lag));
-    t.diagnostic(`stats before abort: inFlight ${mid.inFlight}, queued ${mid.queued}; all rejected within ${maxLag.toFixed(1)} ms`);
-    assert.equal(mid.inFlight, 1);
-    assert.equal(mid.queued, 100);
-    for (const r of results) {
-      assert.ok(r.err instanceof TileError, "a queued call resolved");
-      assert.equal(r.err.kind, "aborted", r.err.message);
-      assert.equal(r.err.attempts, 0);
+    try {
+      await abortQueued(t, run, client, hanging, hangAc);
+    } finally {
+      hangAc.abort(); // a failed assertion must not leave a 30 s request keeping the process alive
     }
-    assert.ok(maxLag <= 30, `the last rejection came ${maxLag.toFixed(1)} ms after abort()`);
-    await sleep(30);
-    assert.equal(srv.requests(run), 1, "only the hanging request was sent");
-    assert.equal(client.stats()[host].queued, 0);
-    hangAc.abort();
-    const h = await hanging;
-    assert.equal(h.err?.kind, "aborted", h.err?.message ?? "resolved");
-    assert.ok(await waitFor(() => srv.aborted(run) === 1, { timeout: 1000 }), "the hanging request was aborted");
-    assert.ok(await waitFor(() => client.stats()[host].inFlight === 0, { timeout: 1000 }));
-    assert.equal(client.stats()[host].aborted, 101);
   });
 });
+
+/** The body of the test above (its caller aborts the hanging call whatever happens). */
+async function abortQueued(t, run, client, hanging, hangAc) {
+  assert.ok(await waitFor(() => srv.requests(run) === 1), "the hanging request arrived");
+  const ac = new AbortController();
+  let abortedAt = 0;
+  const queued = Array.from({ length: 100 }, (_, i) =>
+    client.fetchTile(tileUrl(srv, run, grid(i)), { signal: ac.signal }).then(
+      (tile) => ({ tile, lag: performance.now() - abortedAt }),
+      (err) => ({ err, lag: performance.now() - abortedAt }),
+    ),
+  );
+  await sleep(50);
+  const mid = client.stats()[host];
+  abortedAt = performance.now();
+  ac.abort();
+  const results = await Promise.all(queued);
+  const maxLag = Math.max(...results.map((r) => r.lag));
+  t.diagnostic(`stats before abort: inFlight ${mid.inFlight}, queued ${mid.queued}; all rejected within ${maxLag.toFixed(1)} ms`);
+  assert.equal(mid.inFlight, 1);
+  assert.equal(mid.queued, 100);
+  for (const r of results) {
+    assert.ok(r.err instanceof TileError, "a queued call resolved");
+    assert.equal(r.err.kind, "aborted", r.err.message);
+    assert.equal(r.err.attempts, 0);
+  }
+  await sleep(30);
+  assert.equal(srv.requests(run), 1, "only the hanging request was sent");
+  assert.equal(client.stats()[host].queued, 0);
+  hangAc.abort();
+  const h = await hanging;
+  assert.equal(h.err?.kind, "aborted", h.err?.message ?? "resolved");
+  assert.ok(await waitFor(() => srv.aborted(run) === 1, { timeout: 1000 }), "the hanging request was aborted");
+  assert.ok(await waitFor(() => client.stats()[host].inFlight === 0, { timeout: 1000 }));
+  assert.equal(client.stats()[host].aborted, 101);
+  // Last, so that a slow rejection does not hide the other findings.
+  assert.ok(maxLag <= 30, `the last rejection came ${maxLag.toFixed(1)} ms after abort()`);
+}
 
 // ------------------------------------------------------------------------------------------
 describe("the default client and configuration", () => {
