@@ -120,11 +120,13 @@ pub struct Effects<'a, T, K, S, R, C> {
 
 /// Fetches one tile from `route` (one shared host per mirror URL, the first is the primary):
 /// attempts until it is delivered, a failure is permanent, the caller aborts, the retry budget
-/// refuses, or the deadline would be crossed. Updates the hosts' counters.
+/// refuses, or the deadline would be crossed. Updates the hosts' counters. The deadline counts
+/// from `called_ms`, when the caller asked (the loop itself may start a little later).
 pub async fn fetch_with_retries<T, K, S, R, C>(
     options: &Options,
     route: &[SharedHost],
     effects: &Effects<'_, T, K, S, R, C>,
+    called_ms: f64,
     mut on_event: impl FnMut(Event),
 ) -> Result<Delivered<T::Body>, GaveUp<T::Cause>>
 where
@@ -140,7 +142,7 @@ where
         primary.counters.requests += 1;
         primary.budget.on_call(start);
     }
-    let result = attempts(options, route, effects, &mut on_event).await;
+    let result = attempts(options, route, effects, called_ms, &mut on_event).await;
     let mut primary = route[0].borrow_mut();
     match &result {
         Ok(tile) => {
@@ -163,6 +165,7 @@ async fn attempts<T, K, S, R, C>(
     options: &Options,
     route: &[SharedHost],
     fx: &Effects<'_, T, K, S, R, C>,
+    called_ms: f64,
     on_event: &mut impl FnMut(Event),
 ) -> Result<Delivered<T::Body>, GaveUp<T::Cause>>
 where
@@ -172,7 +175,7 @@ where
     R: Random,
     C: Cancel,
 {
-    let deadline = Deadline::starting(fx.clock.now_ms(), options.deadline_ms);
+    let deadline = Deadline::starting(called_ms, options.deadline_ms);
     let backoff = options.backoff();
     let give_up =
         |failure, attempts| GaveUp { failure, attempts, elapsed_ms: deadline.elapsed(fx.clock.now_ms()) };

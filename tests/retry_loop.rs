@@ -184,7 +184,7 @@ fn run_on(world: &World, options: &[(&str, Value)], route: &[SharedHost]) -> (Ou
     let options = Options::parse(options).expect("valid options");
     let mut events = Vec::new();
     let effects = Effects { transport: world, clock: world, sleeper: world, random: world, cancel: world };
-    let out = block_on(fetch_with_retries(&options, route, &effects, |e| events.push(e)));
+    let out = block_on(fetch_with_retries(&options, route, &effects, world.now.get(), |e| events.push(e)));
     (out, events)
 }
 

@@ -1,5 +1,6 @@
-//! Watching the caller's `AbortSignal` without leaking a listener onto it: map clients reuse one
-//! signal for hundreds of tiles, so the listener is removed when the call settles.
+//! Watching the caller's `AbortSignal`. Map clients share one signal across hundreds of tiles,
+//! so every call watching the same signal shares one "abort" listener on it (Node warns past ten
+//! listeners, and each listener is a closure to allocate), removed when the last call settles.
 
 use std::cell::{Cell, RefCell};
 use std::future::Future;
@@ -13,40 +14,87 @@ use web_sys::AbortSignal;
 
 use crate::platform::Cancel;
 
-#[derive(Default)]
-struct Shared {
+type WakerSlot = Rc<RefCell<Option<Waker>>>;
+
+/// One watched signal: its listener and the calls waiting on it.
+struct Watched {
+    signal: AbortSignal,
     fired: Cell<bool>,
-    waker: RefCell<Option<Waker>>,
+    waiting: RefCell<Vec<WakerSlot>>,
+    listener: RefCell<Option<Closure<dyn FnMut()>>>,
 }
 
+thread_local! {
+    /// Signals with a listener, each shared by the calls watching it: a short list.
+    static WATCHED: RefCell<Vec<Rc<Watched>>> = const { RefCell::new(Vec::new()) };
+}
+
+fn watch(signal: &AbortSignal) -> Rc<Watched> {
+    let found = WATCHED
+        .with(|all| all.borrow().iter().find(|w| JsValue::from(&w.signal) == JsValue::from(signal)).cloned());
+    if let Some(watched) = found {
+        return watched;
+    }
+    let watched = Rc::new(Watched {
+        signal: signal.clone(),
+        fired: Cell::new(false),
+        waiting: RefCell::new(Vec::new()),
+        listener: RefCell::new(None),
+    });
+    let on_abort = {
+        let watched = Rc::downgrade(&watched);
+        Closure::<dyn FnMut()>::new(move || {
+            if let Some(watched) = watched.upgrade() {
+                watched.fired.set(true);
+                let slots: Vec<WakerSlot> = watched.waiting.borrow().clone();
+                for slot in slots {
+                    if let Some(waker) = slot.borrow_mut().take() {
+                        waker.wake();
+                    }
+                }
+            }
+        })
+    };
+    // Cannot fail for a real AbortSignal; if it did, `aborted()` polling still works.
+    let _ = signal.add_event_listener_with_callback("abort", on_abort.as_ref().unchecked_ref());
+    *watched.listener.borrow_mut() = Some(on_abort);
+    WATCHED.with(|all| all.borrow_mut().push(watched.clone()));
+    watched
+}
+
+fn unwatch(watched: &Rc<Watched>, slot: &WakerSlot) {
+    watched.waiting.borrow_mut().retain(|s| !Rc::ptr_eq(s, slot));
+    if watched.waiting.borrow().is_empty() {
+        if let Some(listener) = watched.listener.borrow_mut().take() {
+            let _ = watched
+                .signal
+                .remove_event_listener_with_callback("abort", listener.as_ref().unchecked_ref());
+        }
+        WATCHED.with(|all| all.borrow_mut().retain(|w| !Rc::ptr_eq(w, watched)));
+    }
+}
+
+/// One call's view of its signal (or of no signal).
 pub struct AbortWatch {
     signal: Option<AbortSignal>,
-    shared: Rc<Shared>,
-    listener: Option<Closure<dyn FnMut()>>,
+    watched: Option<(Rc<Watched>, WakerSlot)>,
 }
 
 impl AbortWatch {
     pub fn new(signal: Option<AbortSignal>) -> AbortWatch {
-        let shared = Rc::new(Shared::default());
-        let listener = signal.as_ref().filter(|s| !s.aborted()).map(|signal| {
-            let on_abort = {
-                let shared = shared.clone();
-                Closure::<dyn FnMut()>::new(move || {
-                    shared.fired.set(true);
-                    if let Some(waker) = shared.waker.borrow_mut().take() {
-                        waker.wake();
-                    }
-                })
-            };
-            // Cannot fail for a real AbortSignal; if it did, `aborted()` polling still works.
-            let _ = signal.add_event_listener_with_callback("abort", on_abort.as_ref().unchecked_ref());
-            on_abort
+        // An already-aborted signal needs no listener: `is_aborted` reads it directly.
+        let watched = signal.as_ref().filter(|s| !s.aborted()).map(|signal| {
+            let watched = watch(signal);
+            let slot = WakerSlot::default();
+            watched.waiting.borrow_mut().push(slot.clone());
+            (watched, slot)
         });
-        AbortWatch { signal, shared, listener }
+        AbortWatch { signal, watched }
     }
 
     pub fn is_aborted(&self) -> bool {
-        self.shared.fired.get() || self.signal.as_ref().is_some_and(AbortSignal::aborted)
+        self.watched.as_ref().is_some_and(|(w, _)| w.fired.get())
+            || self.signal.as_ref().is_some_and(AbortSignal::aborted)
     }
 
     /// The signal's `reason` (an `AbortError`, or a `TimeoutError` from `AbortSignal.timeout`).
@@ -72,8 +120,8 @@ impl Cancel for AbortWatch {
 
 impl Drop for AbortWatch {
     fn drop(&mut self) {
-        if let (Some(signal), Some(listener)) = (&self.signal, &self.listener) {
-            let _ = signal.remove_event_listener_with_callback("abort", listener.as_ref().unchecked_ref());
+        if let Some((watched, slot)) = self.watched.take() {
+            unwatch(&watched, &slot);
         }
     }
 }
@@ -89,7 +137,9 @@ impl Future for Fired<'_> {
         if self.watch.is_aborted() {
             return Poll::Ready(());
         }
-        *self.watch.shared.waker.borrow_mut() = Some(cx.waker().clone());
+        if let Some((_, slot)) = &self.watch.watched {
+            *slot.borrow_mut() = Some(cx.waker().clone());
+        }
         Poll::Pending
     }
 }

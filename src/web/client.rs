@@ -71,6 +71,7 @@ impl ClientInner {
             route[0].borrow_mut().counters.aborted += 1;
             return Err(caller_error(Error::Aborted, Some(own_abort.reason()), 0, 0.0, &shown));
         }
+        let called = JsClock.now_ms();
         let key = flight_key(&urls, &init);
         let existing = self.flights.borrow().iter().find(|(k, _)| *k == key).map(|(_, f)| f.clone());
         let flight = match existing {
@@ -81,11 +82,12 @@ impl ClientInner {
                 flight
             }
             None => {
-                let flight = Rc::new(Flight::new());
+                let flight = Rc::new(Flight::new(called + options.deadline_ms));
                 self.flights.borrow_mut().push((key.clone(), flight.clone()));
                 let client = self.clone();
                 let task = flight.clone();
                 let run = FlightRun {
+                    called,
                     options: options.clone(),
                     route: route.clone(),
                     inputs,
@@ -102,21 +104,27 @@ impl ClientInner {
             }
         };
         let _caller = Caller::join(&flight);
-        let joined = JsClock.now_ms();
-        // A little slack: when the call's own deadline and the shared loop's end together, the
-        // loop's error (with its cause) is the better answer.
-        let deadline = Timer::new(options.deadline_ms + 20.0);
-        match race(flight.wait(), race(own_abort.fired(), deadline)).await {
+        // The shared loop ends by its own deadline (with the last failure as cause); a caller
+        // needs a timer of its own only when its deadline ends sooner than the loop's.
+        let own_end = called + options.deadline_ms;
+        let own_deadline = async {
+            if own_end < flight.ends_at {
+                Timer::new(own_end - JsClock.now_ms()).await
+            } else {
+                std::future::pending::<()>().await
+            }
+        };
+        match race(flight.wait(), race(own_abort.fired(), own_deadline)).await {
             Either::Left(Ok(tile)) => Ok(flight.tile_for_caller(&tile)),
             Either::Left(Err(error)) => Err(error),
             Either::Right(Either::Left(())) => {
-                let elapsed = JsClock.now_ms() - joined;
+                let elapsed = JsClock.now_ms() - called;
                 let reason = Some(own_abort.reason());
                 Err(caller_error(Error::Aborted, reason, flight.attempts.get(), elapsed, &shown))
             }
             Either::Right(Either::Right(())) => {
                 let error = Error::Deadline { deadline_ms: options.deadline_ms };
-                let elapsed = JsClock.now_ms() - joined;
+                let elapsed = JsClock.now_ms() - called;
                 Err(caller_error(error, None, flight.attempts.get(), elapsed, &shown))
             }
         }
@@ -176,7 +184,7 @@ impl ClientInner {
                 let _ = callback.call1(&JsValue::UNDEFINED, &event_to_js(&event));
             }
         };
-        match fetch_with_retries(&run.options, &run.route, &effects, on_event).await {
+        match fetch_with_retries(&run.options, &run.route, &effects, run.called, on_event).await {
             Ok(Delivered { body: WebBody { response, data }, empty, attempts, elapsed_ms }) => {
                 Ok(SharedTile { response, data, empty, attempts, elapsed_ms })
             }
@@ -248,6 +256,8 @@ struct Prepared {
 }
 
 struct FlightRun {
+    /// When the leader called: the shared loop's deadline counts from here.
+    called: f64,
     options: Options,
     route: Vec<SharedHost>,
     inputs: Vec<JsValue>,
@@ -301,6 +311,8 @@ struct Flight {
     outcome: RefCell<Option<Result<SharedTile, JsValue>>>,
     wakers: RefCell<Vec<Waker>>,
     callers: Cell<usize>,
+    /// When the shared loop's deadline ends (the leader's).
+    ends_at: f64,
     /// Attempts the shared loop has sent so far.
     attempts: Cell<u32>,
     /// Aborts the shared loop when every caller has gone.
@@ -309,8 +321,9 @@ struct Flight {
 }
 
 impl Flight {
-    fn new() -> Flight {
+    fn new(ends_at: f64) -> Flight {
         Flight {
+            ends_at,
             outcome: RefCell::new(None),
             wakers: RefCell::new(Vec::new()),
             callers: Cell::new(0),
