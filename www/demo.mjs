@@ -11,7 +11,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { performance } from "node:perf_hooks";
-import { fetchTile } from "../pkg/node.js";
+import { fetchTile, stats } from "../pkg/node.js";
 import { startFaultServer, tilePng } from "../tests/server/fault-server.mjs";
 
 const args = process.argv.slice(2);
@@ -27,7 +27,7 @@ const SEED = arg("seed", 7);
 const SCENARIOS = [
   ["healthy", {}],
   ["flaky 503 (p=0.3)", { f: 503, p: 0.3 }],
-  ["429 + Retry-After: 1", { f: 429, ra: 1, n: 1 }],
+  ["rate limit 10/s, 429 + RA: 1", { f: "bucket", rate: 10, burst: 10, ra: 1 }],
   ["200 + ServiceException XML", { f: "sexml", n: 1 }],
   ["200 + HTML error page", { f: "html", n: 1 }],
   ["truncated PNG", { f: "truncate", n: 1 }],
@@ -37,16 +37,20 @@ const SCENARIOS = [
   ["Retry-After: 86400", { f: 429, ra: 86400 }],
 ];
 
-const server = await startFaultServer({ seed: SEED });
+// One server (one host:port) per scenario: what tilefetch learns about a host, such as a pause
+// ordered by Retry-After, is shared by that host's tiles, as it would be on the real network.
+const servers = await Promise.all(SCENARIOS.map(() => startFaultServer({ seed: SEED })));
 const tiles = Array.from({ length: TILES }, (_, i) => {
   const z = 12;
   const x = 1000 + (i % 40);
   const y = 1500 + Math.floor(i / 40);
-  const [scenario, params] = SCENARIOS[i % SCENARIOS.length];
-  return { z, x, y, scenario, params };
+  const s = i % SCENARIOS.length;
+  const [scenario, params] = SCENARIOS[s];
+  return { z, x, y, scenario, params, server: servers[s] };
 });
 const urlOf = (t, run) =>
-  `${server.url}/tile/${t.z}/${t.x}/${t.y}.png?${new URLSearchParams({ run, ...params(t) })}`;
+  `${t.server.url}/tile/${t.z}/${t.x}/${t.y}.png?${new URLSearchParams({ run, ...params(t) })}`;
+const requestsOf = (run) => servers.reduce((sum, srv) => sum + srv.requests(run), 0);
 const params = (t) => Object.fromEntries(Object.entries(t.params).map(([k, v]) => [k, String(v)]));
 
 async function pool(items, work) {
@@ -123,15 +127,15 @@ function report(name, tally, ms, requests) {
 }
 
 console.log(`tilefetch demo: ${TILES} tiles, concurrency ${CONCURRENCY}, 6 s deadline per tile, seed ${SEED}`);
-console.log(`fault server ${server.url}; scenarios cycled over the tiles:`);
-for (const [name] of SCENARIOS) console.log(`  - ${name}`);
+console.log("scenarios cycled over the tiles, each on its own loopback fault server:");
+SCENARIOS.forEach(([name], i) => console.log(`  - ${name.padEnd(30)} ${servers[i].url}`));
 
 let t0 = performance.now();
 const plain = await runPlainFetch();
-report("plain fetch (no retries, no checks)", plain, performance.now() - t0, server.requests("plain"));
+report("plain fetch (no retries, no checks)", plain, performance.now() - t0, requestsOf("plain"));
 t0 = performance.now();
 const tf = await runTilefetch();
-report("tilefetch fetchTile (interactive preset)", tf, performance.now() - t0, server.requests("tilefetch"));
+report("tilefetch fetchTile (interactive preset)", tf, performance.now() - t0, requestsOf("tilefetch"));
 
 console.log("\nper scenario (correct / error bodies as tiles / failed): plain fetch → tilefetch");
 for (const [name] of SCENARIOS) {
@@ -141,8 +145,21 @@ for (const [name] of SCENARIOS) {
   console.log(`  ${name.padEnd(30)} ${cell(a).padStart(10)} → ${cell(b)}`);
 }
 
+console.log("\nper-host stats of the default client (stats()):");
+const hostStats = stats();
+for (const [host, h] of Object.entries(hostStats)) {
+  const scenario = SCENARIOS[servers.findIndex((srv) => srv.url.endsWith(host))]?.[0] ?? "";
+  const giveUps = Object.entries(h.giveUps).map(([k, n]) => `${k} ${n}`).join(", ") || "none";
+  console.log(`  ${host} (${scenario}): ${h.requests} calls, ${h.attempts} attempts, ${h.retries} retries, ` +
+    `${h.successes} tiles, give-ups ${giveUps}, aborted ${h.aborted}, coalesced ${h.coalesced}`);
+  console.log(`    breaker ${h.breaker.state}, retry tokens ${h.retryTokens}, ` +
+    `paused until ${h.pausedUntil ? new Date(h.pausedUntil).toISOString() : "-"}, ` +
+    `learned rate ${h.rateLimitPerSecond ?? "-"}/s, latency p50/p95/p99 ${h.latencyMs.p50}/${h.latencyMs.p95}/${h.latencyMs.p99} ms`);
+}
+
+const server = servers[0];
 if (!args.includes("--serve")) {
-  await server.close();
+  await Promise.all(servers.map((srv) => srv.close()));
 } else {
   const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
   const types = { ".html": "text/html", ".js": "text/javascript", ".mjs": "text/javascript", ".wasm": "application/wasm" };
@@ -162,7 +179,7 @@ if (!args.includes("--serve")) {
   console.log(`\npage: ${url}\n(Ctrl-C to stop)`);
   const stop = async () => {
     page.close();
-    await server.close();
+    await Promise.all(servers.map((srv) => srv.close()));
     process.exit(0);
   };
   process.on("SIGINT", stop);

@@ -1,10 +1,14 @@
-//! The request rate a rate-limiting host tolerates, learned from its 429s: off until the first
-//! 429, then 90 % of the successes the host served in the last second, growing by one request
-//! per second per second until the next 429 (additive increase, multiplicative decrease).
+//! The request rate a rate-limiting host tolerates, learned from its 429s: off until a 429 comes
+//! after the host served at least a few requests in the last second, then 90 % of what it served,
+//! growing by one request per second per second until the next such 429 (additive increase,
+//! multiplicative decrease). A 429 with nothing served tells nothing about a rate (a quota, or
+//! a host that throttles first requests): the pause alone handles it.
 
 const WINDOW_MS: f64 = 1000.0;
 const BUCKETS: usize = 10;
 const BUCKET_MS: f64 = WINDOW_MS / BUCKETS as f64;
+/// Fewer successes than this in the last second teach no rate.
+const MIN_SAMPLE: u32 = 5;
 
 #[derive(Debug, Clone)]
 pub struct AdaptiveRate {
@@ -71,12 +75,16 @@ impl AdaptiveRate {
         self.successes[self.bucket.rem_euclid(BUCKETS as i64) as usize] += 1;
     }
 
-    /// A 429: the rate becomes 90 % of what the host served in the last second (at least 1/s).
+    /// A 429: the rate becomes 90 % of what the host served in the last second, if that is
+    /// enough to tell.
     pub fn on_rate_limited(&mut self, now_ms: f64) {
         self.roll(now_ms);
         self.refill(now_ms);
         let served: u32 = self.successes.iter().sum();
-        let rate = (f64::from(served) * 0.9).max(1.0);
+        if served < MIN_SAMPLE {
+            return;
+        }
+        let rate = f64::from(served) * 0.9;
         self.rate = Some(self.rate.map_or(rate, |old| old.min(rate)));
         self.tokens = 0.0;
     }
@@ -147,7 +155,21 @@ mod tests {
             r.on_success(0.0);
         }
         r.on_rate_limited(5000.0);
-        assert_eq!(r.rate(), Some(1.0), "nothing served in the last second");
+        assert_eq!(r.rate(), None, "nothing served in the last second: no rate to learn");
+    }
+
+    #[test]
+    fn a_429_with_too_few_successes_teaches_nothing() {
+        let mut r = AdaptiveRate::new(0.0);
+        for _ in 0..4 {
+            r.on_success(0.0);
+        }
+        r.on_rate_limited(10.0);
+        assert_eq!(r.rate(), None);
+        assert_eq!(r.next_slot(10.0), None);
+        r.on_success(20.0);
+        r.on_rate_limited(30.0);
+        assert_eq!(r.rate(), Some(4.5));
     }
 
     #[test]
