@@ -45,7 +45,7 @@ export interface HostSettings {
     openMs?: number;
     /** Requests let through while half-open. @default 1 */
     halfOpenProbes?: number;
-    /** The longest open time. @default 5000 (batch: 60000) */
+    /** The longest open time. @default 1000 (batch: 60000) */
     maxOpenMs?: number;
   };
   retryBudget?: {

@@ -13,13 +13,15 @@ pub struct BreakerConfig {
     pub open_ms: f64,
     /// `halfOpenProbes`: requests let through while half-open. Default 1.
     pub half_open_probes: u32,
-    /// `maxOpenMs`: open times grow ×1.5 per failed probe up to this. Default 5000 (batch: 60000).
+    /// `maxOpenMs`: open times grow ×1.5 per failed probe up to this. Default 1000 (batch: 60000):
+    /// a map should see a recovered host within about a second, and one probe a second is
+    /// nothing to a host.
     pub max_open_ms: f64,
 }
 
 impl BreakerConfig {
     pub const INTERACTIVE: BreakerConfig =
-        BreakerConfig { failure_threshold: 10, open_ms: 500.0, half_open_probes: 1, max_open_ms: 5000.0 };
+        BreakerConfig { failure_threshold: 10, open_ms: 500.0, half_open_probes: 1, max_open_ms: 1000.0 };
     pub const BATCH: BreakerConfig =
         BreakerConfig { failure_threshold: 10, open_ms: 2000.0, half_open_probes: 1, max_open_ms: 60_000.0 };
 }

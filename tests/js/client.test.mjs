@@ -88,7 +88,7 @@ describe("under load", () => {
     const client = new TileClient({
       baseDelayMs: 100,
       maxDelayMs: 1000,
-      breaker: { failureThreshold: 5, openMs: 300, maxOpenMs: 1000 },
+      // The default breaker (threshold 10, open 500 ms growing to at most 1000 ms).
       onEvent: ev.onEvent,
     });
     const { start, end } = srv.outage(run, 3000);
