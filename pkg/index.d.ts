@@ -180,6 +180,11 @@ export interface FetchTileOptions {
   startJitterMs?: number;
   /** What `{s}` in a URL template expands to, one mirror each. @default ["a", "b", "c"] */
   subdomains?: string[];
+  /**
+   * A tile whose `Age` header says a cache has held it longer than this many seconds is fetched
+   * once more, at once, with a cache-busting query parameter (`_tf`). @default undefined (off)
+   */
+  maxAgeS?: number;
 }
 
 export type TileErrorKind =

@@ -17,6 +17,8 @@ pub struct ResponseFacts {
     pub content_encoding: Option<String>,
     pub content_length: Option<String>,
     pub retry_after: Option<String>,
+    /// The `Age` header: seconds a cache has held the response.
+    pub age: Option<String>,
     /// The response's `Date` header, the reference for an HTTP-date Retry-After.
     pub date: Option<String>,
     pub body_len: usize,
@@ -34,6 +36,13 @@ pub enum Verdict {
     Retry { error: Error, retry_after_ms: Option<f64> },
     /// A permanent failure: give up now.
     Reject(Error),
+}
+
+/// Whether a delivered response is older than `maxAgeS` says it may be (its `Age` header).
+pub fn is_stale(facts: &ResponseFacts, options: &Options) -> bool {
+    let Some(max_age) = options.max_age_s else { return false };
+    let age = facts.age.as_deref().and_then(|a| a.trim().parse::<u64>().ok());
+    age.is_some_and(|age| age as f64 > max_age)
 }
 
 /// OGC exception codes that say the request itself is wrong: retrying cannot help.
@@ -429,6 +438,21 @@ mod tests {
             kind(&classify(&response(200, Some("image/webp"), &webp[..60]), &o, 0.0)),
             ("retry", "invalid-response")
         );
+    }
+
+    #[test]
+    fn staleness_is_judged_by_the_age_header_only_when_asked() {
+        let mut r = response(200, Some("image/png"), b"x");
+        r.age = Some("7200".into());
+        assert!(!is_stale(&r, &defaults()));
+        let o = Options::parse(&[("maxAgeS", Value::Number(3600.0))]).unwrap();
+        assert!(is_stale(&r, &o));
+        r.age = Some("3600".into());
+        assert!(!is_stale(&r, &o));
+        r.age = Some("soon".into());
+        assert!(!is_stale(&r, &o));
+        r.age = None;
+        assert!(!is_stale(&r, &o));
     }
 
     #[test]

@@ -93,6 +93,9 @@ pub struct Options {
     /// `startJitterMs`: delays the first attempt by U(0, startJitterMs), so batch jobs that
     /// restart together do not arrive together. Default 0.
     pub start_jitter_ms: f64,
+    /// `maxAgeS`: a tile whose `Age` header says a cache has held it longer than this is
+    /// fetched once more, with a cache-busting query parameter. Default: off.
+    pub max_age_s: Option<f64>,
     /// `subdomains`: what `{s}` in a URL template expands to, one mirror each. Default
     /// `["a", "b", "c"]` (Leaflet's), used only when the URL has `{s}`.
     pub subdomains: Option<Vec<String>>,
@@ -107,7 +110,7 @@ const DEFAULT_RETRY_ON: StatusSet = StatusSet::of(&[408, 425, 429, 500, 502, 503
 const DEFAULT_EMPTY_ON: StatusSet = StatusSet::of(&[204]);
 
 /// Every key `fetchTile` takes, for "did you mean" suggestions.
-pub const KEYS: [&str; 20] = [
+pub const KEYS: [&str; 21] = [
     "preset",
     "baseDelayMs",
     "maxDelayMs",
@@ -128,6 +131,7 @@ pub const KEYS: [&str; 20] = [
     "onRetry",
     "startJitterMs",
     "subdomains",
+    "maxAgeS",
 ];
 const CREDENTIALS: [&str; 3] = ["omit", "same-origin", "include"];
 const MODES: [&str; 3] = ["cors", "no-cors", "same-origin"];
@@ -167,6 +171,7 @@ impl Options {
             referrer_policy: None,
             cache: None,
             start_jitter_ms: 0.0,
+            max_age_s: None,
             subdomains: None,
             has_headers: false,
             has_signal: false,
@@ -209,6 +214,7 @@ impl Options {
             "jitterMs" => self.jitter_ms = millis(key, value, false)?,
             "retryAfterMaxMs" => self.retry_after_max_ms = millis(key, value, false)?,
             "startJitterMs" => self.start_jitter_ms = millis(key, value, false)?,
+            "maxAgeS" => self.max_age_s = Some(millis(key, value, false)?),
             "subdomains" => self.subdomains = Some(subdomains(key, value)?),
             "jitter" => {
                 self.jitter = text(key, value)

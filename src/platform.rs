@@ -56,10 +56,12 @@ pub trait Transport {
     type Body;
     /// The platform's error value (in wasm: the `TypeError` from `fetch`).
     type Cause;
-    /// Sends one request to mirror number `mirror` and reads its whole body within `timeout_ms`.
+    /// Sends one request to mirror number `mirror` and reads its whole body within `timeout_ms`;
+    /// `cache_bust` adds a query parameter no cache has seen.
     fn attempt(
         &self,
         mirror: usize,
         timeout_ms: f64,
+        cache_bust: bool,
     ) -> impl Future<Output = Attempt<Self::Body, Self::Cause>>;
 }

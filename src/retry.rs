@@ -8,7 +8,7 @@
 use std::rc::Rc;
 
 use crate::backoff::clamp_delay;
-use crate::classify::{classify, Verdict};
+use crate::classify::{classify, is_stale, Verdict};
 use crate::deadline::Deadline;
 use crate::host::breaker::BreakerState;
 use crate::host::slots::Permit;
@@ -197,6 +197,8 @@ where
     let mut attempts = 0u32;
     let mut previous_delay = options.base_delay_ms;
     let mut last: Option<Failure<T::Cause>> = None;
+    // `maxAgeS`: a stale tile is fetched once more, at once, past every cache.
+    let mut cache_bust = false;
     loop {
         let mirror = pick_mirror(route, attempts as usize, fx.clock.now_ms());
         let host = &route[mirror];
@@ -221,7 +223,7 @@ where
         };
         on_event(Event::Attempt { host: name.clone(), attempt: attempts, probe });
 
-        let outcome = fx.transport.attempt(mirror, budget).await;
+        let outcome = fx.transport.attempt(mirror, budget, cache_bust).await;
         let now = fx.clock.now_ms();
         let (report, verdict) = match outcome {
             Attempt::Aborted => (Report::Abandoned, Err(Failure::of(Error::Aborted))),
@@ -239,6 +241,10 @@ where
                 Verdict::Deliver { empty } => {
                     tell(host, now, probe, Report::Alive, fx, on_event, &name);
                     drop(permit);
+                    if !cache_bust && is_stale(&facts, options) && deadline.fits_sleep(now, 0.0) {
+                        cache_bust = true;
+                        continue;
+                    }
                     return Ok(Delivered { body, empty, attempts, elapsed_ms: deadline.elapsed(now) });
                 }
                 Verdict::Reject(error) => (Report::Alive, Err(Failure::of(error))),

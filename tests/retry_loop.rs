@@ -33,6 +33,7 @@ struct World {
     sleeps: RefCell<Vec<f64>>,
     unit: Cell<f64>,
     mirrors: RefCell<Vec<usize>>,
+    busted: RefCell<Vec<bool>>,
 }
 
 impl World {
@@ -45,6 +46,7 @@ impl World {
             sleeps: RefCell::new(Vec::new()),
             unit: Cell::new(0.5),
             mirrors: RefCell::new(Vec::new()),
+            busted: RefCell::new(Vec::new()),
         }
     }
 
@@ -103,8 +105,10 @@ impl Transport for World {
         &self,
         mirror: usize,
         timeout_ms: f64,
+        cache_bust: bool,
     ) -> impl Future<Output = Attempt<Vec<u8>, &'static str>> {
         self.sent.set(self.sent.get() + 1);
+        self.busted.borrow_mut().push(cache_bust);
         self.mirrors.borrow_mut().push(mirror);
         let (took, reply) =
             self.replies.borrow_mut().pop_front().expect("the loop sent more requests than scripted");
@@ -126,6 +130,7 @@ impl Transport for World {
                         status,
                         content_type: header("content-type"),
                         retry_after: header("retry-after"),
+                        age: header("age"),
                         date: header("date"),
                         content_length: header("content-length"),
                         body_len: body.len(),
@@ -588,4 +593,16 @@ fn a_learned_rate_spaces_the_attempts_of_later_calls() {
         "5 calls at ~9/s take ≥ 420 ms, took {}",
         later.now.get() - t0
     );
+}
+
+#[test]
+fn a_stale_tile_is_fetched_once_more_past_the_caches() {
+    let old = Reply::Status(200, &[("content-type", "image/png"), ("age", "90000")], b"old");
+    let world = World::new(vec![(10.0, old.clone()), (10.0, old)]);
+    let tile = run(&world, &[("maxAgeS", n(86_400.0))]).0.unwrap();
+    assert_eq!((tile.attempts, tile.body), (2, b"old".to_vec()), "the second stale answer is delivered");
+    assert_eq!(*world.busted.borrow(), vec![false, true]);
+    assert!(world.sleeps.borrow().is_empty(), "no backoff: the host is fine");
+    let world = World::new(vec![(10.0, Reply::Status(200, &[("age", "90000")], b"old"))]);
+    assert_eq!(run(&world, &[]).0.unwrap().attempts, 1, "off by default");
 }

@@ -5,7 +5,7 @@ use js_sys::{Promise, Uint8Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
-use web_sys::{AbortController, RequestInit, Response};
+use web_sys::{AbortController, Request, RequestInit, Response};
 
 use super::abort::AbortWatch;
 use super::effects::Timer;
@@ -53,7 +53,7 @@ impl Transport for FetchTransport<'_> {
     type Body = WebBody;
     type Cause = JsValue;
 
-    async fn attempt(&self, mirror: usize, timeout_ms: f64) -> Attempt<WebBody, JsValue> {
+    async fn attempt(&self, mirror: usize, timeout_ms: f64, cache_bust: bool) -> Attempt<WebBody, JsValue> {
         if self.abort.is_aborted() {
             return Attempt::Aborted;
         }
@@ -63,6 +63,13 @@ impl Transport for FetchTransport<'_> {
         };
         let stop = race(Timer::new(timeout_ms), self.abort.fired());
         let input = &self.inputs[mirror.min(self.inputs.len() - 1)];
+        let busted;
+        let input = if cache_bust {
+            busted = bust(input, self.init);
+            &busted
+        } else {
+            input
+        };
         match race(self.request(input, &controller), stop).await {
             Either::Left(Ok(body)) => Attempt::Response(facts(&body), body),
             Either::Left(Err(_)) if self.abort.is_aborted() => Attempt::Aborted,
@@ -77,6 +84,29 @@ impl Transport for FetchTransport<'_> {
                 }
             }
         }
+    }
+}
+
+/// The same request with a query parameter no cache has seen (`_tf=<random>`).
+fn bust(input: &JsValue, init: &RequestInit) -> JsValue {
+    let url = match input.dyn_ref::<Request>() {
+        Some(request) => request.url(),
+        None => input.as_string().unwrap_or_default(),
+    };
+    let (base, fragment) = url.split_once('#').map_or((url.as_str(), None), |(b, f)| (b, Some(f)));
+    let mut busted = String::from(base);
+    busted.push(if base.contains('?') { '&' } else { '?' });
+    busted.push_str("_tf=");
+    busted.push_str(&((js_sys::Math::random() * 1e9) as u64).to_string());
+    if let Some(fragment) = fragment {
+        busted.push('#');
+        busted.push_str(fragment);
+    }
+    match input.dyn_ref::<Request>() {
+        Some(_) => {
+            Request::new_with_str_and_init(&busted, init).map_or_else(|_| input.clone(), JsValue::from)
+        }
+        None => JsValue::from_str(&busted),
     }
 }
 
@@ -96,6 +126,7 @@ fn facts(body: &WebBody) -> ResponseFacts {
         content_encoding: success.then(|| header("content-encoding")).flatten(),
         content_length: success.then(|| header("content-length")).flatten(),
         retry_after: rate_limited.then(|| header("retry-after")).flatten(),
+        age: success.then(|| header("age")).flatten(),
         date: rate_limited.then(|| header("date")).flatten(),
         body_len: len as usize,
         head: body.data.subarray(0, head_end).to_vec(),

@@ -543,3 +543,25 @@ describe("the default client and configuration", () => {
     assertTile(await fetchTile(tileUrl(srv, "after-bad", [1, 0, 1])), tilePng(1, 0, 1));
   });
 });
+
+describe("stale responses (maxAgeS)", () => {
+  test("a tile older than maxAgeS is fetched once more with a cache-busting parameter", async () => {
+    const client = new TileClient();
+    const run = "stale";
+    const xyz = [6, 1, 2];
+    const tile = await client.fetchTile(tileUrl(srv, run, xyz, { age: 90000 }), { maxAgeS: 3600 });
+    assertTile(tile, tilePng(...xyz), { attempts: 2 });
+    const paths = entriesOf(srv, run).map((e) => e.path);
+    assert.equal(paths.length, 2);
+    assert.ok(!paths[0].includes("_tf="), paths[0]);
+    assert.match(paths[1], /[?&]_tf=\d+/, "the second request carries the cache buster");
+  });
+
+  test("off by default, and a fresh Age is delivered at once", async () => {
+    const client = new TileClient();
+    const old = await client.fetchTile(tileUrl(srv, "stale-off", [6, 1, 3], { age: 90000 }));
+    assert.equal(old.attempts, 1);
+    const fresh = await client.fetchTile(tileUrl(srv, "stale-fresh", [6, 1, 4], { age: 10 }), { maxAgeS: 3600 });
+    assert.equal(fresh.attempts, 1);
+  });
+});

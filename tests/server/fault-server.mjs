@@ -33,6 +33,7 @@
 //     X-Fault and the log's fault: "bucket" when served, "bucket-429" when refused).
 // ra: "N" seconds as is | "date:N" IMF-fixdate N s ahead | "raw:TEXT" verbatim.
 // p: probability (seeded PRNG over seed/key/n), n: only the first n requests of the key.
+// age=S: healthy answers carry `Age: S` unless the query has `_tf` (a cache-busted request).
 // delay=MS before every answer; slowp=P + slowms=MS: heavy tail.
 //
 // Outage: srv.outage(run, ms) -> {start, end} (server ms, like log `t`): every tile request of
@@ -457,7 +458,11 @@ export async function startFaultServer({ seed = 1, host = "127.0.0.1", port = 0,
         res.end(buf);
       };
 
-      if (fault === "none" || fault === "bucket") return sendBody(200, "image/png", png());
+      if (fault === "none" || fault === "bucket") {
+        // `age=S`: a cache has held this answer S seconds, except for cache-busted requests (`_tf`).
+        const age = params.get("age") !== null && params.get("_tf") === null ? { Age: params.get("age") } : {};
+        return sendBody(200, "image/png", png(), age);
+      }
       if (fault === "outage") return sendBody(503, "text/plain; charset=utf-8", "outage");
       if (fault === "bucket-429") {
         const ra = retryAfterValue(params.get("ra"));
