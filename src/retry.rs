@@ -136,6 +136,10 @@ where
     R: Random,
     C: Cancel,
 {
+    if route.is_empty() {
+        let failure = Failure::of(Error::invalid_options("url", "no URL to fetch"));
+        return Err(GaveUp { failure, attempts: 0, elapsed_ms: 0.0 });
+    }
     let start = effects.clock.now_ms();
     {
         let mut primary = route[0].borrow_mut();

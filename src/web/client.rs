@@ -73,7 +73,13 @@ impl ClientInner {
         }
         let called = JsClock.now_ms();
         let key = flight_key(&urls, &init);
-        let existing = self.flights.borrow().iter().find(|(k, _)| *k == key).map(|(_, f)| f.clone());
+        // A flight whose callers all left is being aborted: a new caller starts a new one.
+        let existing = self
+            .flights
+            .borrow()
+            .iter()
+            .find(|(k, f)| *k == key && !f.stop.signal().aborted())
+            .map(|(_, f)| f.clone());
         let flight = match existing {
             Some(flight) => {
                 let mut primary = route[0].borrow_mut();
@@ -83,7 +89,11 @@ impl ClientInner {
             }
             None => {
                 let flight = Rc::new(Flight::new(called + options.deadline_ms));
-                self.flights.borrow_mut().push((key.clone(), flight.clone()));
+                {
+                    let mut flights = self.flights.borrow_mut();
+                    flights.retain(|(k, _)| *k != key);
+                    flights.push((key.clone(), flight.clone()));
+                }
                 let client = self.clone();
                 let task = flight.clone();
                 let run = FlightRun {
@@ -97,7 +107,7 @@ impl ClientInner {
                 };
                 wasm_bindgen_futures::spawn_local(async move {
                     let outcome = client.run_flight(&task, run).await;
-                    client.flights.borrow_mut().retain(|(k, _)| *k != key);
+                    client.flights.borrow_mut().retain(|(k, f)| !(*k == key && Rc::ptr_eq(f, &task)));
                     task.finish(outcome);
                 });
                 flight

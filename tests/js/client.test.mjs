@@ -565,3 +565,24 @@ describe("stale responses (maxAgeS)", () => {
     assert.equal(fresh.attempts, 1);
   });
 });
+
+describe("coalescing after every caller left", () => {
+  test("a call just after every caller of a flight aborted gets the tile (never the torn-down flight)", async () => {
+    const client = new TileClient();
+    for (const [i, settleFirst] of [[0, false], [1, true]]) {
+      const run = `reflight${i}`;
+      const xyz = [7, 3, i];
+      const url = tileUrl(srv, run, xyz, { delay: 100 });
+      const ac = new AbortController();
+      const first = Array.from({ length: 3 }, () => client.fetchTile(url, { signal: ac.signal }).catch((e) => e));
+      await sleep(20);
+      ac.abort();
+      // Either at once (the new call keeps the flight alive) or once the callers have left (it
+      // is being torn down, so the new call must start its own).
+      if (settleFirst) for (const e of await Promise.all(first)) assert.equal(e.kind, "aborted");
+      const tile = await client.fetchTile(url);
+      assertTile(tile, tilePng(...xyz));
+      assert.ok([1, 2].includes(srv.requests(run)), `requests ${srv.requests(run)}`);
+    }
+  });
+});
