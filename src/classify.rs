@@ -175,8 +175,8 @@ fn truncation(facts: &ResponseFacts) -> Option<&'static str> {
         return (!facts.tail.ends_with(PNG_IEND)).then_some("truncated PNG (no IEND chunk)");
     }
     if head.len() >= 12 && &head[..4] == b"RIFF" && &head[8..12] == b"WEBP" {
-        let declared = u32::from_le_bytes([head[4], head[5], head[6], head[7]]) as usize + 8;
-        return (facts.body_len < declared).then_some("truncated WebP (shorter than its RIFF size)");
+        let declared = u64::from(u32::from_le_bytes([head[4], head[5], head[6], head[7]])) + 8;
+        return ((facts.body_len as u64) < declared).then_some("truncated WebP (shorter than its RIFF size)");
     }
     let encoded = facts
         .content_encoding
@@ -434,6 +434,12 @@ mod tests {
         let mut webp = b"RIFF\x64\0\0\0WEBPVP8 ".to_vec();
         webp.resize(108, 0);
         assert_eq!(kind(&classify(&response(200, Some("image/webp"), &webp), &o, 0.0)), ("deliver", ""));
+        let mut huge = webp.clone();
+        huge[4..8].copy_from_slice(&u32::MAX.to_le_bytes());
+        assert_eq!(
+            kind(&classify(&response(200, Some("image/webp"), &huge), &o, 0.0)),
+            ("retry", "invalid-response")
+        );
         assert_eq!(
             kind(&classify(&response(200, Some("image/webp"), &webp[..60]), &o, 0.0)),
             ("retry", "invalid-response")

@@ -146,7 +146,13 @@ where
         primary.counters.requests += 1;
         primary.budget.on_call(start);
     }
-    let result = attempts(options, route, effects, called_ms, &mut on_event).await;
+    let mut stale = None;
+    let result = match (attempts(options, route, effects, called_ms, &mut stale, &mut on_event).await, stale)
+    {
+        // The fresh copy of a stale tile could not be had: the stale one is still a tile.
+        (Err(gave_up), Some(tile)) if gave_up.failure.error != Error::Aborted => Ok(tile),
+        (result, _) => result,
+    };
     let mut primary = route[0].borrow_mut();
     match &result {
         Ok(tile) => {
@@ -170,6 +176,7 @@ async fn attempts<T, K, S, R, C>(
     route: &[SharedHost],
     fx: &Effects<'_, T, K, S, R, C>,
     called_ms: f64,
+    stale: &mut Option<Delivered<T::Body>>,
     on_event: &mut impl FnMut(Event),
 ) -> Result<Delivered<T::Body>, GaveUp<T::Cause>>
 where
@@ -201,10 +208,14 @@ where
     let mut attempts = 0u32;
     let mut previous_delay = options.base_delay_ms;
     let mut last: Option<Failure<T::Cause>> = None;
-    // `maxAgeS`: a stale tile is fetched once more, at once, past every cache.
-    let mut cache_bust = false;
+    // `maxAgeS`: a stale tile is fetched once more (once per call), at once, past every cache.
+    let mut busted = false;
+    let mut bust_now = false;
+    let mut mirror = 0;
     loop {
-        let mirror = pick_mirror(route, attempts as usize, fx.clock.now_ms());
+        if !bust_now {
+            mirror = pick_mirror(route, attempts as usize, fx.clock.now_ms());
+        }
         let host = &route[mirror];
         let (permit, probe) = match enter(host, &deadline, options, fx, on_event).await {
             Ok(entered) => entered,
@@ -227,12 +238,16 @@ where
         };
         on_event(Event::Attempt { host: name.clone(), attempt: attempts, probe });
 
-        let outcome = fx.transport.attempt(mirror, budget, cache_bust).await;
+        let outcome = fx.transport.attempt(mirror, budget, bust_now).await;
+        bust_now = false;
         let now = fx.clock.now_ms();
         let (report, verdict) = match outcome {
             Attempt::Aborted => (Report::Abandoned, Err(Failure::of(Error::Aborted))),
             Attempt::TimedOut => {
-                (Report::Transient, Ok((Failure::of(Error::Timeout { after_ms: budget }), None)))
+                // Cut short by this call's deadline, the attempt says nothing about the host.
+                let report =
+                    if budget < options.attempt_timeout_ms { Report::Abandoned } else { Report::Transient };
+                (report, Ok((Failure::of(Error::Timeout { after_ms: budget }), None)))
             }
             Attempt::Failed { message, cause } => (
                 Report::Transient,
@@ -245,11 +260,16 @@ where
                 Verdict::Deliver { empty } => {
                     tell(host, now, probe, Report::Alive, fx, on_event, &name);
                     drop(permit);
-                    if !cache_bust && is_stale(&facts, options) && deadline.fits_sleep(now, 0.0) {
-                        cache_bust = true;
+                    let tile = Delivered { body, empty, attempts, elapsed_ms: deadline.elapsed(now) };
+                    if !busted && is_stale(&facts, options) && deadline.fits_sleep(now, 0.0) {
+                        // Once more from the same mirror, past every cache; kept in case that fails.
+                        busted = true;
+                        bust_now = true;
+                        *stale = Some(tile);
                         continue;
                     }
-                    return Ok(Delivered { body, empty, attempts, elapsed_ms: deadline.elapsed(now) });
+                    *stale = None;
+                    return Ok(tile);
                 }
                 Verdict::Reject(error) => (Report::Alive, Err(Failure::of(error))),
                 Verdict::Retry { error, retry_after_ms } => {
@@ -293,8 +313,9 @@ where
             };
             return Err(give_up(Failure::after(error, Some(failure)), attempts));
         }
-        if !host.borrow_mut().budget.try_retry(now) {
-            // The host's retry budget is spent: the call ends with its last failure.
+        if !route[0].borrow_mut().budget.try_retry(now) {
+            // The budget the call deposited into (its primary host's) is spent: the call ends
+            // with its last failure.
             return Err(give_up(failure, attempts));
         }
         on_event(Event::Retry {
@@ -382,7 +403,13 @@ where
         let now = fx.clock.now_ms();
         let decision = host.borrow_mut().decide(now);
         match decision {
-            Decision::Go { probe } => return Ok((permit, probe)),
+            Decision::Go { probe } => {
+                if probe {
+                    let name = host.borrow().name.clone();
+                    on_event(Event::Breaker { host: name, state: BreakerState::HalfOpen });
+                }
+                return Ok((permit, probe));
+            }
             Decision::WaitUntil(at, hold) => {
                 drop(permit);
                 let mut wait = at - now;

@@ -606,3 +606,30 @@ fn a_stale_tile_is_fetched_once_more_past_the_caches() {
     let world = World::new(vec![(10.0, Reply::Status(200, &[("age", "90000")], b"old"))]);
     assert_eq!(run(&world, &[]).0.unwrap().attempts, 1, "off by default");
 }
+
+#[test]
+fn a_stale_tile_is_kept_when_its_fresh_copy_fails() {
+    let old = Reply::Status(200, &[("content-type", "image/png"), ("age", "90000")], b"old");
+    let world = World::new(vec![(10.0, old), (10.0, status(400))]);
+    let tile = run(&world, &[("maxAgeS", n(60.0))]).0.unwrap();
+    assert_eq!(tile.body, b"old".to_vec());
+    assert_eq!(*world.busted.borrow(), vec![false, true]);
+}
+
+#[test]
+fn the_cache_busting_attempt_goes_to_the_same_mirror() {
+    let route = [host(&PERMISSIVE), host(&PERMISSIVE)];
+    let old = Reply::Status(200, &[("age", "90000")], b"old");
+    let world = World::new(vec![(10.0, old), (10.0, ok())]);
+    run_on(&world, &[("maxAgeS", n(60.0))], &route).0.unwrap();
+    assert_eq!(*world.mirrors.borrow(), vec![0, 0]);
+}
+
+#[test]
+fn a_timeout_cut_by_the_calls_own_deadline_does_not_count_against_the_host() {
+    let route = [breaker_host(1, 60_000.0)];
+    let world = World::new(vec![(10.0, Reply::Hang)]);
+    let g = gave_up(run_on(&world, &[("deadlineMs", n(100.0)), ("attemptTimeoutMs", n(1000.0))], &route).0);
+    assert_eq!(g.failure.error.kind(), "deadline");
+    assert_eq!(route[0].borrow().breaker.state(world.now.get()).name(), "closed");
+}

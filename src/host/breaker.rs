@@ -133,6 +133,10 @@ impl Breaker {
     /// A transient failure (network, timeout, 5xx, an error body). `unit` ∈ [0, 1) jitters the
     /// open time. Returns whether the state changed.
     pub fn on_failure(&mut self, now_ms: f64, probe: bool, unit: f64) -> bool {
+        if probe {
+            // Whatever else happened meanwhile, this probe's place is free again.
+            self.probes_in_flight = self.probes_in_flight.saturating_sub(1);
+        }
         match self.state {
             BreakerState::Closed => {
                 self.consecutive_failures += 1;
@@ -142,7 +146,6 @@ impl Breaker {
                 self.open_ms = self.config.open_ms;
             }
             BreakerState::HalfOpen if probe => {
-                self.probes_in_flight = self.probes_in_flight.saturating_sub(1);
                 self.open_ms = (self.open_ms * GROWTH).min(self.config.max_open_ms.max(self.config.open_ms));
             }
             // Attempts sent before the breaker opened still report; they change nothing.
@@ -263,6 +266,22 @@ mod tests {
         assert_eq!(b.admit(1000.0), Admission::WaitForProbe);
         b.on_abandoned(true);
         assert_eq!(b.admit(1000.0), Admission::Probe);
+    }
+
+    #[test]
+    fn a_probe_failing_after_another_reopened_the_breaker_frees_its_place() {
+        let config = BreakerConfig { half_open_probes: 2, ..CONFIG };
+        let mut b = Breaker::new(config, 0.0);
+        for _ in 0..3 {
+            b.on_failure(0.0, false, 0.5);
+        }
+        assert_eq!(b.admit(1000.0), Admission::Probe);
+        assert_eq!(b.admit(1000.0), Admission::Probe);
+        assert!(b.on_failure(1001.0, true, 0.5), "the first probe reopens");
+        assert!(!b.on_failure(1002.0, true, 0.5), "the second changes nothing more");
+        let Admission::WaitUntil(until) = b.admit(1003.0) else { panic!("not open") };
+        assert_eq!(b.admit(until), Admission::Probe);
+        assert_eq!(b.admit(until), Admission::Probe, "both places are free again");
     }
 
     #[test]
