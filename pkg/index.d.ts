@@ -61,8 +61,8 @@ export interface HostSettings {
 export interface TileClientConfig
   extends Omit<FetchTileOptions, "signal" | "onRetry">,
     HostSettings {
-  /** Per-host overrides, keyed by `host[:port]` (lowercase). `subdomains` is not allowed per host. */
-  hosts?: Record<string, Omit<FetchTileOptions, "signal" | "onRetry" | "subdomains"> & HostSettings>;
+  /** Per-host overrides, keyed by `host[:port]` (lowercase). `headers` and `subdomains` are client-wide only. */
+  hosts?: Record<string, Omit<FetchTileOptions, "signal" | "onRetry" | "subdomains" | "headers"> & HostSettings>;
   /** Called for each attempt, retry, queue wait, breaker change, pause and give-up. Exceptions are ignored. @default undefined */
   onEvent?: (event: TileEvent) => void;
 }

@@ -116,7 +116,8 @@ fn host_rule(
     for (key, value) in fields {
         match key.as_str() {
             k if HOST_KEYS.contains(&k) => host_entries.push((k, value.clone())),
-            k if CALL_ONLY.contains(&k) || k == "subdomains" => {
+            // Headers are JS objects kept by the client, for the client as a whole only.
+            k if CALL_ONLY.contains(&k) || k == "subdomains" || k == "headers" => {
                 return Err(within(Error::invalid_options(k, "cannot be set per host")))
             }
             k if KEYS.contains(&k) => entries.push((k.to_string(), value.clone())),
@@ -321,6 +322,7 @@ mod tests {
             (vec![("hosts", rec(&[("x", n(1.0))]))], "hosts[\"x\"]"),
             (vec![("hosts", n(1.0))], "hosts"),
             (vec![("signal", Value::AbortSignal)], "signal"),
+            (vec![("hosts", rec(&[("x", rec(&[("headers", Value::Object)]))]))], "hosts[\"x\"].headers"),
             (vec![("onEvent", n(1.0))], "onEvent"),
             (vec![("deadlineMs", n(-5.0))], "deadlineMs"),
         ];

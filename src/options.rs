@@ -254,6 +254,24 @@ impl Options {
         Ok(())
     }
 
+    /// The options that decide what a response means (for coalescing identical calls).
+    pub fn verdict_key(&self) -> String {
+        let mut key = String::new();
+        for set in [&self.retry_on, &self.empty_on] {
+            for code in set.iter() {
+                key.push_str(&code.to_string());
+                key.push(',');
+            }
+            key.push(';');
+        }
+        key.push_str(self.accept.as_deref().unwrap_or(""));
+        key.push(';');
+        if let Some(age) = self.max_age_s {
+            key.push_str(&(age as u64).to_string());
+        }
+        key
+    }
+
     pub fn backoff(&self) -> Backoff {
         Backoff {
             base_ms: self.base_delay_ms,
@@ -371,11 +389,10 @@ fn subdomains(key: &str, value: &Value) -> Result<Vec<String>, Error> {
         })
         .collect();
     match names {
-        Some(names) if !names.is_empty() => Ok(names),
-        _ => Err(Error::invalid_options(
-            key,
-            "must be a non-empty array of host labels such as [\"a\", \"b\"]",
-        )),
+        Some(names) if !names.is_empty() && names.len() <= 16 => Ok(names),
+        _ => {
+            Err(Error::invalid_options(key, "must be an array of 1 to 16 host labels such as [\"a\", \"b\"]"))
+        }
     }
 }
 
@@ -520,6 +537,20 @@ mod tests {
             unreachable!()
         };
         assert_eq!(field.len(), 60);
+    }
+
+    #[test]
+    fn the_verdict_key_tells_apart_options_that_judge_responses_differently() {
+        let base = parse(&[]).unwrap().verdict_key();
+        assert_eq!(base, parse(&[("deadlineMs", Value::Number(1.0))]).unwrap().verdict_key());
+        for entries in [
+            vec![("emptyOn", Value::List(vec![Value::Number(404.0)]))],
+            vec![("retryOn", Value::List(vec![]))],
+            vec![("accept", Value::Text("image/*".into()))],
+            vec![("maxAgeS", Value::Number(60.0))],
+        ] {
+            assert_ne!(parse(&entries).unwrap().verdict_key(), base);
+        }
     }
 
     #[test]

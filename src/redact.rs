@@ -28,6 +28,25 @@ pub fn redact_url(url: &str) -> String {
     out
 }
 
+/// Redacts every URL inside free text (a platform's error message may quote the request URL).
+pub fn redact_text(text: &str) -> String {
+    if !text.contains("://") {
+        return text.to_string();
+    }
+    let mut out = String::with_capacity(text.len());
+    for (i, word) in text.split(' ').enumerate() {
+        if i > 0 {
+            out.push(' ');
+        }
+        if word.contains("://") {
+            out.push_str(&redact_url(word));
+        } else {
+            out.push_str(word);
+        }
+    }
+    out
+}
+
 fn redact_userinfo(base: &str) -> String {
     let Some((scheme, rest)) = base.split_once("://") else {
         return base.to_string();
@@ -158,6 +177,17 @@ mod tests {
         ] {
             assert_eq!(redact_url(url), url, "{url}");
         }
+    }
+
+    #[test]
+    fn urls_inside_messages_are_redacted() {
+        assert_eq!(
+            redact_text(
+                "Request cannot be constructed from a URL that includes credentials: https://u:pw@h/a?key=K"
+            ),
+            "Request cannot be constructed from a URL that includes credentials: https://***@h/a?key=***"
+        );
+        assert_eq!(redact_text("fetch failed"), "fetch failed");
     }
 
     #[test]

@@ -27,6 +27,9 @@ use crate::redact::redact_url;
 use crate::retry::{fetch_with_retries, Cause, Delivered, Effects, Event, GaveUp};
 use crate::Error;
 
+/// Hosts a client remembers; past this, idle ones are forgotten (and leave `stats()`).
+const MAX_HOSTS: usize = 256;
+
 pub struct ClientInner {
     config: ClientConfig,
     headers: Option<JsValue>,
@@ -56,7 +59,21 @@ impl ClientInner {
             return host.clone();
         }
         let host = HostState::new(key, &self.config.host_config(key), JsClock.now_ms()).shared();
-        self.hosts.borrow_mut().push(host.clone());
+        let mut hosts = self.hosts.borrow_mut();
+        if hosts.len() >= MAX_HOSTS {
+            // Forget idle hosts, oldest first, so a stream of distinct hosts cannot grow memory.
+            let mut excess = hosts.len() + 1 - MAX_HOSTS;
+            hosts.retain(|h| {
+                let idle = {
+                    let h = h.borrow();
+                    h.slots.in_flight() == 0 && h.slots.queued() == 0
+                };
+                let forget = idle && excess > 0;
+                excess -= usize::from(forget);
+                !forget
+            });
+        }
+        hosts.push(host.clone());
         host
     }
 
@@ -72,13 +89,16 @@ impl ClientInner {
             return Err(caller_error(Error::Aborted, Some(own_abort.reason()), 0, 0.0, &shown));
         }
         let called = JsClock.now_ms();
-        let key = flight_key(&urls, &init);
-        // A flight whose callers all left is being aborted: a new caller starts a new one.
+        let key = flight_key(&urls, &init, &options);
+        // A flight whose callers all left is being aborted, or that ends much sooner than this
+        // call's deadline (by more than a quarter of it): the call starts a new one.
+        let own_end = called + options.deadline_ms;
+        let tolerance = options.deadline_ms / 4.0;
         let existing = self
             .flights
             .borrow()
             .iter()
-            .find(|(k, f)| *k == key && !f.stop.signal().aborted())
+            .find(|(k, f)| *k == key && !f.stop.signal().aborted() && f.ends_at >= own_end - tolerance)
             .map(|(_, f)| f.clone());
         let flight = match existing {
             Some(flight) => {
@@ -116,7 +136,6 @@ impl ClientInner {
         let _caller = Caller::join(&flight);
         // The shared loop ends by its own deadline (with the last failure as cause); a caller
         // needs a timer of its own only when its deadline ends sooner than the loop's.
-        let own_end = called + options.deadline_ms;
         let own_deadline = async {
             if own_end < flight.ends_at {
                 Timer::new(own_end - JsClock.now_ms()).await
@@ -208,51 +227,87 @@ impl ClientInner {
     pub fn stats(&self) -> JsValue {
         let now = JsClock.now_ms();
         let to_epoch = |t: f64| JsClock.epoch_ms() + (t - now);
+        // Numbers first, with every borrow released before any JS runs: a setter the page put on
+        // Object.prototype may call back into this client, and must not find a host borrowed.
+        let snapshots: Vec<HostSnapshot> = self
+            .hosts
+            .borrow()
+            .iter()
+            .map(|host| {
+                let mut h = host.borrow_mut();
+                let tokens = h.budget.tokens(now);
+                let c = &h.counters;
+                HostSnapshot {
+                    name: h.name.to_string(),
+                    counts: [
+                        ("requests", c.requests),
+                        ("attempts", c.attempts),
+                        ("retries", c.retries),
+                        ("successes", c.successes),
+                        ("aborted", c.aborted),
+                        ("coalesced", c.coalesced),
+                        ("inFlight", h.slots.in_flight() as u64),
+                        ("queued", h.slots.queued() as u64),
+                    ],
+                    give_ups: c.give_ups.clone(),
+                    latency: [0.5, 0.95, 0.99].map(|p| c.latency.percentile(p)),
+                    breaker: h.breaker.state(now).name(),
+                    changed_at: to_epoch(h.breaker.changed_at()),
+                    tokens: (tokens * 100.0).round() / 100.0,
+                    paused_until: h.paused_until(now).map(to_epoch),
+                    rate: h.rate().map(|r| (r * 10.0).round() / 10.0),
+                }
+            })
+            .collect();
         let out = Object::new();
-        for host in self.hosts.borrow().iter() {
-            let mut h = host.borrow_mut();
-            let tokens = h.budget.tokens(now);
-            let breaker = h.breaker.state(now);
-            let paused = h.paused_until(now);
-            let c = &h.counters;
-            let give_ups = Object::new();
-            for (kind, n) in &c.give_ups {
-                set(&give_ups, kind, &(*n as f64).into());
-            }
-            let latency = Object::new();
-            for (name, p) in [("p50", 0.5), ("p95", 0.95), ("p99", 0.99)] {
-                set(&latency, name, &c.latency.percentile(p).map_or(JsValue::NULL, JsValue::from));
-            }
-            let breaker_js = Object::new();
-            set(&breaker_js, "state", &breaker.name().into());
-            set(&breaker_js, "changedAt", &to_epoch(h.breaker.changed_at()).into());
+        for host in snapshots {
             let stats = Object::new();
-            for (name, value) in [
-                ("requests", c.requests),
-                ("attempts", c.attempts),
-                ("retries", c.retries),
-                ("successes", c.successes),
-                ("aborted", c.aborted),
-                ("coalesced", c.coalesced),
-                ("inFlight", h.slots.in_flight() as u64),
-                ("queued", h.slots.queued() as u64),
-            ] {
+            for (name, value) in host.counts {
                 set(&stats, name, &(value as f64).into());
             }
+            let give_ups = Object::new();
+            for (kind, n) in &host.give_ups {
+                set(&give_ups, kind, &(*n as f64).into());
+            }
             set(&stats, "giveUps", &give_ups);
-            set(&stats, "breaker", &breaker_js);
-            set(&stats, "retryTokens", &((tokens * 100.0).round() / 100.0).into());
-            set(&stats, "pausedUntil", &paused.map_or(JsValue::NULL, |t| to_epoch(t).into()));
-            set(
-                &stats,
-                "rateLimitPerSecond",
-                &h.rate().map_or(JsValue::NULL, |r| ((r * 10.0).round() / 10.0).into()),
-            );
+            let breaker = Object::new();
+            set(&breaker, "state", &host.breaker.into());
+            set(&breaker, "changedAt", &host.changed_at.into());
+            set(&stats, "breaker", &breaker);
+            set(&stats, "retryTokens", &host.tokens.into());
+            set(&stats, "pausedUntil", &host.paused_until.map_or(JsValue::NULL, JsValue::from));
+            set(&stats, "rateLimitPerSecond", &host.rate.map_or(JsValue::NULL, JsValue::from));
+            let latency = Object::new();
+            for (name, p) in ["p50", "p95", "p99"].into_iter().zip(host.latency) {
+                set(&latency, name, &p.map_or(JsValue::NULL, JsValue::from));
+            }
             set(&stats, "latencyMs", &latency);
-            set(&out, &h.name, &stats);
+            define(&out, &host.name, &stats);
         }
         out.into()
     }
+}
+
+struct HostSnapshot {
+    name: String,
+    counts: [(&'static str, u64); 8],
+    give_ups: Vec<(&'static str, u64)>,
+    latency: [Option<f64>; 3],
+    breaker: &'static str,
+    changed_at: f64,
+    tokens: f64,
+    paused_until: Option<f64>,
+    rate: Option<f64>,
+}
+
+/// Defines an own, enumerable property: a host named `__proto__` becomes a key like any other.
+fn define(object: &Object, key: &str, value: &JsValue) {
+    let descriptor = Object::new();
+    for (field, on) in [("enumerable", true), ("writable", true), ("configurable", true)] {
+        set(&descriptor, field, &on.into());
+    }
+    set(&descriptor, "value", value);
+    let _ = Reflect::define_property(object, &JsValue::from_str(key), &descriptor);
 }
 
 struct Prepared {
@@ -281,9 +336,13 @@ fn set(object: &Object, key: &str, value: &JsValue) {
 }
 
 /// Calls are identical when they fetch the same mirrors with the same request headers and
-/// fields; timing options may differ (each caller keeps its own deadline and signal).
-fn flight_key(urls: &[String], init: &web_sys::RequestInit) -> String {
+/// fields and judge responses alike; timing options may differ (each caller keeps its own
+/// deadline and signal, and joins only a flight that lasts at least as long).
+fn flight_key(urls: &[String], init: &web_sys::RequestInit, options: &Options) -> String {
     let mut key = urls.join("\n");
+    // What decides whether a response is a tile must match too.
+    key.push('\n');
+    key.push_str(&options.verdict_key());
     for field in ["headers", "credentials", "mode", "cache", "referrerPolicy"] {
         let value = Reflect::get(init, &JsValue::from_str(field)).unwrap_or(JsValue::UNDEFINED);
         key.push('\n');

@@ -29,3 +29,49 @@ export function makeTile(data, status, contentType, headers, attempts, elapsedMs
 export function makeRetryInfo(attempt, delayMs, reason, status, retryAfterMs) {
   return { attempt, delayMs, reason, status, retryAfterMs };
 }
+
+// Reading caller-supplied values without letting an exception cross into wasm (a throwing
+// getter or Proxy trap would unwind through Rust frames that cannot clean up).
+const PLAIN = Object.getPrototypeOf({});
+
+// 0 absent, 1 boolean, 2 number, 3 string, 4 function, 5 array, 6 AbortSignal, 7 plain object,
+// 8 anything else (including values that throw when looked at).
+export function kindOf(value) {
+  try {
+    if (value === undefined || value === null) return 0;
+    switch (typeof value) {
+      case "boolean": return 1;
+      case "number": return 2;
+      case "string": return 3;
+      case "function": return 4;
+      case "object": break;
+      default: return 8;
+    }
+    if (Array.isArray(value)) return 5;
+    if (typeof AbortSignal !== "undefined" && value instanceof AbortSignal) {
+      return typeof value.aborted === "boolean" ? 6 : 8;
+    }
+    const proto = Object.getPrototypeOf(value);
+    return proto === null || proto === PLAIN ? 7 : 8;
+  } catch {
+    return 8;
+  }
+}
+
+// Own enumerable keys, or null when they cannot be read.
+export function keysOf(value) {
+  try {
+    return Object.keys(value);
+  } catch {
+    return null;
+  }
+}
+
+// value[key], or undefined plus a flag when it cannot be read.
+export function readField(value, key) {
+  try {
+    return { ok: true, value: value[key] };
+  } catch {
+    return { ok: false, value: undefined };
+  }
+}

@@ -33,6 +33,16 @@ extern "C" {
         empty: bool,
     ) -> JsValue;
 
+    /// See `kindOf` in js_objects.js for the codes.
+    #[wasm_bindgen(js_name = kindOf)]
+    pub fn kind_of(value: &JsValue) -> u32;
+
+    #[wasm_bindgen(js_name = keysOf)]
+    pub fn keys_of(value: &JsValue) -> Option<js_sys::Array>;
+
+    #[wasm_bindgen(js_name = readField)]
+    pub fn read_field(value: &JsValue, key: &JsValue) -> JsValue;
+
     #[wasm_bindgen(js_name = makeRetryInfo)]
     pub fn make_retry_info(
         attempt: u32,

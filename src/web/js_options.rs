@@ -2,7 +2,7 @@
 //! plus the JS values a call keeps (signal, headers, callbacks), and the URL (or mirror list, or
 //! `{s}` template) into absolute http(s) URLs. Nothing here may throw or panic on any input.
 
-use js_sys::{Array, Function, Object, Reflect};
+use js_sys::{Function, Reflect};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::{
@@ -10,8 +10,9 @@ use web_sys::{
     RequestMode, Url,
 };
 
+use super::js_objects::{keys_of, kind_of, read_field};
 use crate::options::{Options, Value};
-use crate::redact::redact_url;
+use crate::redact::{redact_text, redact_url};
 use crate::Error;
 
 /// The JS values of an options object that stay JS values.
@@ -29,18 +30,15 @@ const MAX_DEPTH: u32 = 4;
 /// An options or config object as entries. `undefined`/`null` is an empty object.
 pub fn read_entries(value: &JsValue, what: &str) -> Result<(Vec<(String, Value)>, JsParts), Error> {
     let mut js = JsParts::default();
-    if value.is_undefined() || value.is_null() {
-        return Ok((Vec::new(), js));
+    match kind_of(value) {
+        ABSENT => return Ok((Vec::new(), js)),
+        PLAIN_OBJECT => {}
+        _ => return Err(Error::invalid_options(what, "must be a plain object")),
     }
-    if !is_plain_object(value) {
-        return Err(Error::invalid_options(what, "must be a plain object"));
-    }
-    let keys = Object::keys(value.unchecked_ref::<Object>());
-    let mut entries = Vec::with_capacity(keys.length() as usize);
-    for key in keys.iter() {
-        let name = key.as_string().unwrap_or_default();
-        let item =
-            Reflect::get(value, &key).map_err(|_| Error::invalid_options(&name, "could not be read"))?;
+    let fields = fields_of(value).ok_or_else(|| Error::invalid_options(what, "could not be read"))?;
+    let mut entries = Vec::with_capacity(fields.len());
+    for (name, item) in fields {
+        let item = item.ok_or_else(|| Error::invalid_options(&name, "could not be read"))?;
         let converted = to_value(&item, 1);
         match (name.as_str(), &converted) {
             ("signal", Value::AbortSignal) => js.signal = Some(item.unchecked_into()),
@@ -54,45 +52,62 @@ pub fn read_entries(value: &JsValue, what: &str) -> Result<(Vec<(String, Value)>
     Ok((entries, js))
 }
 
-fn is_plain_object(value: &JsValue) -> bool {
-    if !value.is_object() || value.is_function() || Array::is_array(value) {
-        return false;
+// The codes of `kindOf` in js_objects.js.
+const ABSENT: u32 = 0;
+const BOOLEAN: u32 = 1;
+const NUMBER: u32 = 2;
+const STRING: u32 = 3;
+const FUNCTION: u32 = 4;
+const ARRAY: u32 = 5;
+const ABORT_SIGNAL: u32 = 6;
+const PLAIN_OBJECT: u32 = 7;
+
+/// Own enumerable fields, each read without letting a throwing getter into wasm (`None` for a
+/// field that threw); `None` when the keys themselves cannot be read.
+fn fields_of(value: &JsValue) -> Option<Vec<(String, Option<JsValue>)>> {
+    let keys = keys_of(value)?;
+    let mut fields = Vec::with_capacity(keys.length() as usize);
+    for i in 0..keys.length() {
+        let key = keys.get(i);
+        let read = read_field(value, &key);
+        let ok = Reflect::get(&read, &JsValue::from_str("ok")).ok().and_then(|v| v.as_bool()) == Some(true);
+        let item = ok.then(|| Reflect::get(&read, &JsValue::from_str("value")).unwrap_or(JsValue::UNDEFINED));
+        fields.push((key.as_string().unwrap_or_default(), item));
     }
-    let proto = Object::get_prototype_of(value);
-    proto.is_null() || JsValue::from(proto) == JsValue::from(Object::get_prototype_of(&Object::new()))
+    Some(fields)
 }
 
 fn to_value(item: &JsValue, depth: u32) -> Value {
-    if item.is_undefined() || item.is_null() {
-        Value::Absent
-    } else if let Some(b) = item.as_bool() {
-        Value::Bool(b)
-    } else if let Some(n) = item.as_f64() {
-        Value::Number(n)
-    } else if let Some(s) = item.as_string() {
-        Value::Text(s)
-    } else if item.is_function() {
-        Value::Function
-    } else if Array::is_array(item) {
-        let items: Array = item.clone().unchecked_into();
+    match kind_of(item) {
+        ABSENT => Value::Absent,
+        BOOLEAN => Value::Bool(item.as_bool().unwrap_or(false)),
+        NUMBER => Value::Number(item.as_f64().unwrap_or(f64::NAN)),
+        STRING => Value::Text(item.as_string().unwrap_or_default()),
+        FUNCTION => Value::Function,
+        ABORT_SIGNAL => Value::AbortSignal,
         // Array elements are scalars (status lists, subdomains, header pairs).
-        Value::List(
-            items.iter().map(|i| if i.is_object() { Value::Object } else { to_value(&i, depth) }).collect(),
-        )
-    } else if item.is_instance_of::<AbortSignal>() {
-        Value::AbortSignal
-    } else if depth < MAX_DEPTH && is_plain_object(item) {
-        let keys = Object::keys(item.unchecked_ref::<Object>());
-        Value::Record(
-            keys.iter()
-                .map(|key| {
-                    let value = Reflect::get(item, &key).map_or(Value::Object, |v| to_value(&v, depth + 1));
-                    (key.as_string().unwrap_or_default(), value)
-                })
-                .collect(),
-        )
-    } else {
-        Value::Object
+        ARRAY => match fields_of(item) {
+            Some(fields) => Value::List(
+                fields
+                    .into_iter()
+                    .map(|(_, v)| match v {
+                        Some(v) if !v.is_object() => to_value(&v, depth),
+                        _ => Value::Object,
+                    })
+                    .collect(),
+            ),
+            None => Value::Object,
+        },
+        PLAIN_OBJECT if depth < MAX_DEPTH => match fields_of(item) {
+            Some(fields) => Value::Record(
+                fields
+                    .into_iter()
+                    .map(|(k, v)| (k, v.map_or(Value::Object, |v| to_value(&v, depth + 1))))
+                    .collect(),
+            ),
+            None => Value::Object,
+        },
+        _ => Value::Object,
     }
 }
 
@@ -159,7 +174,7 @@ fn refused(refusal: JsValue) -> Error {
         .into_iter()
         .find(|name| message.contains(name))
         .unwrap_or("options");
-    Error::invalid_options(field, format!("the platform refused the request: {message}"))
+    Error::invalid_options(field, format!("the platform refused the request: {}", redact_text(&message)))
 }
 
 /// The mirrors of a call: a URL, an array of URLs, or a template with `{s}` expanded over
@@ -168,13 +183,13 @@ pub fn read_urls(url: &JsValue, subdomains: Option<&[String]>) -> Result<Vec<Str
     let texts: Vec<String> = if let Some(text) = url.as_string() {
         if text.contains("{s}") {
             let default = ["a".to_string(), "b".to_string(), "c".to_string()];
-            subdomains.unwrap_or(&default).iter().map(|s| text.replace("{s}", s)).collect()
+            subdomains.unwrap_or(&default).iter().take(16).map(|s| text.replace("{s}", s)).collect()
         } else {
             vec![text]
         }
-    } else if Array::is_array(url) {
-        let items: Array = url.clone().unchecked_into();
-        let texts: Option<Vec<String>> = items.iter().map(|i| i.as_string()).collect();
+    } else if kind_of(url) == ARRAY {
+        let texts: Option<Vec<String>> = fields_of(url)
+            .and_then(|fields| fields.into_iter().map(|(_, v)| v.and_then(|v| v.as_string())).collect());
         match texts {
             Some(texts) if !texts.is_empty() && texts.len() <= 16 => texts,
             _ => {
@@ -193,32 +208,43 @@ pub fn read_urls(url: &JsValue, subdomains: Option<&[String]>) -> Result<Vec<Str
 /// Resolves one URL: against the page or worker location when there is one, else it must
 /// already be absolute.
 fn read_url(text: &str) -> Result<String, Error> {
-    // The common case, an absolute http(s) URL, needs one parse and no `location` lookup.
-    let scheme = text.get(..8).unwrap_or(text).to_ascii_lowercase();
-    if (scheme.starts_with("http://") || scheme.starts_with("https://")) && Url::new(text).is_ok() {
-        return Ok(text.to_string());
-    }
-    let base = Reflect::get(&js_sys::global(), &JsValue::from_str("location"))
-        .ok()
-        .filter(|l| l.is_object())
-        .and_then(|l| Reflect::get(&l, &JsValue::from_str("href")).ok())
-        .and_then(|h| h.as_string());
-    let parsed = match &base {
-        Some(base) => Url::new_with_base(text, base),
-        None => Url::new(text),
-    };
     let shown = || {
         let mut s: String = redact_url(text).chars().take(200).collect();
         s.insert(0, '"');
         s.push('"');
         s
     };
+    // An absolute http(s) URL needs no `location` lookup.
+    let scheme = text.get(..8).unwrap_or(text).to_ascii_lowercase();
+    let absolute = scheme.starts_with("http://") || scheme.starts_with("https://");
+    let base = if absolute {
+        None
+    } else {
+        Reflect::get(&js_sys::global(), &JsValue::from_str("location"))
+            .ok()
+            .filter(|l| l.is_object())
+            .and_then(|l| Reflect::get(&l, &JsValue::from_str("href")).ok())
+            .and_then(|h| h.as_string())
+    };
+    let parsed = match &base {
+        Some(base) => Url::new_with_base(text, base),
+        None => Url::new(text),
+    };
     let parsed = parsed.map_err(|_| {
-        let hint = if base.is_none() { " (relative URLs need a page or worker location)" } else { "" };
+        let hint =
+            if base.is_none() && !absolute { " (relative URLs need a page or worker location)" } else { "" };
         Error::invalid_options("url", format!("{} is not a valid absolute URL{hint}", shown()))
     })?;
-    match parsed.protocol().as_str() {
-        "http:" | "https:" => Ok(parsed.href()),
-        _ => Err(Error::invalid_options("url", format!("{} is not an http(s) URL", shown()))),
+    if !matches!(parsed.protocol().as_str(), "http:" | "https:") {
+        return Err(Error::invalid_options("url", format!("{} is not an http(s) URL", shown())));
     }
+    if !parsed.username().is_empty() || !parsed.password().is_empty() {
+        return Err(Error::invalid_options(
+            "url",
+            format!("{} has credentials in it, which fetch refuses: send them in `headers`", shown()),
+        ));
+    }
+    // The parser's form: one spelling per host (`H:443` and `h` are one host to the
+    // per-host state) and per path.
+    Ok(parsed.href())
 }

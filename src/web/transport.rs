@@ -12,6 +12,7 @@ use super::effects::Timer;
 use crate::classify::{ResponseFacts, HEAD_BYTES, TAIL_BYTES};
 use crate::platform::{Attempt, Transport};
 use crate::race::{race, Either};
+use crate::redact::redact_text;
 
 #[wasm_bindgen]
 extern "C" {
@@ -139,7 +140,7 @@ fn error_message(error: &JsValue) -> String {
     let text = |value: &JsValue, key: &str| {
         js_sys::Reflect::get(value, &JsValue::from_str(key)).ok().and_then(|v| v.as_string())
     };
-    let mut message = text(error, "message").unwrap_or_else(|| "fetch failed".into());
+    let mut message = text(error, "message").map_or_else(|| "fetch failed".into(), |m| redact_text(&m));
     if let Some(code) =
         js_sys::Reflect::get(error, &JsValue::from_str("cause")).ok().and_then(|c| text(&c, "code"))
     {

@@ -168,3 +168,45 @@ describe("TileError", () => {
     for (const t of [err.url ?? "", err.message, err.stack]) assert.ok(!t.includes("SECRET6"), `leaks: ${t}`);
   });
 });
+
+describe("hostile inputs never reach the wasm module as exceptions", () => {
+  test("credentials in the URL: invalid-options, redacted, nothing sent", async () => {
+    const url = `${srv.url.replace("http://", "http://user:SECRET7@")}/tile/1/0/2.png?run=cred`;
+    const err = await rejection(() => fetchTile(url), TileError);
+    assert.equal(err.kind, "invalid-options");
+    assert.match(err.message, /url/);
+    for (const t of [err.message, err.url ?? "", err.stack]) assert.ok(!t.includes("SECRET7"), `leaks: ${t}`);
+    assert.equal(srv.requests("cred"), 0);
+  });
+
+  test("throwing getters, Proxies and fake signals reject invalid-options; the module survives", async () => {
+    const revoked = Proxy.revocable({}, {});
+    revoked.revoke();
+    const throwing = new Proxy({}, { ownKeys() { throw new Error("trap"); } });
+    const cases = [
+      [{ get deadlineMs() { throw new Error("getter"); } }, "deadlineMs"],
+      [revoked.proxy, "options"],
+      [throwing, "options"],
+      [{ signal: Object.create(AbortSignal.prototype) }, "signal"],
+      [{ retryOn: new Proxy([503], { get() { throw new Error("trap"); } }) }, "retryOn"],
+    ];
+    for (const [options, field] of cases) {
+      const err = await rejection(() => fetchTile(`${srv.url}/tile/1/0/3.png?run=hostile`, options), TileError);
+      assert.equal(err.kind, "invalid-options", err.message);
+      assert.ok(err.message.includes(field), `${err.message} should name ${field}`);
+    }
+    const urls = new Proxy([`${srv.url}/tile/1/0/3.png?run=hostile`], { get() { throw new Error("trap"); } });
+    assert.equal((await rejection(() => fetchTile(urls), TileError)).kind, "invalid-options");
+    assert.equal(srv.requests("hostile"), 0);
+    const tile = await fetchTile(`${srv.url}/tile/1/0/3.png?run=hostile`);
+    assert.equal(tile.status, 200);
+  });
+
+  test("one host however the URL spells it", async () => {
+    const client = new TileClient();
+    const upper = srv.url.replace("http://", "HTTP://");
+    await client.fetchTile(`${upper}/tile/1/1/0.png?run=spell`);
+    await client.fetchTile(`${srv.url}/tile/1/1/1.png?run=spell`);
+    assert.deepEqual(Object.keys(client.stats()), [new URL(srv.url).host]);
+  });
+});
