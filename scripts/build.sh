@@ -2,15 +2,16 @@
 # Builds the npm package in pkg/: the wasm module, its wasm-bindgen glue in pkg/gen/, then
 # wasm-opt -Oz from npm's binaryen. Prints the gzip -9 size of what users download.
 #
-# The release module is built with nightly's build-std and panic=immediate-abort: std's panic
-# formatting and location strings are ~8 KB of gzip that no caller can ever see (a panic traps
-# either way, and no caller input may reach one). Tests, clippy and wasm-bindgen tests use stable.
+# The release module is built with nightly's build-std, panic=immediate-abort and std's
+# optimize_for_size: std's panic formatting and location strings are ~8 KB of gzip that no caller
+# can ever see (a panic traps either way, and no caller input may reach one). Tests, clippy and
+# the wasm-bindgen tests use stable.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 RUSTFLAGS="-Zunstable-options -Cpanic=immediate-abort -Zlocation-detail=none -Zfmt-debug=none" \
   cargo +nightly build --quiet --release --target wasm32-unknown-unknown \
-  -Zbuild-std=std,panic_abort --target-dir target/release-wasm
+  -Zbuild-std=std,panic_abort -Zbuild-std-features=optimize_for_size --target-dir target/release-wasm
 rm -rf pkg/gen
 wasm-bindgen --target web --no-typescript --out-dir pkg/gen --out-name tilefetch \
   target/release-wasm/wasm32-unknown-unknown/release/tilefetch.wasm
