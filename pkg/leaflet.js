@@ -1,0 +1,153 @@
+// tilefetch/leaflet: an L.TileLayer that loads every tile through fetchTile. Leaflet is a peer
+// dependency and is passed in (`createTileLayer(L, ...)`), never imported here.
+import { fetchTile, TileClient } from "./browser.js";
+
+/** Option names that go to fetchTile; every other key is a Leaflet TileLayer option. */
+const FETCH_KEYS = new Set([
+  "preset",
+  "baseDelayMs",
+  "maxDelayMs",
+  "attemptTimeoutMs",
+  "deadlineMs",
+  "jitter",
+  "jitterMs",
+  "retryAfterMaxMs",
+  "retryOn",
+  "emptyOn",
+  "accept",
+  "headers",
+  "credentials",
+  "mode",
+  "cache",
+  "signal",
+  "startJitterMs",
+  "maxAgeS",
+  "onRetry",
+]);
+
+// A transparent 1×1 GIF for empty tiles. Not Leaflet's emptyImageUrl: Leaflet ignores tiles whose
+// src is that one (it marks removed tiles).
+const EMPTY_TILE = "data:image/gif;base64,R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7";
+
+/**
+ * An L.TileLayer whose tiles load through fetchTile (or `options.client`, a TileClient; or pass a
+ * TileClient as `options.client` to share per-host state between layers).
+ *
+ * `options`: Leaflet TileLayer options and fetchTile options in one object (fetchTile's are
+ * recognised by name; `subdomains` serves both: Leaflet's `{s}` becomes tilefetch's mirrors, so
+ * a retry goes to the next subdomain). Tiles that leave the view (`tileunload`) or are dropped
+ * on zoom (`tileabort`) are aborted, whether in flight, queued or sleeping before a retry. A
+ * give-up calls `done(error)`, so `tileerror` fires with the TileError as `error`.
+ */
+export function createTileLayer(L, urlTemplate, options = {}) {
+  if (!L || typeof L.TileLayer?.extend !== "function") {
+    throw new TypeError("tilefetch/leaflet: pass Leaflet (L) as the first argument");
+  }
+  if (typeof urlTemplate !== "string" || urlTemplate === "") {
+    throw new TypeError("tilefetch/leaflet: createTileLayer needs a URL template");
+  }
+  let client = null;
+  const fetchOptions = {};
+  const layerOptions = {};
+  if (options instanceof TileClient) {
+    client = options;
+  } else if (options != null) {
+    if (typeof options !== "object") throw new TypeError("tilefetch/leaflet: options must be an object or a TileClient");
+    for (const [k, v] of Object.entries(options)) {
+      if (k === "client") client = v;
+      else if (FETCH_KEYS.has(k)) fetchOptions[k] = v;
+      else layerOptions[k] = v;
+    }
+    if (client != null && !(client instanceof TileClient)) {
+      throw new TypeError("tilefetch/leaflet: options.client must be a TileClient");
+    }
+  }
+  if (typeof layerOptions.referrerPolicy === "string") fetchOptions.referrerPolicy = layerOptions.referrerPolicy;
+  if (layerOptions.crossOrigin === "use-credentials" && fetchOptions.credentials === undefined) {
+    fetchOptions.credentials = "include";
+  }
+  const userSignal = fetchOptions.signal ?? null;
+  const load = (url, signal, subdomains) => {
+    const opts = { ...fetchOptions, signal: userSignal ? AbortSignal.any([userSignal, signal]) : signal };
+    if (subdomains) opts.subdomains = subdomains;
+    return client ? client.fetchTile(url, opts) : fetchTile(url, opts);
+  };
+
+  const pending = new WeakMap(); // tile element -> AbortController
+  const abortTile = (el) => {
+    const controller = pending.get(el);
+    if (controller) {
+      pending.delete(el);
+      controller.abort(new DOMException("tile removed", "AbortError"));
+    }
+  };
+
+  const TilefetchLayer = L.TileLayer.extend({
+    initialize(url, opts) {
+      L.TileLayer.prototype.initialize.call(this, url, opts);
+      this.on("tileunload", (e) => abortTile(e.tile));
+      this.on("tileabort", (e) => abortTile(e.tile));
+    },
+
+    // Keep `{s}` in the URL: tilefetch expands it over `subdomains`, one mirror per attempt.
+    _getSubdomain() {
+      return "{s}";
+    },
+
+    createTile(coords, done) {
+      const tile = document.createElement("img");
+      tile.alt = "";
+      tile.setAttribute("role", "presentation");
+      const url = this.getTileUrl(coords);
+      const subdomains = url.includes("{s}") ? [...this.options.subdomains].map(String) : null;
+      const controller = new AbortController();
+      pending.set(tile, controller);
+      const errorTileUrl = this.options.errorTileUrl;
+
+      load(url, controller.signal, subdomains).then(
+        (result) => {
+          if (pending.get(tile) !== controller) return; // removed meanwhile
+          pending.delete(tile);
+          if (result.empty) {
+            tile.addEventListener("load", () => done(null, tile), { once: true });
+            tile.src = EMPTY_TILE;
+            return;
+          }
+          const objectUrl = URL.createObjectURL(new Blob([result.data], { type: result.contentType ?? "image/png" }));
+          const settle = (err) => {
+            tile.onload = tile.onerror = null;
+            URL.revokeObjectURL(objectUrl);
+            if (err && errorTileUrl) tile.src = errorTileUrl;
+            done(err, tile);
+          };
+          tile.onload = () => settle(null);
+          tile.onerror = (e) => settle(e instanceof Error ? e : new Error(`tilefetch/leaflet: the image did not decode: ${url}`));
+          tile.src = objectUrl;
+        },
+        (error) => {
+          if (pending.get(tile) !== controller) return; // aborted by Leaflet: not an error
+          pending.delete(tile);
+          if (errorTileUrl) tile.src = errorTileUrl;
+          done(error, tile);
+        },
+      );
+      return tile;
+    },
+
+    // Leaflet aborts loading tiles of other zoom levels only when their <img> is incomplete; ours
+    // have no src while fetching, so abort those here.
+    _abortLoading() {
+      for (const key of Object.keys(this._tiles)) {
+        const entry = this._tiles[key];
+        if (entry.coords.z === this._tileZoom || !pending.has(entry.el)) continue;
+        abortTile(entry.el);
+        L.DomUtil.remove(entry.el);
+        delete this._tiles[key];
+        this.fire("tileabort", { tile: entry.el, coords: entry.coords });
+      }
+      L.TileLayer.prototype._abortLoading.call(this);
+    },
+  });
+
+  return new TilefetchLayer(urlTemplate, layerOptions);
+}

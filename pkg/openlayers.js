@@ -1,0 +1,234 @@
+// tilefetch/openlayers: tile loaders for OpenLayers (a peer dependency, never bundled here).
+//
+//   createTileLoadFunction(options?)      tileLoadFunction of XYZ, OSM, WMTS, TileWMS (ImageTile tiles)
+//   createVectorTileLoadFunction(options?) tileLoadFunction of VectorTile sources
+//   createImageTileLoader(template, options?) loader of ol/source/ImageTile and ol/source/DataTile
+//
+// `options`: fetchTile options, optionally with `client` (a TileClient shared by layers), or a
+// TileClient itself; createTileLoadFunction and createVectorTileLoadFunction also take `map`:
+// tiles still loading when a rendered frame no longer wants them (the view panned or zoomed
+// away) are aborted.
+import TileState from "ol/TileState.js";
+import { fetchTile, TileClient } from "./browser.js";
+
+const ADAPTER_KEYS = ["client", "map"];
+
+/**
+ * Splits adapter options into the function that fetches, the fetchTile options and the map.
+ * @returns {{load: (url: string | string[], signal: AbortSignal) => Promise<import("./index.d.ts").Tile>, map: any}}
+ */
+function prepare(options) {
+  let client = null;
+  let map = null;
+  let fetchOptions = {};
+  if (options instanceof TileClient) {
+    client = options;
+  } else if (options != null) {
+    if (typeof options !== "object") throw new TypeError("tilefetch/openlayers: options must be an object or a TileClient");
+    for (const [k, v] of Object.entries(options)) {
+      if (!ADAPTER_KEYS.includes(k)) fetchOptions[k] = v;
+    }
+    client = options.client ?? null;
+    map = options.map ?? null;
+    if (client !== null && !(client instanceof TileClient)) {
+      throw new TypeError("tilefetch/openlayers: options.client must be a TileClient");
+    }
+  }
+  const userSignal = fetchOptions.signal ?? null;
+  const load = (url, signal) => {
+    const opts = { ...fetchOptions, signal: userSignal ? AbortSignal.any([userSignal, signal]) : signal };
+    return client ? client.fetchTile(url, opts) : fetchTile(url, opts);
+  };
+  return { load, map };
+}
+
+/**
+ * Aborts loads of tiles that a rendered frame of `map` no longer wants (or that OpenLayers
+ * disposed). One listener per loader function.
+ */
+function watchWanted(map, pending) {
+  if (!map) return;
+  if (typeof map.on !== "function") throw new TypeError("tilefetch/openlayers: options.map must be an ol/Map");
+  map.on("postrender", (event) => {
+    const frameState = event.frameState;
+    if (!frameState || pending.size === 0) return;
+    const wanted = frameState.wantedTiles ?? {};
+    const sets = Object.values(wanted);
+    for (const [tile, controller] of pending) {
+      const key = tile.getKey();
+      if (tile.disposed || !sets.some((set) => set[key])) controller.abort(new DOMException("tile no longer wanted", "AbortError"));
+    }
+  });
+}
+
+/** An aborted tile frees OpenLayers' queue slot (ERROR) and becomes loadable again (IDLE). */
+function releaseAborted(tile) {
+  if (tile.disposed || tile.getState() !== TileState.LOADING) return;
+  tile.setState(TileState.ERROR);
+  tile.setState(TileState.IDLE);
+}
+
+/**
+ * A `tileLoadFunction` for ol image tile sources (XYZ, OSM, WMTS, TileWMS, TileImage): loads
+ * through fetchTile, hands the tile's image a Blob object URL (revoked after load or error),
+ * ends give-ups as TileState.ERROR and empty tiles as TileState.EMPTY.
+ */
+export function createTileLoadFunction(options) {
+  const { load, map } = prepare(options);
+  const pending = new Map(); // tile -> AbortController
+  watchWanted(map, pending);
+
+  return function tilefetchTileLoad(tile, src) {
+    const controller = new AbortController();
+    pending.set(tile, controller);
+    load(src, controller.signal).then(
+      (result) => {
+        pending.delete(tile);
+        if (tile.disposed) return;
+        if (result.empty) {
+          tile.setState(TileState.EMPTY);
+          return;
+        }
+        const image = tile.getImage();
+        const blob = new Blob([result.data], { type: result.contentType ?? "image/png" });
+        if (typeof HTMLImageElement !== "undefined" && image instanceof HTMLImageElement) {
+          const url = URL.createObjectURL(blob);
+          const revoke = () => {
+            image.removeEventListener("load", revoke);
+            image.removeEventListener("error", revoke);
+            URL.revokeObjectURL(url);
+          };
+          image.addEventListener("load", revoke);
+          image.addEventListener("error", revoke);
+          image.src = url; // ImageTile listens to the image: LOADED, EMPTY (0×0) or ERROR
+        } else {
+          // A worker's OffscreenCanvas tile: decode and draw.
+          createImageBitmap(blob).then(
+            (bitmap) => {
+              if (tile.disposed) return;
+              image.width = bitmap.width;
+              image.height = bitmap.height;
+              image.getContext("2d").drawImage(bitmap, 0, 0);
+              bitmap.close?.();
+              tile.setState(TileState.LOADED);
+            },
+            () => {
+              if (!tile.disposed) tile.setState(TileState.ERROR);
+            },
+          );
+        }
+      },
+      (error) => {
+        pending.delete(tile);
+        if (controller.signal.aborted) {
+          releaseAborted(tile);
+          return;
+        }
+        tile.error = error; // the TileError, for tileloaderror listeners
+        if (!tile.disposed) tile.setState(TileState.ERROR);
+      },
+    );
+  };
+}
+
+/** Reads a fetched body the way ol/featureloader reads an XHR's response for `format`. */
+function readSource(format, data) {
+  const type = format.getType();
+  if (type === "arraybuffer") return data.buffer.byteLength === data.byteLength ? data.buffer : data.slice().buffer;
+  const text = new TextDecoder().decode(data);
+  if (type === "json") return JSON.parse(text);
+  if (type === "xml") return new DOMParser().parseFromString(text, "application/xml");
+  return text;
+}
+
+/**
+ * A `tileLoadFunction` for ol/source/VectorTile: sets the tile's loader, which fetches through
+ * fetchTile, reads features with the tile's format and calls `tile.onLoad`, or `tile.onError`
+ * on give-up. An empty tile loads with no features.
+ */
+export function createVectorTileLoadFunction(options) {
+  const { load, map } = prepare(options);
+  const pending = new Map();
+  watchWanted(map, pending);
+
+  return function tilefetchVectorTileLoad(tile, url) {
+    tile.setLoader((extent, resolution, projection) => {
+      const controller = new AbortController();
+      pending.set(tile, controller);
+      load(url, controller.signal).then(
+        (result) => {
+          pending.delete(tile);
+          if (tile.disposed) return;
+          let features;
+          let dataProjection;
+          try {
+            if (result.empty) {
+              features = [];
+            } else {
+              const format = tile.getFormat();
+              const source = readSource(format, result.data);
+              features = format.readFeatures(source, { extent, featureProjection: projection });
+              dataProjection = format.readProjection(source);
+            }
+          } catch (error) {
+            tile.error = error;
+            tile.onError();
+            return;
+          }
+          tile.onLoad(features, dataProjection);
+        },
+        (error) => {
+          pending.delete(tile);
+          if (controller.signal.aborted) {
+            releaseAborted(tile);
+            return;
+          }
+          tile.error = error;
+          if (!tile.disposed) tile.onError();
+        },
+      );
+    });
+  };
+}
+
+/** `{a-c}` / `{1-4}` (OpenLayers' mirror ranges) → `{s}` plus the subdomains. */
+function expandRange(template) {
+  const m = /\{([a-z])-([a-z])\}|\{(\d)-(\d)\}/.exec(template);
+  if (!m) return { template, subdomains: null };
+  const [from, to] = m[1] ? [m[1].charCodeAt(0), m[2].charCodeAt(0)] : [m[3].charCodeAt(0), m[4].charCodeAt(0)];
+  const subdomains = [];
+  for (let c = from; c <= to; c++) subdomains.push(String.fromCharCode(c));
+  return { template: template.replace(m[0], "{s}"), subdomains };
+}
+
+/**
+ * A loader for ol/source/ImageTile (and ol/source/DataTile): `(z, x, y, {signal}) =>
+ * Promise<ImageBitmap>`. `template` has `{z}`, `{x}`, `{y}`, `{-y}` (needs OpenLayers' `maxY`),
+ * `{s}` or `{a-c}` (mirrors). OpenLayers' signal cancels the tile when the map disposes it.
+ * An empty tile resolves as a transparent 1×1 image.
+ */
+export function createImageTileLoader(template, options) {
+  if (typeof template !== "string" || template === "") {
+    throw new TypeError("tilefetch/openlayers: createImageTileLoader needs a URL template");
+  }
+  const { load } = prepare(options);
+  const { template: base, subdomains } = expandRange(template);
+
+  return async function tilefetchImageTileLoader(z, x, y, loaderOptions) {
+    let url = base.replace("{z}", String(z)).replace("{x}", String(x)).replace("{y}", String(y));
+    if (url.includes("{-y}")) {
+      const maxY = loaderOptions?.maxY ?? 2 ** z - 1;
+      url = url.replace("{-y}", String(maxY - y));
+    }
+    const signal = loaderOptions?.signal ?? new AbortController().signal;
+    const tile = await loadWith(load, url, signal, subdomains);
+    if (tile.empty) return createImageBitmap(new ImageData(1, 1));
+    return createImageBitmap(new Blob([tile.data], { type: tile.contentType ?? "image/png" }));
+  };
+}
+
+function loadWith(load, url, signal, subdomains) {
+  if (!subdomains) return load(url, signal);
+  // {s} expanded here: one URL per mirror, so no fetchTile `subdomains` option is needed.
+  return load(subdomains.map((s) => url.replace("{s}", s)), signal);
+}
