@@ -382,7 +382,10 @@ fn subdomains(key: &str, value: &Value) -> Result<Vec<String>, Error> {
     let names: Option<Vec<String>> = items
         .iter()
         .map(|item| match item {
-            Value::Text(s) if !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-') => {
+            Value::Text(s)
+                if !s.is_empty()
+                    && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'.') =>
+            {
                 Some(s.clone())
             }
             _ => None,
@@ -390,9 +393,10 @@ fn subdomains(key: &str, value: &Value) -> Result<Vec<String>, Error> {
         .collect();
     match names {
         Some(names) if !names.is_empty() && names.len() <= 16 => Ok(names),
-        _ => {
-            Err(Error::invalid_options(key, "must be an array of 1 to 16 host labels such as [\"a\", \"b\"]"))
-        }
+        _ => Err(Error::invalid_options(
+            key,
+            "must be an array of 1 to 16 host names or labels such as [\"a\", \"b\"]",
+        )),
     }
 }
 

@@ -134,16 +134,22 @@ export async function startStaticServer(root, { allow = ["/"], index = false } =
 
 export const CHROMIUM = process.env.CHROMIUM_PATH || "/usr/bin/chromium";
 
-/** Launches headless Chromium (a fresh temporary profile: playwright's plain launch). */
-export async function launchBrowser() {
+/**
+ * Launches headless Chromium (a fresh temporary profile: playwright's plain launch).
+ * `webgl: true` keeps the GPU process and renders WebGL with SwiftShader (for MapLibre).
+ */
+export async function launchBrowser({ webgl = false } = {}) {
   if (!fs.existsSync(CHROMIUM)) {
     throw new Error(`${CHROMIUM} is missing: install Debian's chromium package (or set CHROMIUM_PATH)`);
   }
+  const gpu = webgl
+    ? ["--use-angle=swiftshader", "--enable-unsafe-swiftshader", "--ignore-gpu-blocklist"]
+    : ["--disable-gpu"];
   return chromium.launch({
     executablePath: CHROMIUM,
     args: [
       "--no-sandbox",
-      "--disable-gpu",
+      ...gpu,
       "--disable-quic",
       "--no-first-run",
       "--disable-background-networking",

@@ -1,0 +1,327 @@
+// Shared by the adapters-*.test.mjs suites (not a test file itself): builds the test pages of
+// tests/browser/fixtures/adapters/ with Vite (the real map libraries from node_modules, tilefetch
+// and its adapters from pkg/ through the package's subpath names), serves them, and runs the
+// scenarios every adapter must pass against the loopback fault server.
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import zlib from "node:zlib";
+import { build } from "vite";
+import { startFaultServer, tilePng } from "../server/fault-server.mjs";
+import {
+  ROOT,
+  assertBuilt,
+  startStaticServer,
+  launchBrowser,
+  newCheckedPage,
+  failedLoadFrom,
+  screenshot,
+} from "./helpers.mjs";
+
+export const TILE = 256;
+export const MAP_W = 768;
+export const MAP_H = 512;
+const FIXTURES = path.join(ROOT, "tests/browser/fixtures/adapters");
+
+/** Vite-builds `entry`.html of the fixtures into a temporary folder. */
+async function buildPage(entry, outDir) {
+  await build({
+    root: FIXTURES,
+    configFile: false,
+    logLevel: "warn",
+    resolve: {
+      alias: [
+        { find: /^tilefetch\/(openlayers|leaflet|maplibre)$/, replacement: path.join(ROOT, "pkg/$1.js") },
+        { find: /^tilefetch$/, replacement: path.join(ROOT, "pkg/browser.js") },
+      ],
+    },
+    build: {
+      target: "es2022",
+      outDir,
+      emptyOutDir: true,
+      reportCompressedSize: false,
+      chunkSizeWarningLimit: 4096,
+      rollupOptions: { input: path.join(FIXTURES, `${entry}.html`) },
+    },
+  });
+}
+
+/**
+ * Starts the fault server, builds and serves `entry`'s page and launches Chromium. Returns an
+ * object with `srv`, `open()` (a new page at the map, with window.harness ready) and `close()`.
+ */
+export async function setUp(entry, { webgl = false } = {}) {
+  assertBuilt();
+  const env = { srv: null, web: null, browser: null, tmp: null };
+  env.close = async () => {
+    await env.browser?.close();
+    await env.web?.close();
+    await env.srv?.close();
+    if (env.tmp) fs.rmSync(env.tmp, { recursive: true, force: true });
+  };
+  try {
+    env.tmp = fs.mkdtempSync(path.join(os.tmpdir(), `tilefetch-${entry}-`));
+    const outDir = path.join(env.tmp, "dist");
+    const [built, launched, started] = await Promise.allSettled([
+      buildPage(entry, outDir),
+      launchBrowser({ webgl }),
+      startFaultServer({ seed: 1 }),
+    ]);
+    if (launched.status === "fulfilled") env.browser = launched.value;
+    if (started.status === "fulfilled") env.srv = started.value;
+    for (const r of [built, launched, started]) if (r.status === "rejected") throw r.reason;
+    env.web = await startStaticServer(outDir, { allow: ["/"] });
+  } catch (e) {
+    await env.close();
+    throw e;
+  }
+  env.open = async () => {
+    const page = await newCheckedPage(env.browser, { expectedConsoleError: failedLoadFrom(env.srv.url) });
+    await page.goto(`${env.web.url}/${entry}.html`);
+    await page.waitForFunction(() => window.harness !== undefined && window.__ready === true, null, { timeout: 15_000 });
+    return page;
+  };
+  return env;
+}
+
+/** The tiles of zoom `z` that a MAP_W×MAP_H view centred on global pixel `center` shows, with their viewport position. */
+export function viewTiles(z, [gx, gy]) {
+  const left = gx - MAP_W / 2;
+  const top = gy - MAP_H / 2;
+  const tiles = [];
+  for (let y = Math.floor(top / TILE); y * TILE < top + MAP_H; y++) {
+    for (let x = Math.floor(left / TILE); x * TILE < left + MAP_W; x++) {
+      tiles.push({ z, x, y, key: `${z}/${x}/${y}`, left: x * TILE - left, top: y * TILE - top });
+    }
+  }
+  return tiles;
+}
+
+/** The colour at tile pixel (32, 32) of the fault server's tile (away from its darker grid lines). */
+const colourCache = new Map();
+export function tileColour(z, x, y) {
+  const key = `${z}/${x}/${y}`;
+  if (colourCache.has(key)) return colourCache.get(key);
+  const png = tilePng(z, x, y);
+  const idat = [];
+  for (let off = 8; off < png.length; ) {
+    const len = png.readUInt32BE(off);
+    const type = png.toString("latin1", off + 4, off + 8);
+    if (type === "IDAT") idat.push(png.subarray(off + 8, off + 8 + len));
+    off += 12 + len;
+  }
+  const raw = zlib.inflateSync(Buffer.concat(idat));
+  const stride = TILE * 3 + 1;
+  const at = 32 * stride + 1 + 32 * 3; // every row uses filter 0 (None)
+  const rgb = [raw[at], raw[at + 1], raw[at + 2]];
+  colourCache.set(key, rgb);
+  return rgb;
+}
+
+/**
+ * One sample point per tile: a tile pixel (32 + 64i, 32 + 64j), i.e. the middle of a cell of the
+ * tile's grid, inside the map, as close to the visible part's centre as possible.
+ */
+export function samplePoint(t) {
+  const vx0 = Math.max(0, t.left);
+  const vx1 = Math.min(MAP_W, t.left + TILE);
+  const vy0 = Math.max(0, t.top);
+  const vy1 = Math.min(MAP_H, t.top + TILE);
+  const pick = (lo, hi, origin) => {
+    let best = null;
+    for (let i = 0; i < 4; i++) {
+      const p = origin + 32 + 64 * i;
+      if (p < lo + 4 || p >= hi - 4) continue;
+      if (best === null || Math.abs(p - (lo + hi) / 2) < Math.abs(best - (lo + hi) / 2)) best = p;
+    }
+    return best;
+  };
+  const x = pick(vx0, vx1, t.left);
+  const y = pick(vy0, vy1, t.top);
+  return x === null || y === null ? null : { x, y };
+}
+
+/** Screenshots the page and reads the pixels at `points` (viewport CSS px) from the screenshot. */
+export async function readPixels(page, points) {
+  const png = await page.screenshot({ clip: { x: 0, y: 0, width: MAP_W, height: MAP_H } });
+  return page.evaluate(
+    async ({ b64, points }) => {
+      const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+      const bitmap = await createImageBitmap(new Blob([bytes], { type: "image/png" }));
+      const canvas = new OffscreenCanvas(bitmap.width, bitmap.height);
+      const ctx = canvas.getContext("2d");
+      ctx.drawImage(bitmap, 0, 0);
+      const scale = bitmap.width / 768;
+      return points.map(({ x, y }) => Array.from(ctx.getImageData(Math.floor(x * scale), Math.floor(y * scale), 1, 1).data.slice(0, 3)));
+    },
+    { b64: png.toString("base64"), points },
+  );
+}
+
+/** Asserts that every tile shows its own colour on screen (one sampled pixel each). */
+export async function assertPixels(page, tiles, tolerance = 6) {
+  const sampled = tiles.map((t) => ({ t, p: samplePoint(t) })).filter((s) => s.p !== null);
+  assert.ok(sampled.length >= Math.min(tiles.length, 4), `sample points found for ${sampled.length} tiles`);
+  const pixels = await readPixels(page, sampled.map((s) => s.p));
+  const bad = [];
+  sampled.forEach(({ t, p }, i) => {
+    const want = tileColour(t.z, t.x, t.y);
+    const got = pixels[i];
+    if (want.some((c, k) => Math.abs(c - got[k]) > tolerance)) bad.push(`${t.key} at (${p.x},${p.y}): want ${want}, got ${got}`);
+  });
+  assert.deepEqual(bad, [], "every sampled pixel has its tile's colour");
+  return sampled.length;
+}
+
+/** Waits until every key has a final state in the page's records (or the timeout). */
+export async function waitSettled(page, keys, { timeout = 15_000, final = ["loaded", "error", "empty"] } = {}) {
+  try {
+    await page.waitForFunction(
+      ({ keys, final }) => {
+        const s = window.harness.states();
+        return keys.every((k) => s[k] && final.includes(s[k].state));
+      },
+      { keys, final },
+      { timeout, polling: 50 },
+    );
+  } catch (e) {
+    const states = await page.evaluate(() => window.harness.states());
+    throw new Error(`tiles did not settle: ${JSON.stringify(states)}\n${page.problems().join("\n")}`);
+  }
+  return page.evaluate(() => window.harness.states());
+}
+
+export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+const FAST = { baseDelayMs: 50, maxDelayMs: 400 };
+
+/**
+ * The scenarios every adapter passes. `spec(extra)` builds the page's harness.create() argument
+ * from {template, zoom, center, options, client}; `name` prefixes run ids and screenshots.
+ */
+export function scenarios(env, { name, spec = (s) => s }) {
+  const template = (run, q) => `${env().srv.url}/tile/{z}/{x}/{y}.png?run=${run}&${q}`;
+
+  async function loadAll(t, run, q, options, shot) {
+    const { srv, open } = env();
+    const page = await open();
+    try {
+      const zoom = 3;
+      const center = [1024, 768];
+      const tiles = viewTiles(zoom, center);
+      const t0 = Date.now();
+      await page.evaluate((s) => window.harness.create(s), spec({ template: template(run, q), zoom, center, options }));
+      const states = await waitSettled(page, tiles.map((x) => x.key));
+      await sleep(150); // a frame or two to draw the last tile
+      const file = await screenshot(page, `${name}-${shot}`);
+      t.diagnostic(`${tiles.length} tiles in ${Date.now() - t0} ms, ${srv.requests(run)} requests; screenshot ${file}`);
+      for (const tile of tiles) assert.equal(states[tile.key].state, "loaded", `${tile.key}: ${JSON.stringify(states[tile.key])}`);
+      const n = await assertPixels(page, tiles);
+      t.diagnostic(`${n} tiles' pixels checked`);
+      assert.deepEqual(page.problems(), [], "no unexpected page errors");
+      return { tiles, states };
+    } finally {
+      await page.closeContext();
+    }
+  }
+
+  return {
+    async flaky503(t) {
+      const run = `${name}-flaky`;
+      const { tiles } = await loadAll(t, run, "f=503&p=0.3", FAST, "flaky-503");
+      assert.ok(env().srv.requests(run) > tiles.length, "some tiles were retried");
+    },
+
+    async retryAfter429(t) {
+      const run = `${name}-429`;
+      const { tiles, states } = await loadAll(t, run, "f=429&ra=1&n=1", FAST, "retry-after-429");
+      for (const tile of tiles) {
+        assert.equal(env().srv.requests(`${run}/${tile.key}`), 2, `${tile.key}: a 429, then the tile`);
+        const r = states[tile.key];
+        assert.ok(r.t1 - r.t0 >= 900, `${tile.key} waited for Retry-After: ${r.t1 - r.t0} ms`);
+      }
+    },
+
+    /** Every view tile 404s: each ends as an error within 200 ms, requested once. */
+    async notFound(t, { check = () => {} } = {}) {
+      const run = `${name}-404`;
+      const { srv, open } = env();
+      const page = await open();
+      try {
+        const zoom = 3;
+        const center = [1024, 768];
+        const tiles = viewTiles(zoom, center);
+        await page.evaluate((s) => window.harness.create(s), spec({ template: template(run, "f=404"), zoom, center, options: FAST }));
+        const states = await waitSettled(page, tiles.map((x) => x.key));
+        await sleep(300); // time for any (wrong) second request to arrive
+        await screenshot(page, `${name}-404`);
+        for (const tile of tiles) {
+          const r = states[tile.key];
+          assert.equal(r.state, "error", `${tile.key}: ${JSON.stringify(r)}`);
+          assert.ok(r.t1 - r.t0 < 200, `${tile.key} ended within 200 ms: ${r.t1 - r.t0} ms`);
+          assert.equal(srv.requests(`${run}/${tile.key}`), 1, `${tile.key} requested once`);
+          check(r, tile);
+        }
+        const times = tiles.map((x) => Math.round(states[x.key].t1 - states[x.key].t0));
+        t.diagnostic(`404 tiles ended after ${Math.min(...times)}–${Math.max(...times)} ms; ${srv.requests(run)} requests`);
+        assert.deepEqual(page.problems(), [], "no unexpected page errors");
+      } finally {
+        await page.closeContext();
+      }
+    },
+
+    /**
+     * Slow tiles (in flight, queued behind maxConcurrent 3, sleeping 3 s after a 503), then a jump
+     * far away: the old view's connections are aborted and none of its tiles is requested again.
+     */
+    async panAborts(t, { noError = true } = {}) {
+      const run = `${name}-pan`;
+      const { srv, open } = env();
+      const page = await open();
+      try {
+        const zoom = 5;
+        const center = [4096, 4096];
+        const old = viewTiles(zoom, center);
+        await page.evaluate(
+          (s) => window.harness.create(s),
+          spec({
+            template: template(run, "f=503&n=1&p=0.4&slowp=0.6&slowms=6000"),
+            zoom,
+            center,
+            options: { baseDelayMs: 3000, maxDelayMs: 3000, jitter: "none", deadlineMs: 20_000, attemptTimeoutMs: 10_000 },
+            client: { maxConcurrent: 3 },
+          }),
+        );
+        const deadline = Date.now() + 10_000;
+        while (!(srv.requests(run) >= 4 && srv.concurrent(run) >= 1) && Date.now() < deadline) await sleep(20);
+        await sleep(300);
+        const openBefore = srv.concurrent(run);
+        const requestsBefore = srv.requests(run);
+        assert.ok(openBefore >= 1, "some tiles are in flight when the view moves");
+        await page.evaluate((c) => window.harness.jump(c), [center[0] + 10 * TILE, center[1]]);
+        await sleep(500);
+        const keys = old.map((x) => `${run}/${x.key}`);
+        const sum = (f) => keys.reduce((n, k) => n + f(k), 0);
+        assert.equal(sum((k) => srv.concurrent(k)), 0, "no request of the old view is open");
+        const aborted = sum((k) => srv.aborted(k));
+        assert.ok(aborted >= 1, `the old view's connections were aborted (${aborted})`);
+        const snapshot = keys.map((k) => srv.requests(k));
+        await sleep(3500); // past the 3 s backoff of the tiles that were sleeping
+        assert.deepEqual(keys.map((k) => srv.requests(k)), snapshot, "no tile of the old view was requested again");
+        for (const [i, k] of keys.entries()) assert.ok(snapshot[i] <= 2, `${k}: ${snapshot[i]} requests`);
+        await screenshot(page, `${name}-pan-abort`);
+        const states = await page.evaluate(() => window.harness.states());
+        if (noError) {
+          for (const x of old) assert.notEqual(states[x.key]?.state, "error", `${x.key} was aborted, not failed: ${JSON.stringify(states[x.key])}`);
+        }
+        t.diagnostic(
+          `before the jump: ${requestsBefore} requests, ${openBefore} open; old view: ${snapshot.reduce((a, b) => a + b, 0)} requests, ${aborted} aborted connections`,
+        );
+        assert.deepEqual(page.problems(), [], "no unexpected page errors");
+      } finally {
+        await page.closeContext();
+      }
+    },
+  };
+}

@@ -1,0 +1,61 @@
+// tilefetch/leaflet in headless Chromium with the real Leaflet from npm: createTileLayer(L, ...)
+// against the loopback fault server.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { setUp, scenarios, viewTiles, waitSettled, assertPixels } from "./adapters-common.mjs";
+import { screenshot } from "./helpers.mjs";
+
+let env;
+before(async () => {
+  env = await setUp("leaflet");
+});
+after(async () => {
+  await env?.close();
+});
+
+const s = scenarios(() => env, { name: "leaflet" });
+
+test("createTileLayer: 30 % 503s, every tile of the view loads and is drawn", { timeout: 30_000 }, (t) => s.flaky503(t));
+test("createTileLayer: 429 + Retry-After, every tile loads after the pause", { timeout: 30_000 }, (t) => s.retryAfter429(t));
+test("createTileLayer: 404 tiles fire tileerror with the TileError within 200 ms, requested once", { timeout: 30_000 }, (t) =>
+  s.notFound(t, {
+    check(r, tile) {
+      assert.equal(r.isTileError, true, `${tile.key}: tileerror's error is the TileError`);
+      assert.equal(r.kind, "http");
+      assert.equal(r.status, 404);
+    },
+  }),
+);
+test("createTileLayer: panning away aborts slow, queued and sleeping tiles", { timeout: 30_000 }, (t) => s.panAborts(t));
+
+test("createTileLayer: {s} subdomains are tilefetch mirrors (a retry goes to the next one)", { timeout: 30_000 }, async (t) => {
+  // Mirrors by host name: Chromium resolves every *.localhost name to the loopback server.
+  const run = "leaflet-mirrors";
+  const port = new URL(env.srv.url).port;
+  const page = await env.open();
+  try {
+    const zoom = 3;
+    const center = [1024, 768];
+    const tiles = viewTiles(zoom, center);
+    await page.evaluate((s) => window.harness.create(s), {
+      template: `http://{s}.localhost:${port}/tile/{z}/{x}/{y}.png?run=${run}&f=503&n=1`,
+      zoom,
+      center,
+      options: { subdomains: "ab", baseDelayMs: 20, maxDelayMs: 100 },
+    });
+    const states = await waitSettled(page, tiles.map((x) => x.key));
+    await screenshot(page, "leaflet-mirrors");
+    for (const tile of tiles) assert.equal(states[tile.key].state, "loaded", `${tile.key}: ${JSON.stringify(states[tile.key])}`);
+    for (const tile of tiles) {
+      const hosts = env.srv.log.filter((e) => e.key === `${run}/${tile.key}`).map((e) => e.headers.host.split(":")[0]);
+      assert.equal(hosts.length, 2, `${tile.key}: a 503, then the tile`);
+      assert.notEqual(hosts[0], hosts[1], `${tile.key}: the retry went to the other mirror (${hosts.join(", ")})`);
+      assert.ok(hosts.every((h) => /^[ab]\.localhost$/.test(h)), hosts.join(", "));
+    }
+    await assertPixels(page, tiles);
+    const mirror503 = /^page console\.error: Failed to load resource: the server responded with a status of 503 .*\(at http:\/\/[ab]\.localhost:/;
+    assert.deepEqual(page.problems().filter((p) => !mirror503.test(p)), []);
+  } finally {
+    await page.closeContext();
+  }
+});

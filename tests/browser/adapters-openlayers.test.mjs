@@ -1,0 +1,72 @@
+// tilefetch/openlayers in headless Chromium with the real OpenLayers from npm: the XYZ source's
+// tileLoadFunction (createTileLoadFunction) and the ol/source/ImageTile loader
+// (createImageTileLoader), against the loopback fault server.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { setUp, scenarios, viewTiles, waitSettled, assertPixels, sleep } from "./adapters-common.mjs";
+import { screenshot } from "./helpers.mjs";
+
+let env;
+before(async () => {
+  env = await setUp("ol");
+});
+after(async () => {
+  await env?.close();
+});
+
+const xyz = scenarios(() => env, { name: "ol-xyz", spec: (s) => ({ ...s, kind: "xyz" }) });
+const imageTile = scenarios(() => env, { name: "ol-imagetile", spec: (s) => ({ ...s, kind: "imagetile" }) });
+
+test("XYZ + createTileLoadFunction: 30 % 503s, every tile of the view loads and is drawn", { timeout: 30_000 }, (t) => xyz.flaky503(t));
+test("XYZ + createTileLoadFunction: 429 + Retry-After, every tile loads after the pause", { timeout: 30_000 }, (t) =>
+  xyz.retryAfter429(t),
+);
+test("XYZ + createTileLoadFunction: 404 tiles end as TileState.ERROR within 200 ms, requested once", { timeout: 30_000 }, (t) =>
+  xyz.notFound(t, {
+    check(r, tile) {
+      assert.equal(r.isTileError, true, `${tile.key}: tile.error is the TileError`);
+      assert.equal(r.kind, "http");
+      assert.equal(r.status, 404);
+    },
+  }),
+);
+test("XYZ + createTileLoadFunction (with map): panning away aborts slow, queued and sleeping tiles", { timeout: 30_000 }, (t) =>
+  xyz.panAborts(t),
+);
+
+test("XYZ + createTileLoadFunction: a 204 tile ends as TileState.EMPTY", { timeout: 30_000 }, async (t) => {
+  const run = "ol-xyz-204";
+  const page = await env.open();
+  try {
+    const zoom = 3;
+    const center = [1024, 768];
+    const tiles = viewTiles(zoom, center);
+    await page.evaluate((s) => window.harness.create(s), {
+      kind: "xyz",
+      template: `${env.srv.url}/tile/{z}/{x}/{y}.png?run=${run}&f=204`,
+      zoom,
+      center,
+    });
+    const states = await waitSettled(page, tiles.map((x) => x.key));
+    await screenshot(page, "ol-xyz-204");
+    for (const tile of tiles) {
+      assert.equal(states[tile.key].state, "empty", `${tile.key}: ${JSON.stringify(states[tile.key])}`);
+      assert.equal(env.srv.requests(`${run}/${tile.key}`), 1);
+    }
+    assert.deepEqual(page.problems(), []);
+  } finally {
+    await page.closeContext();
+  }
+});
+
+test("ImageTile + createImageTileLoader: 30 % 503s, every tile loads and is drawn", { timeout: 30_000 }, (t) =>
+  imageTile.flaky503(t),
+);
+test("ImageTile + createImageTileLoader: 404 tiles end as errors within 200 ms, requested once", { timeout: 30_000 }, (t) =>
+  imageTile.notFound(t, {
+    check(r, tile) {
+      assert.equal(r.isTileError, true, `${tile.key}: the loader rejects with the TileError`);
+      assert.equal(r.status, 404);
+    },
+  }),
+);
