@@ -5,8 +5,9 @@
 #   3. the npm package build (prints its gzip size)
 #   4. wasm-bindgen tests with real fetch against the loopback fault server: Node, headless
 #      Chromium, and a dedicated worker in Chromium
-#   5. JS tests (node:test) on the built pkg/: fault server, fetchTile behaviour, npm pack +
-#      install, a page, a worker and a Vite build in Chromium, and workerd (miniflare)
+#   5. JS tests (node:test) on the built pkg/: fault server, fetchTile and TileClient behaviour,
+#      a soak, npm pack + install, workerd (miniflare); then, one file at a time, Chromium: a
+#      page, a worker, Vite builds, the map adapters with the real libraries and the demo page
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -57,11 +58,13 @@ grep -q 'Running headless tests in Chrome' "$log/wasm-browser" || { echo "the br
 kill "$server_pid" && wait "$server_pid" 2>/dev/null || true
 server_pid=""
 
-step "JS tests on pkg/ (node --test)"
-run js node --test --test-concurrency=2 tests/server/ tests/js/ tests/browser/ tests/workerd/
+step "JS tests on pkg/ (node --test): server, Node, workerd"
+run js node --test --test-concurrency=2 tests/server/ tests/js/ tests/workerd/
+step "JS tests on pkg/ (node --test): Chromium, one file at a time (their timings are asserted)"
+run browser node --test --test-concurrency=1 tests/browser/
 
-js_pass=$(sed -n 's/^# pass //p' "$log/js" | tail -1)
-js_fail=$(sed -n 's/^# fail //p' "$log/js" | tail -1)
+js_pass=$(( $(sed -n 's/^# pass //p' "$log/js" | tail -1) + $(sed -n 's/^# pass //p' "$log/browser" | tail -1) ))
+js_fail=$(( $(sed -n 's/^# fail //p' "$log/js" | tail -1) + $(sed -n 's/^# fail //p' "$log/browser" | tail -1) ))
 step "summary"
 printf '%-34s %s\n' \
   "native (cargo test):" "$(cargo_passed native) passed" \

@@ -2,14 +2,9 @@
 // The main job: fetch a few hundred tiles from the embedded fault-injecting server through
 // fetchTile, next to the same tiles through plain fetch, and print what happened.
 //
-//   node www/demo.mjs [--tiles 300] [--concurrency 32] [--seed 7] [--serve]
+//   node www/demo.mjs [--tiles 300] [--concurrency 32] [--seed 7]
 //
-// --serve then keeps the fault server running and serves www/index.html (a page that loads
-// tiles through fetchTile) on loopback, printing its URL.
-import http from "node:http";
-import fs from "node:fs";
-import path from "node:path";
-import { fileURLToPath } from "node:url";
+// scripts/demo.sh runs it, then starts the interactive page (www/serve.mjs).
 import { performance } from "node:perf_hooks";
 import { fetchTile, stats } from "../pkg/node.js";
 import { startFaultServer, tilePng } from "../tests/server/fault-server.mjs";
@@ -157,31 +152,4 @@ for (const [host, h] of Object.entries(hostStats)) {
     `learned rate ${h.rateLimitPerSecond ?? "-"}/s, latency p50/p95/p99 ${h.latencyMs.p50}/${h.latencyMs.p95}/${h.latencyMs.p99} ms`);
 }
 
-const server = servers[0];
-if (!args.includes("--serve")) {
-  await Promise.all(servers.map((srv) => srv.close()));
-} else {
-  const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
-  const types = { ".html": "text/html", ".js": "text/javascript", ".mjs": "text/javascript", ".wasm": "application/wasm" };
-  const page = http.createServer((req, res) => {
-    const pathname = new URL(req.url, "http://x").pathname;
-    const file = path.join(root, pathname === "/" ? "/www/index.html" : pathname);
-    const allowed = ["/www/", "/pkg/"].some((p) => file.startsWith(path.join(root, p)));
-    if (!allowed || !fs.existsSync(file) || !fs.statSync(file).isFile()) {
-      res.writeHead(404).end("not found");
-      return;
-    }
-    res.writeHead(200, { "content-type": types[path.extname(file)] ?? "application/octet-stream" });
-    fs.createReadStream(file).pipe(res);
-  });
-  await new Promise((resolve) => page.listen(0, "127.0.0.1", resolve));
-  const url = `http://127.0.0.1:${page.address().port}/?tiles=${encodeURIComponent(server.url)}`;
-  console.log(`\npage: ${url}\n(Ctrl-C to stop)`);
-  const stop = async () => {
-    page.close();
-    await Promise.all(servers.map((srv) => srv.close()));
-    process.exit(0);
-  };
-  process.on("SIGINT", stop);
-  process.on("SIGTERM", stop);
-}
+await Promise.all(servers.map((srv) => srv.close()));
