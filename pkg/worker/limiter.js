@@ -1,0 +1,61 @@
+// Calls in the TileClient at once per handler (`maxConcurrent`, `queueOrder`), kept here rather
+// than in the client. The client's queue hands a freed slot to the next call from inside the
+// finishing call's turn, so in workerd the next call's fetch and timers would belong to the request
+// that finished (and be canceled with it). A waiter here is a plain promise: workerd runs its
+// continuation in its own request, which then calls the client itself.
+// `setLimit` narrows it while the upstream's breaker is not closed (see worker.js).
+
+export function createLimiter(limit, order) {
+  let active = 0;
+  const queue = [];
+  const pump = () => {
+    while (active < limit && queue.length > 0) {
+      active++;
+      (order === "lifo" ? queue.pop() : queue.shift())();
+    }
+  };
+  const release = () => {
+    active--;
+    pump();
+  };
+  return {
+    /** Resolves with a `release` function once a place is free, or with null after `timeoutMs`. */
+    acquire(timeoutMs) {
+      return new Promise((resolve) => {
+        let timer;
+        const grant = () => {
+          clearTimeout(timer);
+          resolve(once(release));
+        };
+        queue.push(grant);
+        pump();
+        if (queue.includes(grant)) {
+          timer = setTimeout(() => {
+            const i = queue.indexOf(grant);
+            if (i >= 0) {
+              queue.splice(i, 1);
+              resolve(null);
+            }
+          }, timeoutMs);
+        }
+      });
+    },
+    setLimit(n) {
+      limit = n;
+      pump();
+    },
+    get limit() {
+      return limit;
+    },
+  };
+}
+
+function once(fn) {
+  let done = false;
+  return () => {
+    if (!done) {
+      done = true;
+      fn();
+    }
+  };
+}

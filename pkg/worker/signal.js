@@ -1,0 +1,35 @@
+// An AbortSignal that no request owns. In workerd a real AbortSignal is an I/O object of the
+// request that created it: reading its `aborted` from another request's turn throws "Cannot
+// perform I/O on behalf of a different request". The shared TileClient may poll a call from
+// another request's turn (a breaker probe's report wakes the calls waiting for it), and reads the
+// call's signal there; a throw inside the wasm would leave the client's state half-updated. The
+// core only reads `aborted` and `reason` and adds/removes one "abort" listener (it aborts its own
+// per-attempt controllers), so a plain object with AbortSignal's prototype serves it.
+
+export function contextFreeAbort() {
+  const listeners = new Set();
+  const signal = Object.create(AbortSignal.prototype, {
+    aborted: { value: false, writable: true, enumerable: true },
+    reason: { value: undefined, writable: true, enumerable: true },
+    addEventListener: { value: (type, fn) => type === "abort" && typeof fn === "function" && listeners.add(fn) },
+    removeEventListener: { value: (type, fn) => listeners.delete(fn) },
+    throwIfAborted: {
+      value() {
+        if (this.aborted) throw this.reason;
+      },
+    },
+  });
+  const abort = (reason = new Error("aborted")) => {
+    if (signal.aborted) return;
+    signal.aborted = true;
+    signal.reason = reason;
+    for (const fn of [...listeners]) {
+      try {
+        fn.call(signal, { type: "abort", target: signal });
+      } catch {
+        // a listener's failure is its own
+      }
+    }
+  };
+  return { signal, abort };
+}

@@ -1,0 +1,114 @@
+// One upstream call on behalf of one incoming request: ask the shared gate (if bound), fetch
+// through the TileClient with at most `cap` attempts, tell the gate how it went, and reduce the
+// result to a plain outcome object (no I/O objects), so that requests coalesced onto this call
+// in other request contexts can use it safely.
+import { TileError } from "../workerd.js";
+import { gateCall } from "./gate.js";
+
+/**
+ * @typedef {{kind: "tile", status: number, data: Uint8Array, contentType: string | null, empty: boolean}
+ *   | {kind: "answer", status: number, message: string}
+ *   | {kind: "fail", status: number, errorKind: string, retryAfterMs: number | null, message: string}} Outcome
+ *   Each also has `attempts` (upstream requests sent), `timing` ([[name, ms, desc]]) and `healthy`
+ *   (true / false / null: what the gate is told).
+ */
+
+/**
+ * @param {object} p
+ * @param {import("../workerd.js").TileClient} p.client
+ * @param {string[]} p.urls  upstream URLs (mirrors), built from the templates only
+ * @param {number} p.cap     the most attempts this call may send (≥ 1)
+ * @param {{signal: AbortSignal, abort(reason?: unknown): void}} p.control  a context-free signal (signal.js)
+ * @param {{acquire(timeoutMs: number): Promise<(() => void) | null>}} p.limiter  calls in the client at once (limiter.js)
+ * @param {number} p.deadlineMs  the call's deadline; time queued in the limiter counts against it
+ * @param {object | null} p.gate  a stub of the upstream's UpstreamGate, or null
+ * @param {object} p.gateCfg what the gate is told about its thresholds
+ * @param {number} p.gateTimeoutMs
+ * @param {(p: Promise<unknown>) => void} p.waitUntil
+ * @returns {Promise<Outcome>}
+ */
+export async function callUpstream({ client, urls, cap, control, limiter, deadlineMs, gate, gateCfg, gateTimeoutMs, waitUntil }) {
+  const timing = [];
+  let admitted = null;
+  if (gate) {
+    const t = performance.now();
+    admitted = await gateCall(gate, { op: "admit", cfg: gateCfg }, gateTimeoutMs);
+    timing.push(["gate", performance.now() - t, admitted ? admitted.reason : "no answer"]);
+    if (admitted && !admitted.allow) {
+      const reason = { open: "the shared breaker is open", probe: "the shared breaker is probing", pause: "the upstream asked to pause", rate: "the shared rate limit is reached" }[admitted.reason];
+      return { kind: "fail", status: 503, errorKind: `gate-${admitted.reason}`, retryAfterMs: admitted.retryAfterMs, message: `upstream gate: ${reason ?? admitted.reason}`, attempts: 0, timing, healthy: null };
+    }
+  }
+
+  let last = null; // the last RetryInfo: the status and Retry-After of the latest failed attempt
+  const onRetry = (info) => {
+    last = info;
+    // Called before the backoff sleep, so aborting now means no further attempt. Deferred to a
+    // microtask: the abort wakes the call inside the client, which is still on the stack here.
+    if (info.attempt >= cap) queueMicrotask(() => control.abort(new Error(`maxSubrequests: ${cap} upstream attempts used`)));
+  };
+  const t = performance.now();
+  const release = await limiter.acquire(deadlineMs);
+  const queuedMs = performance.now() - t;
+  if (queuedMs > 0) timing.push(["queue", queuedMs]);
+  let out;
+  try {
+    if (!release || control.signal.aborted || queuedMs >= deadlineMs) throw Object.assign(new Error("deadline while queued"), { kind: "deadline", attempts: 0 });
+    const options = { signal: control.signal, onRetry, ...(queuedMs > 0 ? { deadlineMs: deadlineMs - queuedMs } : {}) };
+    const tile = await client.fetchTile(urls.length === 1 ? urls[0] : urls, options);
+    out = { kind: "tile", status: tile.status, data: tile.data, contentType: tile.contentType, empty: tile.empty, attempts: tile.attempts, healthy: true };
+  } catch (error) {
+    out = classify(error, last);
+  } finally {
+    release?.();
+  }
+  timing.push(["upstream", performance.now() - t, `${out.attempts} attempt${out.attempts === 1 ? "" : "s"}`]);
+  out.timing = timing;
+
+  if (admitted?.allow) {
+    const report = gateCall(gate, { op: "report", ok: out.healthy, probe: admitted.probe, retryAfterMs: out.upstreamRetryAfterMs ?? 0, cfg: gateCfg }, gateTimeoutMs);
+    // A failure is awaited, so that the next request anywhere already sees it; a success is not.
+    if (out.healthy === false) await report;
+    else waitUntil(report);
+  }
+  return out;
+}
+
+/** A TileError (or anything thrown) → an outcome. */
+function classify(error, last) {
+  const attempts = Number.isInteger(error?.attempts) ? error.attempts : 0;
+  const kind = error instanceof TileError || error?.kind === "deadline" ? error.kind : "internal";
+  const message = `upstream ${kind}${error?.status ? ` (HTTP ${error.status})` : ""}`;
+  const sent = attempts > 0;
+  switch (kind) {
+    case "invalid-options":
+      console.error(`tilefetch/worker: ${error.message}`); // the answer does not name the upstream
+      return { kind: "fail", status: 500, errorKind: kind, retryAfterMs: null, message: "tile proxy misconfigured (see the worker's log)", attempts, healthy: null };
+    case "http":
+      // A permanent 4xx (404, 410, 403 …): the upstream is up and has answered. A 5xx (or 408,
+      // 425, 429) comes as "http" too when it was not retried (the retry budget refused, or it is
+      // not in `retryOn`): that is a failure like the ones below.
+      if (error.status >= 400 && error.status < 500 && ![408, 425, 429].includes(error.status)) {
+        return { kind: "answer", status: error.status, message: `upstream answered ${error.status}`, attempts, healthy: true };
+      }
+    // falls through
+    default: {
+      // rate-limited, circuit-open, deadline, network, timeout, invalid-response, service-exception,
+      // aborted (our subrequest cap): no tile now. 429 when the upstream said so, else 503.
+      // (A service exception may be permanent, "the request is wrong", or one whose retries the
+      // budget refused: the error does not tell them apart, so both are a 503 that is not cached.)
+      const upstream429 = error?.status === 429 || error?.cause?.status === 429 || last?.status === 429;
+      const retryAfterMs = Number.isFinite(error?.retryAfterMs) ? error.retryAfterMs : (last?.retryAfterMs ?? null);
+      return {
+        kind: "fail",
+        status: upstream429 ? 429 : 503,
+        errorKind: kind,
+        retryAfterMs,
+        upstreamRetryAfterMs: kind === "rate-limited" || last?.retryAfterMs ? retryAfterMs : null,
+        message,
+        attempts,
+        healthy: sent ? false : null,
+      };
+    }
+  }
+}

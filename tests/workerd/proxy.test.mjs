@@ -1,0 +1,567 @@
+// tilefetch/worker (pkg/worker.js), the edge tile proxy, in workerd through Miniflare, against
+// the loopback fault server. Miniflare instances:
+//   1. "proxy", under the oldest supported and a recent compatibility date: one worker with one
+//      handler per scenario (fixtures/proxy-worker.mjs routes by the first path segment), the Cache
+//      API of Miniflare, no gate binding (everything per isolate);
+//   2. "ssrf": every outbound request of the worker passes through a logging outboundService, and
+//      a second ("evil") server stands for any host an attacker would like the proxy to reach;
+//   3. "gate": two workers, a and b, bound to one UpstreamGate Durable Object class (defined by a);
+//   4. examples/worker/worker.js as deployed, its upstream faked by the outboundService.
+// Each scenario uses its own fault-server run (the `run` query parameter of its upstream template),
+// so the server's counters per run are the upstream load of that scenario. What workerd prints is
+// checked after each instance: a request resumed in another request's turn shows up there.
+import { describe, test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { setTimeout as sleep } from "node:timers/promises";
+import { Miniflare } from "miniflare";
+import { startFaultServer, tilePng } from "../server/fault-server.mjs";
+
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+const GEN = path.join(ROOT, "pkg/gen");
+// The proxy needs workerd's cross-request promise handling (a promise resolved from another
+// request's turn continues in its own request), the default from compatibility date 2024-10-14.
+const MIN_COMPATIBILITY_DATE = "2024-10-14";
+const COMPATIBILITY_DATE = "2026-04-01";
+const FAST = { baseDelayMs: 10, maxDelayMs: 50 };
+
+/** Every module the fixture needs, named relative to the repo root. */
+function modules() {
+  const js = (p) => ({ type: "ESModule", path: path.join(ROOT, p) });
+  const snippets = fs.existsSync(path.join(GEN, "snippets"))
+    ? fs.readdirSync(path.join(GEN, "snippets"), { recursive: true }).filter((f) => f.endsWith(".js")).map((f) => js(path.join("pkg/gen/snippets", f)))
+    : [];
+  return [
+    js("tests/workerd/fixtures/proxy-worker.mjs"), // the entry
+    js("pkg/worker.js"),
+    ...fs.readdirSync(path.join(ROOT, "pkg/worker")).filter((f) => f.endsWith(".js")).map((f) => js(`pkg/worker/${f}`)),
+    js("pkg/workerd.js"),
+    js("pkg/gen/tilefetch.js"),
+    ...snippets,
+    { type: "CompiledWasm", path: path.join(GEN, "tilefetch_bg.wasm") },
+  ];
+}
+
+const worker = (extra) => ({ compatibilityDate: COMPATIBILITY_DATE, modulesRoot: ROOT, modules: modules(), ...extra });
+
+/**
+ * Collects what workerd prints. A request resumed in another request's turn shows up there first
+ * ("A promise was resolved or rejected from a different request context", "Cannot perform I/O on
+ * behalf of a different request", "… had hung …"): none may appear.
+ */
+function runtimeOutput() {
+  let text = "";
+  return {
+    handle(stdout, stderr) {
+      for (const stream of [stdout, stderr]) stream.on("data", (chunk) => (text += chunk));
+    },
+    assertClean() {
+      const bad = text.split("\n").filter((l) => /different request|on behalf of a different request|hung|Uncaught|RuntimeError/i.test(l));
+      assert.deepEqual(bad, [], `workerd printed:\n${text}`);
+    },
+  };
+}
+
+/** Fetches through a Miniflare (or a worker Fetcher) and reads the whole body. */
+async function get(target, url, init) {
+  const res = target instanceof Miniflare ? await target.dispatchFetch(url, init) : await target.fetch(url, init);
+  const body = Buffer.from(await res.arrayBuffer());
+  return { status: res.status, headers: res.headers, body, text: body.toString("utf8") };
+}
+
+const h = (r, name) => r.headers.get(name);
+const tileKey = ([z, x, y]) => `${z}/${x}/${y}`;
+/** All tiles of zoom z, up to n. */
+const tilesOf = (z, n = Infinity) => {
+  const out = [];
+  for (let x = 0; x < 2 ** z && out.length < n; x++) for (let y = 0; y < 2 ** z && out.length < n; y++) out.push([z, x, y]);
+  return out;
+};
+
+let srv;
+let evil;
+before(async () => {
+  assert.ok(fs.existsSync(path.join(GEN, "tilefetch_bg.wasm")), `${GEN} is missing: build the wasm package first`);
+  srv = await startFaultServer({ seed: 1 });
+  evil = await startFaultServer({ seed: 2 });
+});
+after(async () => {
+  await srv?.close();
+  await evil?.close();
+});
+
+for (const compatibilityDate of [MIN_COMPATIBILITY_DATE, COMPATIBILITY_DATE]) {
+describe(`tilefetch/worker: the proxy in one isolate (Cache API, no gate), compatibilityDate ${compatibilityDate}`, () => {
+  let mf;
+  const runtime = runtimeOutput();
+  const R = (name) => `${compatibilityDate}-${name}`; // fault-server runs unique per block
+  const up = (name, q = "") => `${srv.url}/tile/{z}/{x}/{y}.png?run=${R(name)}${q}`;
+  before(async () => {
+    const scenario = (name, config) => [name, { route: `/${name}/{z}/{x}/{y}.png`, ...config }];
+    mf = new Miniflare(
+      worker({
+        compatibilityDate,
+        handleRuntimeStdio: runtime.handle,
+        bindings: {
+          SCENARIOS: Object.fromEntries([
+            // three mirrors on one host, each failing 30 % of attempts in its own way
+            scenario("flaky", { ...FAST, upstream: [up("flaky", "&f=503&p=0.3"), up("flaky", "&f=truncate&p=0.3"), up("flaky", "&f=html&p=0.3")] }),
+            ...["503", "html", "truncate", "sexml"].map((f) => scenario(`bad-${f}`, { ...FAST, deadlineMs: 300, breaker: { failureThreshold: 100 }, upstream: up(`bad-${f}`, `&f=${f}`) })),
+            scenario("bad-sexml-perm", { ...FAST, upstream: up("bad-sexml-perm", "&f=sexml&code=InvalidParameterValue") }),
+            scenario("stale", { ...FAST, deadlineMs: 600, cacheTtlS: 1, staleIfErrorS: 3600, upstream: up("stale") }),
+            scenario("cold", {
+              ...FAST,
+              deadlineMs: 1500,
+              maxConcurrent: 4,
+              breaker: { failureThreshold: 5, openMs: 500, maxOpenMs: 1000 },
+              upstream: up("cold"),
+            }),
+            scenario("coords", { maxZoom: 5, upstream: up("coords") }),
+            scenario("same", { upstream: up("same", "&delay=50") }),
+            scenario("nf", { cacheTtlByStatus: { 404: 1 }, upstream: up("nf", "&f=404") }),
+            scenario("cap", { baseDelayMs: 5, maxDelayMs: 10, deadlineMs: 5000, maxSubrequests: 5, upstream: up("cap", "&f=503") }),
+            scenario("rl", { upstream: up("rl", "&f=429&ra=30") }),
+            scenario("cors", { cors: ["https://maps.example.com"], upstream: up("cors") }),
+            scenario("secret", { upstream: up("secret", "&api_key=S3CRET&access_token=T0KEN&style=dark") }),
+          ]),
+        },
+      }),
+    );
+    await mf.ready;
+  });
+  after(async () => {
+    await mf?.dispose();
+  });
+  after(() => runtime.assertClean());
+
+  test("flaky upstream (503 / truncated / HTML, 30 % each mirror): every tile 200 with the right bytes, then from the cache", async (t) => {
+    const tiles = tilesOf(3, 48);
+    const first = await Promise.all(tiles.map((xyz) => get(mf, `http://proxy.test/flaky/${tileKey(xyz)}.png`)));
+    let attempts = 0;
+    first.forEach((r, i) => {
+      assert.equal(r.status, 200, `${tileKey(tiles[i])}: ${r.text}`);
+      assert.ok(r.body.equals(tilePng(...tiles[i])), `${tileKey(tiles[i])}: the true bytes`);
+      assert.equal(h(r, "content-type"), "image/png");
+      assert.equal(h(r, "x-tilefetch-cache"), "miss");
+      assert.match(h(r, "server-timing"), /upstream;dur=[\d.]+;desc="\d+ attempts?", total;dur=/);
+      attempts += Number(h(r, "x-tilefetch-attempts"));
+    });
+    const requests = srv.requests(R("flaky"));
+    assert.equal(attempts, requests, "x-tilefetch-attempts adds up to what the upstream saw");
+    assert.ok(requests > tiles.length, "some attempts failed and were retried");
+    t.diagnostic(`${tiles.length} tiles, all 200 with the true bytes; upstream requests ${requests} (${(requests / tiles.length).toFixed(2)} per tile)`);
+
+    const second = await Promise.all(tiles.map((xyz) => get(mf, `http://proxy.test/flaky/${tileKey(xyz)}.png`)));
+    second.forEach((r, i) => {
+      assert.equal(r.status, 200);
+      assert.equal(h(r, "x-tilefetch-cache"), "hit");
+      assert.equal(h(r, "x-tilefetch-attempts"), "0");
+      assert.ok(r.body.equals(tilePng(...tiles[i])), "no error body was ever cached as a tile");
+      assert.match(h(r, "cache-control"), /^public, max-age=\d+$/);
+    });
+    assert.equal(srv.requests(R("flaky")), requests, "the second pass sent nothing upstream");
+    t.diagnostic(`second pass: ${tiles.length} cache hits, 0 upstream requests`);
+  });
+
+  test("concurrent requests for one tile share one upstream call", async (t) => {
+    const rs = await Promise.all(Array.from({ length: 8 }, () => get(mf, "http://proxy.test/same/5/7/9.png")));
+    for (const r of rs) assert.ok(r.status === 200 && r.body.equals(tilePng(5, 7, 9)));
+    assert.equal(srv.requests(R("same")), 1);
+    const coalesced = rs.filter((r) => h(r, "x-tilefetch-coalesced") === "1").length;
+    assert.ok(coalesced >= 1, "the others waited for the first one's call (or found its tile cached)");
+    t.diagnostic(`8 concurrent requests: 1 upstream request, ${coalesced} coalesced, ${8 - coalesced - 1} cache hits`);
+  });
+
+  test("ServiceException, HTML, truncated bodies and 5xx are never cached", async (t) => {
+    for (const f of ["503", "html", "truncate", "sexml", "sexml-perm"]) {
+      const run = `bad-${f}`;
+      const a = await get(mf, `http://proxy.test/${run}/2/1/1.png`);
+      const n1 = srv.requests(R(run));
+      const b = await get(mf, `http://proxy.test/${run}/2/1/1.png`);
+      const n2 = srv.requests(R(run));
+      assert.equal(a.status, 503, `${f}: ${a.text}`);
+      assert.equal(b.status, 503, `${f}: ${b.text}`);
+      assert.equal(h(b, "x-tilefetch-cache"), "miss");
+      assert.equal(h(b, "cache-control"), "no-store");
+      assert.ok(n1 >= 1 && n2 > n1, `${f}: the second request went upstream again (${n1} → ${n2})`);
+      assert.ok(!b.body.includes("ServiceException") && !b.body.includes("<html"), "no upstream body is passed on");
+      t.diagnostic(`${f}: ${a.status} twice, upstream requests ${n1} then ${n2}`);
+    }
+  });
+
+  test("outage after a warm cache: the stale tiles are served", async (t) => {
+    const tiles = tilesOf(4, 8);
+    const warm = await Promise.all(tiles.map((xyz) => get(mf, `http://proxy.test/stale/${tileKey(xyz)}.png`)));
+    for (const r of warm) assert.equal(r.status, 200);
+    assert.equal(srv.requests(R("stale")), tiles.length);
+    await sleep(1100); // past cacheTtlS: 1
+    srv.outage(R("stale"), 60_000);
+    const t0 = performance.now();
+    const during = await Promise.all(tiles.map((xyz) => get(mf, `http://proxy.test/stale/${tileKey(xyz)}.png`)));
+    const wall = performance.now() - t0;
+    during.forEach((r, i) => {
+      assert.equal(r.status, 200, r.text);
+      assert.ok(r.body.equals(tilePng(...tiles[i])), "the stale copy's bytes");
+      assert.equal(h(r, "x-tilefetch-stale"), "1");
+      assert.equal(h(r, "x-tilefetch-cache"), "stale");
+      assert.equal(h(r, "warning"), '111 - "Revalidation Failed"');
+      assert.ok(Number(h(r, "age")) >= 1, `Age ${h(r, "age")}`);
+      assert.equal(h(r, "cache-control"), "no-cache");
+    });
+    const outageRequests = srv.requests(R("stale")) - tiles.length;
+    assert.ok(outageRequests >= tiles.length, "each tile was tried upstream first");
+    const cold = await get(mf, "http://proxy.test/stale/4/15/15.png");
+    assert.equal(cold.status, 503, "a tile never cached has nothing stale to fall back on");
+    assert.match(h(cold, "retry-after"), /^\d+$/);
+    t.diagnostic(`${tiles.length} stale tiles served in ${wall.toFixed(0)} ms after ${outageRequests} failed upstream requests; an uncached tile: 503, Retry-After ${h(cold, "retry-after")}`);
+  });
+
+  test("outage with a cold cache: 503 + Retry-After, and bounded upstream load", async (t) => {
+    // Bound. Before the breaker opens: f consecutive failures, plus what the other calls in flight
+    // (at most maxConcurrent c) send meanwhile. Then every call still in the client waits for the
+    // half-open time and probes (the proxy never lets a call wait for another's probe; see
+    // pkg/worker.js): at most c per half-open for the calls that were in flight, whose deadline D
+    // allows at most ⌈D/(0.8·o)⌉ half-opens (open time o ±20 %, growing ×1.5); new calls are let in
+    // one at a time while the breaker is not closed: one probe per half-open over the phase's T ms.
+    // upstream requests ≤ f + c + c·⌈D/(0.8·o)⌉ + ⌈T/(0.8·o)⌉, however many requests arrive.
+    const D = 1500;
+    const f = 5;
+    const c = 4;
+    const o = 500;
+    srv.outage(R("cold"), 60_000);
+    const tiles = tilesOf(4, 40);
+    const t0 = performance.now();
+    const rs = await Promise.all(tiles.map((xyz) => get(mf, `http://proxy.test/cold/${tileKey(xyz)}.png`)));
+    const T = performance.now() - t0;
+    const retryAfter = new Set();
+    for (const r of rs) {
+      assert.equal(r.status, 503, r.text);
+      assert.match(h(r, "retry-after"), /^[1-9]\d*$/);
+      retryAfter.add(Number(h(r, "retry-after")));
+      assert.ok(Number(h(r, "x-tilefetch-attempts")) <= 40 - 2);
+    }
+    const requests = srv.requests(R("cold"));
+    const bound = f + c + c * Math.ceil(D / (0.8 * o)) + Math.ceil(T / (0.8 * o));
+    assert.ok(requests <= bound, `upstream saw ${requests} requests, bound ${bound}`);
+    assert.ok(Math.max(...retryAfter) <= 2, `Retry-After follows the breaker (maxOpenMs 1000): ${[...retryAfter]}`);
+    t.diagnostic(`${tiles.length} requests in ${T.toFixed(0)} ms: all 503, Retry-After ${[...retryAfter].join("/")} s; upstream requests ${requests} ≤ f + c + c·⌈D/0.8o⌉ + ⌈T/0.8o⌉ = ${bound} (${tiles.length} requests × up to 38 attempts without the breaker)`);
+  });
+
+  test("invalid coordinates → 400 with a reason; nothing sent upstream", async (t) => {
+    const bad = ["6/0/0", "1/2/0", "1/0/2", "5/32/0", "5/0/32", "-1/0/0", "1/-1/0", "1/0/1.5", "1/0/1e0", "1/0/0x1", "1/0/+1", "1/0/%31", "1/0/%EF%BC%91", "1/abc/0", "/0/0", "1//0", "1/0/", "99999999999/0/0", "1/0/%20", "1/0/..%2F0"];
+    for (const p of bad) {
+      const r = await get(mf, `http://proxy.test/coords/${p}.png`);
+      assert.equal(r.status, 400, `${p}: ${r.status} ${r.text}`);
+      assert.match(r.text, /^invalid tile: [xyz] must be/);
+      assert.equal(h(r, "cache-control"), "no-store");
+    }
+    assert.equal(srv.requests(R("coords")), 0);
+    const notTile = await get(mf, "http://proxy.test/coords/1/0/0.jpg");
+    assert.equal(notTile.status, 404);
+    const edge = await get(mf, "http://proxy.test/coords/5/31/31.png");
+    assert.equal(edge.status, 200);
+    assert.ok(edge.body.equals(tilePng(5, 31, 31)));
+    t.diagnostic(`${bad.length} invalid paths → 400, 0 upstream requests; 5/31/31 (maxZoom 5) → 200`);
+  });
+
+  test("404 is cached for its own short TTL only", async (t) => {
+    const a = await get(mf, "http://proxy.test/nf/3/1/1.png");
+    assert.equal(a.status, 404);
+    assert.equal(h(a, "x-tilefetch-cache"), "miss");
+    assert.equal(h(a, "cache-control"), "public, max-age=1");
+    assert.equal(srv.requests(R("nf")), 1);
+    await sleep(50); // the cache write is a waitUntil
+    const b = await get(mf, "http://proxy.test/nf/3/1/1.png");
+    assert.equal(b.status, 404);
+    assert.equal(h(b, "x-tilefetch-cache"), "hit");
+    assert.equal(srv.requests(R("nf")), 1, "within the TTL: from the cache");
+    await sleep(1100);
+    const c = await get(mf, "http://proxy.test/nf/3/1/1.png");
+    assert.equal(c.status, 404);
+    assert.equal(h(c, "x-tilefetch-cache"), "miss");
+    assert.equal(srv.requests(R("nf")), 2, "after the TTL: upstream again");
+    t.diagnostic("404: upstream 1, then a cache hit, then upstream again 1.1 s later (cacheTtlByStatus 404: 1 s)");
+  });
+
+  test("maxSubrequests bounds the upstream attempts of one request", async (t) => {
+    const r = await get(mf, "http://proxy.test/cap/2/0/0.png");
+    assert.equal(r.status, 503);
+    assert.equal(h(r, "x-tilefetch-attempts"), "3");
+    assert.equal(srv.requests(R("cap")), 3, "maxSubrequests 5 − 2 cache operations = 3 upstream attempts");
+    t.diagnostic(`maxSubrequests 5: 3 upstream attempts (+ cache match and put), then 503, Retry-After ${h(r, "retry-after")}`);
+  });
+
+  test("the upstream's 429 is passed on with its Retry-After", async (t) => {
+    const r = await get(mf, "http://proxy.test/rl/2/0/0.png");
+    assert.equal(r.status, 429, r.text);
+    const ra = Number(h(r, "retry-after"));
+    assert.ok(ra >= 29 && ra <= 30, `Retry-After ${ra}`);
+    assert.equal(srv.requests(R("rl")), 1);
+    t.diagnostic(`upstream 429 + Retry-After: 30 → 429, Retry-After ${ra}, 1 upstream request`);
+  });
+
+  test("the cache key is the upstream URL without its secrets", async (t) => {
+    const r = await get(mf, "http://proxy.test/secret/2/1/3.png");
+    assert.equal(r.status, 200);
+    const sent = srv.log.find((e) => e.key === `${R("secret")}/2/1/3`);
+    assert.match(sent.path, /api_key=S3CRET&access_token=T0KEN/, "the upstream gets the secrets");
+    const caches = await mf.getCaches();
+    const base = `${srv.url}/tile/2/1/3.png?run=${R("secret")}`;
+    let hit;
+    for (const end = Date.now() + 2000; !hit && Date.now() < end; await sleep(20)) hit = await caches.default.match(`${base}&style=dark`); // written in waitUntil
+    assert.ok(hit, "stored under the URL without api_key and access_token");
+    assert.ok(Buffer.from(await hit.arrayBuffer()).equals(tilePng(2, 1, 3)));
+    const withSecret = await caches.default.match(`${base}&api_key=S3CRET&access_token=T0KEN&style=dark`);
+    assert.equal(withSecret, undefined);
+    t.diagnostic(`cache key: ${base.replace(srv.url, "<upstream>")}&style=dark`);
+  });
+
+  test("CORS: preflight, allowed and other origins", async () => {
+    const pre = await get(mf, "http://proxy.test/flaky/0/0/0.png", { method: "OPTIONS", headers: { origin: "https://a.example", "access-control-request-method": "GET" } });
+    assert.equal(pre.status, 204);
+    assert.equal(h(pre, "access-control-allow-origin"), "*");
+    const ok = await get(mf, "http://proxy.test/cors/1/0/0.png", { headers: { origin: "https://maps.example.com" } });
+    assert.equal(h(ok, "access-control-allow-origin"), "https://maps.example.com");
+    assert.match(h(ok, "access-control-expose-headers"), /Retry-After/);
+    const other = await get(mf, "http://proxy.test/cors/1/0/0.png", { headers: { origin: "https://evil.example" } });
+    assert.equal(h(other, "access-control-allow-origin"), null);
+    assert.equal(h(other, "vary"), "Origin");
+    const post = await get(mf, "http://proxy.test/cors/1/0/0.png", { method: "POST", body: "x" });
+    assert.equal(post.status, 405);
+  });
+
+  test("config is validated up front: a TileError naming the field", async (t) => {
+    const u = "https://tiles.example.com/{z}/{x}/{y}.png";
+    const cases = [
+      [{}, "upstream"],
+      [{ upstream: "tiles.example.com/{z}/{x}/{y}.png" }, "upstream"],
+      [{ upstream: "ftp://tiles.example.com/{z}/{x}/{y}.png" }, "upstream"],
+      [{ upstream: "https://{z}.tiles.example.com/{x}/{y}.png" }, "upstream"],
+      [{ upstream: [u, "https://tiles.example.com/{z}/{x}.png"] }, "upstream[1]"],
+      [{ upstream: "https://user:pw@tiles.example.com/{z}/{x}/{y}.png" }, "upstream"],
+      [{ upstream: u, route: "/tiles/{z}/{x}.png" }, "route"],
+      [{ upstream: u, maxZoom: 31 }, "maxZoom"],
+      [{ upstream: u, cacheTtlS: -1 }, "cacheTtlS"],
+      [{ upstream: u, cacheTtlByStatus: { 503: 10 } }, 'cacheTtlByStatus["503"]'],
+      [{ upstream: u, staleIfErrorS: "1d" }, "staleIfErrorS"],
+      [{ upstream: u, maxSubrequests: 2 }, "maxSubrequests"],
+      [{ upstream: u, cors: "maps.example.com" }, "cors"],
+      [{ upstream: u, gate: { openms: 1 } }, "gate.openms"],
+      [{ upstream: u, cacheTTLs: 1 }, "cacheTTLs"],
+      [{ upstream: u, deadlinems: 1 }, "deadlinems"],
+      [{ upstream: u, breaker: { openMs: -1 } }, "breaker.openMs"],
+    ];
+    for (const [config, field] of cases) {
+      const r = await get(mf, "http://proxy.test/__config", { method: "POST", body: JSON.stringify(config) });
+      const out = JSON.parse(r.text);
+      assert.equal(out.ok, false, `${JSON.stringify(config)} was accepted`);
+      assert.equal(out.instanceofTileError, true);
+      assert.equal(out.kind, "invalid-options");
+      assert.ok(out.message.startsWith(`invalid \`${field}\``), `${JSON.stringify(config)}: ${out.message}`);
+    }
+    const good = await get(mf, "http://proxy.test/__config", { method: "POST", body: JSON.stringify({ upstream: u, preset: "batch", gate: false, cors: false }) });
+    assert.deepEqual(JSON.parse(good.text), { ok: true });
+    t.diagnostic(`${cases.length} bad configs rejected, each naming its field`);
+  });
+});
+}
+
+describe("tilefetch/worker: nothing from the request chooses the upstream host (SSRF)", () => {
+  let mf;
+  const outbound = [];
+  const runtime = runtimeOutput();
+  before(async () => {
+    mf = new Miniflare(
+      worker({
+        handleRuntimeStdio: runtime.handle,
+        bindings: { SCENARIOS: { ssrf: { route: "/tiles/{z}/{x}/{y}.png", maxZoom: 4, upstream: `${srv.url}/tile/{z}/{x}/{y}.png?run=ssrf` } }, DEFAULT: "ssrf" },
+        // Every fetch the worker makes passes through here (the cache is not a fetch).
+        outboundService: (request) => {
+          outbound.push(request.url);
+          return fetch(request.url, { method: request.method, headers: request.headers });
+        },
+      }),
+    );
+    await mf.ready;
+  });
+  after(async () => {
+    await mf?.dispose();
+  });
+  after(() => runtime.assertClean());
+
+  test("encoded slashes, @, .., absolute URLs and //host in every position", async (t) => {
+    const E = `127.0.0.1:${evil.port}`;
+    const payloads = [];
+    const hostile = [`%2F%2F${E}`, `%2f%2f${E}%2ftile`, `@${E}`, `..`, `%2e%2e`, `..%2F..%2F${E}`, `http:%2F%2F${E}%2F`, `http://${E}/`, `//${E}`, `\\\\${E}`, `1@${E}`, `1%40${E}`, `1#@${E}`, `1?@${E}`, `1;@${E}`, `%00${E}`];
+    for (const bad of hostile) {
+      payloads.push(`/tiles/${bad}/0/0.png`, `/tiles/1/${bad}/0.png`, `/tiles/1/0/${bad}.png`, `/tiles/1/0/0.png${bad}`, `/${bad}/tiles/1/0/0.png`);
+    }
+    payloads.push(`//${E}/tiles/1/0/0.png`, `///${E}/tiles/1/0/0.png`, `/tiles/1/0/0.png/..%2F..%2F${E}`, `/tiles/1/0/../../../${E}/0.png`);
+    const results = [];
+    for (const p of payloads) {
+      let res;
+      try {
+        res = await get(mf, `http://proxy.test${p}`);
+      } catch {
+        continue; // a URL the client library itself refuses never reaches the worker
+      }
+      results.push([p, res.status]);
+      assert.ok([200, 400, 404].includes(res.status), `${p}: ${res.status} ${res.text}`);
+      if (res.status === 200) {
+        // Only a path that URL parsing normalises to a valid tile path (e.g. "/../tiles/1/0/0.png"):
+        // the tile it names, from the upstream.
+        const m = new URL(`http://proxy.test${p}`).pathname.match(/^\/tiles\/(\d+)\/(\d+)\/(\d+)\.png$/);
+        assert.ok(m, `${p} → 200`);
+        assert.ok(res.body.equals(tilePng(...m.slice(1).map(Number))));
+      }
+    }
+    // The request's host, query and headers are ignored; the tile comes from the upstream.
+    const sideDoors = [
+      [`http://${E}/tiles/1/0/0.png`, {}],
+      [`http://proxy.test/tiles/1/0/0.png?upstream=http://${E}/&url=//${E}/x&run=evil&f=hang`, {}],
+      [`http://proxy.test/tiles/1/0/1.png`, { headers: { host: E, "x-forwarded-host": E, forwarded: `host=${E}`, "x-original-url": `http://${E}/`, "x-rewrite-url": `//${E}/`, referer: `http://${E}/`, origin: `http://${E}` } }],
+    ];
+    for (const [url, init] of sideDoors) {
+      const r = await get(mf, url, init);
+      assert.equal(r.status, 200, `${url}: ${r.text}`);
+      const [z, x, y] = new URL(url).pathname.match(/(\d+)\/(\d+)\/(\d+)\.png$/).slice(1).map(Number);
+      assert.ok(r.body.equals(tilePng(z, x, y)));
+    }
+    const hosts = new Set(outbound.map((u) => new URL(u).host));
+    assert.deepEqual([...hosts], [new URL(srv.url).host], `outbound hosts: ${[...hosts]}`);
+    assert.equal(evil.requests(), 0, "the other host saw nothing");
+    for (const e of srv.log.filter((l) => l.key.startsWith("ssrf/"))) assert.match(e.path, /^\/tile\/\d+\/\d+\/\d+\.png\?run=ssrf$/);
+    const by = results.reduce((m, [, s]) => ((m[s] = (m[s] ?? 0) + 1), m), {});
+    t.diagnostic(`200: ${results.filter(([, s]) => s === 200).map(([p]) => p).join(", ")}`);
+    t.diagnostic(`${results.length} hostile paths → ${JSON.stringify(by)}; ${sideDoors.length} hostile host/query/header requests → 200 from the upstream; outbound requests ${outbound.length}, all to ${[...hosts]}`);
+  });
+});
+
+describe("tilefetch/worker: two workers share one UpstreamGate Durable Object", () => {
+  let mf;
+  const runtime = runtimeOutput();
+  const OPEN_MS = 2000;
+  const gateConfig = (run) => ({
+    ...FAST,
+    deadlineMs: 300,
+    breaker: { failureThreshold: 100 }, // the isolates' own breakers stay closed: the gate decides
+    gate: { failureThreshold: 3, openMs: OPEN_MS, maxOpenMs: OPEN_MS },
+    upstream: `${srv.url}/tile/{z}/{x}/{y}.png?run=${run}`,
+  });
+  before(async () => {
+    const base = worker({});
+    delete base.compatibilityDate;
+    mf = new Miniflare({
+      compatibilityDate: COMPATIBILITY_DATE,
+      handleRuntimeStdio: runtime.handle,
+      workers: [
+        { ...base, name: "a", bindings: { SCENARIOS: { gate: gateConfig("gateA") }, DEFAULT: "gate" }, durableObjects: { UPSTREAM_GATE: "UpstreamGate" } },
+        { ...base, name: "b", bindings: { SCENARIOS: { gate: gateConfig("gateB") }, DEFAULT: "gate" }, durableObjects: { UPSTREAM_GATE: { className: "UpstreamGate", scriptName: "a" } } },
+      ],
+    });
+    await mf.ready;
+  });
+  after(async () => {
+    await mf?.dispose();
+  });
+  after(() => runtime.assertClean());
+
+  async function gateState() {
+    const ns = await mf.getDurableObjectNamespace("UPSTREAM_GATE", "a");
+    const stub = ns.get(ns.idFromName(new URL(srv.url).host));
+    const res = await stub.fetch("http://gate/", { method: "POST", body: JSON.stringify({ op: "state" }) });
+    return res.json();
+  }
+
+  test("after worker a trips the shared breaker, worker b sends nothing during the open time", async (t) => {
+    const a = await mf.getWorker("a");
+    const b = await mf.getWorker("b");
+    srv.outage("gateA", 60_000);
+    for (const x of [0, 1, 2]) {
+      const r = await get(a, `http://a.test/tiles/2/${x}/0.png`);
+      assert.equal(r.status, 503, r.text);
+      assert.ok(Number(h(r, "x-tilefetch-attempts")) >= 1);
+    }
+    const tripped = performance.now();
+    const state = await gateState();
+    assert.equal(state.state, "open", JSON.stringify(state));
+    const aSent = srv.requests("gateA");
+
+    // Worker b's own breaker is closed and its upstream run is healthy: only the gate stops it.
+    const rs = await Promise.all([0, 1, 2, 3].flatMap((x) => [0, 1].map((y) => get(b, `http://b.test/tiles/2/${x}/${y}.png`))));
+    const more = await get(a, "http://a.test/tiles/2/3/0.png");
+    const within = performance.now() - tripped;
+    assert.ok(within < OPEN_MS, `the checks ran within the open time (${within.toFixed(0)} ms)`);
+    for (const r of [...rs, more]) {
+      assert.equal(r.status, 503, r.text);
+      assert.equal(h(r, "x-tilefetch-attempts"), "0");
+      const ra = Number(h(r, "retry-after"));
+      assert.ok(ra >= 1 && ra <= OPEN_MS / 1000, `Retry-After ${ra}`);
+      assert.match(r.text, /upstream gate: the shared breaker is open/);
+    }
+    assert.equal(srv.requests("gateB"), 0, "worker b sent nothing upstream while the shared breaker was open");
+    assert.equal(srv.requests("gateA"), aSent, "nor did worker a");
+    t.diagnostic(`a: 3 failed calls (${aSent} upstream requests) opened the gate; within ${within.toFixed(0)} ms b got ${rs.length} × 503 (Retry-After ${h(rs[0], "retry-after")} s), 0 upstream requests`);
+
+    // After the open time one probe goes (from b, whose upstream run is healthy) and closes it.
+    await sleep(Math.max(0, state.openUntil - Date.now()) + 100);
+    const probe = await get(b, "http://b.test/tiles/2/0/0.png");
+    assert.equal(probe.status, 200, probe.text);
+    assert.ok(probe.body.equals(tilePng(2, 0, 0)));
+    const after = await gateState();
+    assert.equal(after.state, "closed", JSON.stringify(after));
+    const rest = await Promise.all([1, 2, 3].map((x) => get(b, `http://b.test/tiles/2/${x}/1.png`)));
+    for (const r of rest) assert.equal(r.status, 200);
+    assert.equal(srv.requests("gateB"), 4);
+    t.diagnostic(`after the open time: b's probe 200 closed the gate (opened ${after.opened}×, denied ${after.denied}); b then fetched 3 more tiles`);
+  });
+});
+
+describe("examples/worker: the example deployment runs", () => {
+  let mf;
+  const outbound = [];
+  const runtime = runtimeOutput();
+  before(async () => {
+    const [entry, ...rest] = modules();
+    mf = new Miniflare({
+      compatibilityDate: COMPATIBILITY_DATE, // examples/worker/wrangler.toml's
+      handleRuntimeStdio: runtime.handle,
+      modulesRoot: ROOT,
+      modules: [
+        { type: "ESModule", path: path.join(ROOT, "examples/worker/worker.js") },
+        // "tilefetch/worker" (the package's `exports` entry, as wrangler would resolve it); workerd
+        // looks a bare name up next to the importing module first
+        { type: "ESModule", path: path.join(ROOT, "examples/worker/tilefetch/worker"), contents: 'export * from "../../../pkg/worker.js";' },
+        ...rest,
+      ],
+      bindings: { TILE_API_KEY: "K3Y" },
+      durableObjects: { UPSTREAM_GATE: "UpstreamGate" },
+      // stands for https://{a,b,c}.tiles.example.com: every tile request gets the tile it names
+      outboundService: (request) => {
+        outbound.push(request.url);
+        const m = new URL(request.url).pathname.match(/^\/(\d+)\/(\d+)\/(\d+)\.png$/);
+        return m ? new Response(tilePng(...m.slice(1).map(Number)), { headers: { "content-type": "image/png" } }) : new Response("no", { status: 404 });
+      },
+    });
+    assert.equal(entry.path, path.join(ROOT, "tests/workerd/fixtures/proxy-worker.mjs"));
+    await mf.ready;
+  });
+  after(async () => {
+    await mf?.dispose();
+  });
+  after(() => runtime.assertClean());
+
+  test("tiles through the gate, the key upstream only, CORS, 400 past maxZoom", async (t) => {
+    const r = await get(mf, "http://tiles.test/tiles/3/2/1.png", { headers: { origin: "https://map.example" } });
+    assert.equal(r.status, 200, r.text);
+    assert.ok(r.body.equals(tilePng(3, 2, 1)));
+    assert.equal(h(r, "access-control-allow-origin"), "*");
+    assert.match(h(r, "server-timing"), /gate;dur=/);
+    assert.equal(outbound.length, 1);
+    assert.match(outbound[0], /^https:\/\/[abc]\.tiles\.example\.com\/3\/2\/1\.png\?key=K3Y$/);
+    assert.equal((await get(mf, "http://tiles.test/tiles/20/0/0.png")).status, 400, "maxZoom 19");
+    t.diagnostic(`upstream request: ${outbound[0].replace("K3Y", "<key>")}; Server-Timing: ${h(r, "server-timing")}`);
+  });
+});
