@@ -24,6 +24,7 @@ import { fileURLToPath } from "node:url";
 import { performance } from "node:perf_hooks";
 import { prng, serviceExceptionXml } from "../tests/server/fault-server.mjs";
 import { labelledTilePng } from "./tiles.mjs";
+import { buildPage } from "./build-page.mjs";
 
 const ROOT = fileURLToPath(new URL("../", import.meta.url));
 const WWW = path.join(ROOT, "www");
@@ -196,27 +197,8 @@ export function createTileService({ seed = 7 } = {}) {
 // ---------------------------------------------------------------- page build
 
 /** Vite-builds www/index.html (and the map modules it imports) into `outDir`. */
-async function buildPage(outDir) {
-  const { build } = await import("vite");
-  await build({
-    root: WWW,
-    configFile: false,
-    logLevel: "warn",
-    resolve: {
-      alias: [
-        { find: /^tilefetch\/(openlayers|leaflet|maplibre)$/, replacement: path.join(ROOT, "pkg/$1.js") },
-        { find: /^tilefetch$/, replacement: path.join(ROOT, "pkg/browser.js") },
-      ],
-    },
-    build: {
-      target: "es2022",
-      outDir,
-      emptyOutDir: true,
-      reportCompressedSize: false,
-      chunkSizeWarningLimit: 4096,
-      rollupOptions: { input: path.join(WWW, "index.html") },
-    },
-  });
+function buildDemoPage(outDir) {
+  return buildPage({ root: WWW, input: path.join(WWW, "index.html"), outDir });
 }
 
 // ---------------------------------------------------------------- servers
@@ -302,7 +284,7 @@ export async function startDemo({ port = 0, seed = 7 } = {}) {
     fs.rmSync(tmp, { recursive: true, force: true });
   };
   try {
-    await buildPage(dist);
+    await buildDemoPage(dist);
     const realDist = fs.realpathSync(dist);
 
     const tileServer = (role) =>

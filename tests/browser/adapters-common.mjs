@@ -7,7 +7,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import zlib from "node:zlib";
-import { build } from "vite";
+import { buildPage as buildViteTestPage } from "../../www/build-page.mjs";
 import { startFaultServer, tilePng } from "../server/fault-server.mjs";
 import {
   ROOT,
@@ -25,26 +25,8 @@ export const MAP_H = 512;
 const FIXTURES = path.join(ROOT, "tests/browser/fixtures/adapters");
 
 /** Vite-builds `entry`.html of the fixtures into a temporary folder. */
-async function buildPage(entry, outDir) {
-  await build({
-    root: FIXTURES,
-    configFile: false,
-    logLevel: "warn",
-    resolve: {
-      alias: [
-        { find: /^tilefetch\/(openlayers|leaflet|maplibre)$/, replacement: path.join(ROOT, "pkg/$1.js") },
-        { find: /^tilefetch$/, replacement: path.join(ROOT, "pkg/browser.js") },
-      ],
-    },
-    build: {
-      target: "es2022",
-      outDir,
-      emptyOutDir: true,
-      reportCompressedSize: false,
-      chunkSizeWarningLimit: 4096,
-      rollupOptions: { input: path.join(FIXTURES, `${entry}.html`) },
-    },
-  });
+function buildPage(entry, outDir) {
+  return buildViteTestPage({ root: FIXTURES, input: path.join(FIXTURES, `${entry}.html`), outDir });
 }
 
 /**
