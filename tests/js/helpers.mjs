@@ -77,3 +77,33 @@ export function stopwatch() {
   const t0 = performance.now();
   return () => performance.now() - t0;
 }
+
+/**
+ * Starts a one-timer-tick clock: `fired()` turns true once a `setTimeout(0)` scheduled now has
+ * run. "Rejected before the tick" is the load-independent form of "rejected at once": a
+ * rejection driven by microtasks (an abort listener, a woken queue) beats it on any machine,
+ * while one that waits for any timer, poll or network event cannot.
+ */
+export function timerTick() {
+  let done = false;
+  setTimeout(() => {
+    done = true;
+  }, 0);
+  return { fired: () => done };
+}
+
+/**
+ * A reference timer for deadline checks: `late(at)` is how far `at` (a performance.now() time)
+ * falls after the moment a `setTimeout(ms)` started now actually ran. Comparing a rejection with
+ * a timer of the same length cancels out event-loop lag on a busy machine, so the check tests
+ * "stopped at its deadline", not "the machine was idle".
+ */
+export function referenceTimer(ms) {
+  let firedAt = null;
+  setTimeout(() => {
+    firedAt = performance.now();
+  }, ms);
+  return {
+    late: (at) => (firedAt === null ? 0 : at - firedAt),
+  };
+}
