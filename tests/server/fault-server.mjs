@@ -34,7 +34,10 @@
 // ra: "N" seconds as is | "date:N" IMF-fixdate N s ahead | "raw:TEXT" verbatim.
 // p: probability (seeded PRNG over seed/key/n), n: only the first n requests of the key.
 // age=S: healthy answers carry `Age: S` unless the query has `_tf` (a cache-busted request).
-// delay=MS before every answer; slowp=P + slowms=MS: heavy tail.
+// delay=MS before every answer; slowp=P + slowms=MS: a two-point slow tail;
+//   tailms=XM (+ alpha=A, default 1; tailmaxms=MS, default 60000): a Pareto-distributed extra delay,
+//   XM / U^(1/A) capped at tailmaxms, U seeded per key and attempt (a heavy tail: with A <= 1 its
+//   mean is unbounded, so a retry after a timeout usually lands in the body of the distribution).
 //
 // Outage: srv.outage(run, ms) -> {start, end} (server ms, like log `t`): every tile request of
 //   that run (key === run or starting with `${run}/`) that ARRIVES in [start, end) is answered 503
@@ -45,7 +48,8 @@
 // away before the response finished (reset/shortlen cut by the server and close() do not count).
 // log entries: {key, path, fault, outcome, t (ms since start, monotonic), n, method, headers,
 //   status (the status sent; null while not yet answered and for hang/reset/shortlen, whose body
-//   never completes), tDone (server ms when the response finished or closed; null while open)}.
+//   never completes), tDone (server ms when the response finished or closed; null while open),
+//   delayMs (what delay, slowp and tailms added up to before answering)}.
 //
 // Concurrency: a tile request is open from its arrival until its response finishes or closes
 // (client abort, reset, server close). srv.concurrent(prefix?) = open now, srv.peakConcurrent(
@@ -177,6 +181,14 @@ export function prng(seed, key, n, stream = "fault") {
   const b = hash32(`${stream}\u0001${n}\u0001${key}\u0001${seed}\u0001${a}`);
   // 53 bits of mantissa from two 32-bit hashes.
   return ((a >>> 0) * 2 ** 21 + (b >>> 11)) / 2 ** 53;
+}
+
+/**
+ * The Pareto(xm, alpha) quantile at 1 - u, capped: xm / (1 - u)^(1/alpha) for u in [0, 1).
+ * 1 - u is in (0, 1], so the result is finite before the cap; whole milliseconds.
+ */
+export function paretoDelay(u, xm, alpha, cap) {
+  return Math.round(Math.min(cap, xm / (1 - u) ** (1 / alpha)));
 }
 
 // ---------------------------------------------------------------- fault bodies
@@ -377,6 +389,12 @@ export async function startFaultServer({ seed = 1, host = "127.0.0.1", port = 0,
     let delay = Math.max(0, numParam(params, "delay", 0));
     const slowp = numParam(params, "slowp", 0);
     if (slowp > 0 && prng(seed, key, n, "slow") < slowp) delay += Math.max(0, numParam(params, "slowms", 0));
+    const tailms = numParam(params, "tailms", 0);
+    if (tailms > 0) {
+      const alpha = numParam(params, "alpha", 1);
+      const cap = Math.max(0, numParam(params, "tailmaxms", 60000));
+      delay += paretoDelay(prng(seed, key, n, "tail"), tailms, alpha > 0 ? alpha : 1, cap);
+    }
 
     const entry = {
       key,
@@ -389,6 +407,7 @@ export async function startFaultServer({ seed = 1, host = "127.0.0.1", port = 0,
       headers: { ...req.headers },
       status: null, // the status sent; null for hang/reset/shortlen and while not answered
       tDone: null, // server ms when the response finished or closed
+      delayMs: delay,
     };
     log.push(entry);
 

@@ -7,7 +7,7 @@ import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
-import { startFaultServer, tilePng, crc32, prng, PNG_SIGNATURE } from "./fault-server.mjs";
+import { startFaultServer, tilePng, crc32, prng, paretoDelay, PNG_SIGNATURE } from "./fault-server.mjs";
 
 const SERVER_FILE = fileURLToPath(new URL("./fault-server.mjs", import.meta.url));
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -315,6 +315,25 @@ describe("fault server", () => {
     r = await fetch(`${srv.url}/tile/1/0/0.png?run=slow0&slowp=0&slowms=5000`);
     await r.arrayBuffer();
     assert.ok(performance.now() - t < 1000);
+  });
+
+  test("tailms/alpha/tailmaxms: a seeded Pareto delay per key and attempt, capped, logged as delayMs", async () => {
+    const keys = Array.from({ length: 60 }, (_, i) => [4, i, 3]);
+    const q = "run=tail&tailms=2&alpha=0.8&tailmaxms=80&delay=1";
+    await Promise.all(keys.map(async ([z, x, y]) => (await fetch(`${srv.url}/tile/${z}/${x}/${y}.png?${q}`)).arrayBuffer()));
+    const delays = srv.log.filter((e) => e.key.startsWith("tail/")).map((e) => {
+      const [, z, x, y] = e.key.split("/");
+      assert.equal(e.delayMs, 1 + paretoDelay(prng(srv.seed, `tail/${z}/${x}/${y}`, e.n, "tail"), 2, 0.8, 80), "reproducible");
+      return e.delayMs - 1;
+    });
+    assert.equal(delays.length, 60);
+    assert.ok(delays.every((d) => d >= 2 && d <= 80), `within [xm, cap]: ${delays}`);
+    delays.sort((a, b) => a - b);
+    assert.ok(delays[30] < 10, `median near xm·2^(1/alpha) ≈ 4.8 ms: ${delays}`);
+    assert.ok(delays[59] > 20, `a heavy tail: ${delays}`);
+    assert.equal(paretoDelay(0, 50, 1, 1000), 50);
+    assert.equal(paretoDelay(0.99, 50, 1, 1000), 1000, "capped");
+    assert.equal(paretoDelay(0.9, 50, 1, 1e6), 500);
   });
 
   test("client abort during delay is counted as aborted", async () => {
