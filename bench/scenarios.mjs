@@ -1,0 +1,29 @@
+// The fault scenarios of the fault benchmark: what the loopback fault server does to every tile
+// request (query parameters of tests/server/fault-server.mjs). Each (client, scenario) run gets
+// its own server, so a scenario is its own host to every client that keeps per-host state.
+export const SCENARIOS = [
+  { id: "ok", title: "healthy", params: {} },
+  { id: "flaky-503", title: "flaky 503 (p = 0.3)", params: { f: "503", p: "0.3" } },
+  // 100 tiles/s with a burst of 20: 400 tiles need ≥ 3.8 s even when every client is perfect.
+  { id: "bucket-429", title: "429 token bucket (100/s, burst 20), Retry-After: 1", params: { f: "bucket", rate: "100", burst: "20", ra: "1" } },
+  { id: "bucket-429-date", title: "429 token bucket (100/s, burst 20), Retry-After: HTTP-date +1 s", params: { f: "bucket", rate: "100", burst: "20", ra: "date:1" } },
+  { id: "retry-after-86400", title: "429 + Retry-After: 86400 on every request", params: { f: "429", ra: "86400" } },
+  // 100 ms per answer (a realistic tile latency: 400 tiles at 32 in flight take ≥ 1.25 s), then
+  // every request arriving in [250 ms, 3250 ms) of the workload gets 503 "outage".
+  { id: "outage", title: "3 s outage (503) from 250 ms, then recovery; 100 ms per answer", params: { delay: "100" }, outage: { atMs: 250, ms: 3000 } },
+  { id: "hang", title: "hang (p = 0.1)", params: { f: "hang", p: "0.1" } },
+  { id: "reset", title: "reset mid-body (p = 0.1)", params: { f: "reset", p: "0.1" } },
+  { id: "truncate", title: "truncated body (p = 0.1)", params: { f: "truncate", p: "0.1" } },
+  { id: "sexml", title: "200 + ServiceException XML (p = 0.2)", params: { f: "sexml", p: "0.2" } },
+  { id: "html", title: "200 + HTML error page (p = 0.2)", params: { f: "html", p: "0.2" } },
+  { id: "404", title: "permanent 404", params: { f: "404" }, permanent: true },
+  { id: "403", title: "permanent 403", params: { f: "403" }, permanent: true },
+  // Pareto(50 ms, α 0.8) capped at 30 s: median ≈ 120 ms, ~3 % over 4 s, ~2 % over 6 s.
+  { id: "slow-tail", title: "heavy-tailed slow responses (Pareto 50 ms, α 0.8, cap 30 s)", params: { tailms: "50", alpha: "0.8", tailmaxms: "30000" } },
+];
+
+export const scenarioById = (id) => {
+  const s = SCENARIOS.find((x) => x.id === id);
+  if (!s) throw new Error(`unknown scenario ${id}; known: ${SCENARIOS.map((x) => x.id).join(", ")}`);
+  return s;
+};
