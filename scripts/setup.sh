@@ -27,6 +27,12 @@ if [ "$want" != "$have" ]; then
   cargo install wasm-bindgen-cli --version "$want"
 fi
 
+# Fuzzing (scripts/fuzz.sh) runs cargo-fuzz on nightly.
+if ! cargo +nightly fuzz --version >/dev/null 2>&1; then
+  step "cargo install cargo-fuzz 0.13.2"
+  cargo install cargo-fuzz --version 0.13.2
+fi
+
 if ! [ -x /usr/bin/chromium ] || ! [ -x /usr/bin/chromedriver ]; then
   step "apt-get install chromium chromium-driver"
   apt-get update -qq

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test of tilefetch, after installing what they need (scripts/setup.sh):
 #   1. cargo fmt --check, cargo clippy -D warnings on the host and on wasm32
-#   2. native Rust tests (pure core and the retry loop against fakes)
+#   2. native Rust tests (pure core and the retry loop against fakes), then a short fuzz run
+#      of the parsers (scripts/fuzz.sh short: fixed runs per target)
 #   3. the npm package build (prints its gzip size)
 #   4. wasm-bindgen tests with real fetch against the loopback fault server: Node, headless
 #      Chromium, and a dedicated worker in Chromium
@@ -34,9 +35,13 @@ step "static checks"
 cargo fmt --all -- --check
 cargo clippy --quiet --all-targets -- -D warnings
 cargo clippy --quiet --all-targets --target wasm32-unknown-unknown -- -D warnings
+(cd fuzz && cargo fmt -- --check && cargo +nightly clippy --quiet --bins -- -D warnings)
 
 step "native tests (cargo test)"
 run native cargo test --quiet
+
+step "fuzz (short, scripts/fuzz.sh short)"
+run fuzz bash scripts/fuzz.sh short
 
 step "build pkg/"
 bash scripts/build.sh
@@ -71,6 +76,7 @@ printf '%-34s %s\n' \
   "wasm-bindgen, Node:" "$(cargo_passed wasm-node) passed" \
   "wasm-bindgen, Chromium page:" "$(cargo_passed wasm-browser) passed" \
   "wasm-bindgen, Chromium worker:" "$(cargo_passed wasm-worker) passed" \
+  "fuzz targets (short runs):" "$(grep -c 'invariants held' "$log/fuzz") passed" \
   "JS (node:test):" "${js_pass:-0} passed, ${js_fail:-0} failed"
-total=$(( $(cargo_passed native) + $(cargo_passed wasm-node) + $(cargo_passed wasm-browser) + $(cargo_passed wasm-worker) + ${js_pass:-0} ))
+total=$(( $(cargo_passed native) + $(grep -c 'invariants held' "$log/fuzz") + $(cargo_passed wasm-node) + $(cargo_passed wasm-browser) + $(cargo_passed wasm-worker) + ${js_pass:-0} ))
 echo "all: ${total} passed, ${js_fail:-0} failed"

@@ -1,0 +1,33 @@
+//! fetchTile options and TileClient config: any JSON-like input is either accepted with sane
+//! numbers or refused with an error naming a field; never a panic (a panic traps the module).
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use tilefetch::client_config::ClientConfig;
+use tilefetch::options::Options;
+use tilefetch::MAX_DELAY_MS;
+use tilefetch_fuzz::Bytes;
+
+fuzz_target!(|data: &[u8]| {
+    let entries = Bytes::new(data).entries(0);
+    let borrowed: Vec<(&str, _)> = entries.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
+    match Options::parse(&borrowed) {
+        Ok(options) => {
+            for ms in
+                [options.base_delay_ms, options.max_delay_ms, options.attempt_timeout_ms, options.deadline_ms]
+            {
+                assert!((0.0..=MAX_DELAY_MS).contains(&ms), "{entries:?} -> {ms}");
+            }
+            let _ = options.verdict_key();
+        }
+        Err(error) => assert!(!error.to_string().is_empty()),
+    }
+    match ClientConfig::parse(&borrowed) {
+        Ok(config) => {
+            let host = config.host_config("tiles.example.com:8080");
+            let _ = config.call_entries("tiles.example.com", &entries);
+            let _ = host;
+        }
+        Err(error) => assert!(!error.to_string().is_empty()),
+    }
+});
