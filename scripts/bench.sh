@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Regenerates bench/RESULTS.md: installs what is needed and builds pkg/ (as scripts/demo.sh does;
+# BENCH_SKIP_BUILD=1 skips both), then runs every benchmark and writes their raw output to
+# bench/out/ (git-ignored):
+#   1. size      gzip -9 of the wasm, the glue, each adapter, each anchor bundled (bench/size.mjs)
+#   2. startup   import to first fetchTile call, Node and Chromium (bench/startup.mjs)
+#   3. overhead  healthy tiles, every client in alternating rounds, Node and Chromium (bench/overhead.mjs)
+#   4. fault     every client × 14 fault scenarios on loopback (bench/fault.mjs)
+#   5. soak      100 000 fetchTile calls in one process (bench/soak.mjs)
+#   6. jitter    AWS's backoff experiment in Rust (examples/jitter_experiment.rs), when present
+#   7. fuzz      cargo-fuzz, long runs (scripts/fuzz.sh long), when present
+# and finally bench/report.mjs, which writes bench/RESULTS.md and bench/outage-requests.svg.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+started=$SECONDS
+rm -rf bench/out
+mkdir -p bench/out
+# Runs one phase and records its duration for the report.
+phase() {
+  local name=$1 t0=$SECONDS
+  shift
+  step "$name"
+  "$@"
+  printf '%s\t%s\n' "$name" $((SECONDS - t0)) >>bench/out/phases.tsv
+}
+# A Rust section: its stdout is markdown for RESULTS.md; a failure is reported there, not fatal.
+rust_section() {
+  local out=$1
+  shift
+  local code=0
+  "$@" >"bench/out/$out.tmp" || code=$?
+  cat "bench/out/$out.tmp"
+  if [ "$code" -ne 0 ]; then
+    { cat "bench/out/$out.tmp"; printf '\n**Failed**: `%s` exited with %s.\n' "$*" "$code"; } >"bench/out/$out"
+  else
+    mv "bench/out/$out.tmp" "bench/out/$out"
+  fi
+  rm -f "bench/out/$out.tmp"
+}
+
+if [ -z "${BENCH_SKIP_BUILD:-}" ]; then
+  phase setup bash scripts/setup.sh
+  phase build bash scripts/build.sh
+fi
+phase size node bench/size.mjs
+phase startup node bench/startup.mjs
+phase overhead node bench/overhead.mjs
+phase fault node bench/fault.mjs
+phase soak node --expose-gc bench/soak.mjs
+if [ -f examples/jitter_experiment.rs ]; then
+  phase jitter rust_section jitter.md cargo run --release --quiet --example jitter_experiment
+else
+  echo "Not run: examples/jitter_experiment.rs does not exist." >bench/out/jitter.md
+fi
+if [ -f scripts/fuzz.sh ]; then
+  phase fuzz rust_section fuzz.md bash scripts/fuzz.sh long
+else
+  echo "Not run: scripts/fuzz.sh does not exist." >bench/out/fuzz.md
+fi
+step report
+node bench/report.mjs
+echo "bench/RESULTS.md regenerated in $(( (SECONDS - started) / 60 )) min $(( (SECONDS - started) % 60 )) s"
