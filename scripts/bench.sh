@@ -10,6 +10,7 @@
 #   6. jitter    AWS's backoff experiment in Rust (examples/jitter_experiment.rs), when present
 #   7. fuzz      cargo-fuzz, long runs (scripts/fuzz.sh long), when present
 # and finally bench/report.mjs, which writes bench/RESULTS.md and bench/outage-requests.svg.
+# BENCH_SKIP_RUST=1 leaves out 6 and 7 (RESULTS.md then says so).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -49,12 +50,16 @@ phase startup node bench/startup.mjs
 phase overhead node bench/overhead.mjs
 phase fault node bench/fault.mjs
 phase soak node --expose-gc bench/soak.mjs
-if [ -f examples/jitter_experiment.rs ]; then
+if [ -n "${BENCH_SKIP_RUST:-}" ]; then
+  echo "Not run: BENCH_SKIP_RUST was set." | tee bench/out/jitter.md bench/out/fuzz.md
+elif [ -f examples/jitter_experiment.rs ]; then
   phase jitter rust_section jitter.md cargo run --release --quiet --example jitter_experiment
 else
   echo "Not run: examples/jitter_experiment.rs does not exist." >bench/out/jitter.md
 fi
-if [ -f scripts/fuzz.sh ]; then
+if [ -n "${BENCH_SKIP_RUST:-}" ]; then
+  :
+elif [ -f scripts/fuzz.sh ]; then
   phase fuzz rust_section fuzz.md bash scripts/fuzz.sh long
 else
   echo "Not run: scripts/fuzz.sh does not exist." >bench/out/fuzz.md
