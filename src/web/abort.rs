@@ -74,10 +74,35 @@ fn unwatch(watched: &Rc<Watched>, slot: &WakerSlot) {
     }
 }
 
-/// One call's view of its signal (or of no signal).
+/// A stop that belongs to no JS context. In workerd an `AbortController` is an I/O object of the
+/// request that made it: a flight shared by several requests' calls could not be stopped by
+/// whichever of them leaves last. This one is plain Rust state; stopping it wakes the flight,
+/// which then aborts its own request from its own context.
+#[derive(Default)]
+pub struct Stop {
+    stopped: Cell<bool>,
+    waiting: RefCell<Vec<Waker>>,
+}
+
+impl Stop {
+    pub fn stop(&self) {
+        if !self.stopped.replace(true) {
+            for waker in self.waiting.borrow_mut().drain(..) {
+                waker.wake();
+            }
+        }
+    }
+
+    pub fn is_stopped(&self) -> bool {
+        self.stopped.get()
+    }
+}
+
+/// One call's view of its signal (or of no signal), or a flight's view of its [`Stop`].
 pub struct AbortWatch {
     signal: Option<AbortSignal>,
     watched: Option<(Rc<Watched>, WakerSlot)>,
+    stop: Option<Rc<Stop>>,
 }
 
 impl AbortWatch {
@@ -89,12 +114,17 @@ impl AbortWatch {
             watched.waiting.borrow_mut().push(slot.clone());
             (watched, slot)
         });
-        AbortWatch { signal, watched }
+        AbortWatch { signal, watched, stop: None }
+    }
+
+    pub fn of_stop(stop: Rc<Stop>) -> AbortWatch {
+        AbortWatch { signal: None, watched: None, stop: Some(stop) }
     }
 
     pub fn is_aborted(&self) -> bool {
         self.watched.as_ref().is_some_and(|(w, _)| w.fired.get())
             || self.signal.as_ref().is_some_and(AbortSignal::aborted)
+            || self.stop.as_ref().is_some_and(|s| s.is_stopped())
     }
 
     /// The signal's `reason` (an `AbortError`, or a `TimeoutError` from `AbortSignal.timeout`).
@@ -139,6 +169,12 @@ impl Future for Fired<'_> {
         }
         if let Some((_, slot)) = &self.watch.watched {
             *slot.borrow_mut() = Some(cx.waker().clone());
+        }
+        if let Some(stop) = &self.watch.stop {
+            let mut waiting = stop.waiting.borrow_mut();
+            if !waiting.iter().any(|w| w.will_wake(cx.waker())) {
+                waiting.push(cx.waker().clone());
+            }
         }
         Poll::Pending
     }

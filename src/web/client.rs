@@ -9,9 +9,9 @@ use std::task::{Context, Poll, Waker};
 
 use js_sys::{Function, Object, Reflect, Uint8Array};
 use wasm_bindgen::prelude::*;
-use web_sys::{AbortController, Headers, Response};
+use web_sys::{Headers, Response};
 
-use super::abort::AbortWatch;
+use super::abort::{AbortWatch, Stop};
 use super::effects::{AbortableSleep, JsClock, JsRandom, Timer};
 use super::js_objects::{make_retry_info, make_tile};
 use super::js_options::{build_request, read_entries, read_urls};
@@ -98,8 +98,9 @@ impl ClientInner {
             .flights
             .borrow()
             .iter()
-            .find(|(k, f)| *k == key && !f.stop.signal().aborted() && f.ends_at >= own_end - tolerance)
+            .find(|(k, f)| *k == key && !f.stop.is_stopped() && f.ends_at >= own_end - tolerance)
             .map(|(_, f)| f.clone());
+        let joined = existing.is_some();
         let flight = match existing {
             Some(flight) => {
                 let mut primary = route[0].borrow_mut();
@@ -125,7 +126,7 @@ impl ClientInner {
                     on_retry,
                     url: shown.clone(),
                 };
-                wasm_bindgen_futures::spawn_local(async move {
+                super::task::spawn(async move {
                     let outcome = client.run_flight(&task, run).await;
                     client.flights.borrow_mut().retain(|(k, f)| !(*k == key && Rc::ptr_eq(f, &task)));
                     task.finish(outcome);
@@ -135,9 +136,11 @@ impl ClientInner {
         };
         let _caller = Caller::join(&flight);
         // The shared loop ends by its own deadline (with the last failure as cause); a caller
-        // needs a timer of its own only when its deadline ends sooner than the loop's.
+        // needs a timer of its own when its deadline ends sooner than the loop's, and when it
+        // joined another call's flight: in workerd a request that waits with no timer or fetch
+        // of its own counts as hung and is canceled, even though another request will wake it.
         let own_deadline = async {
-            if own_end < flight.ends_at {
+            if joined || own_end < flight.ends_at {
                 Timer::new(own_end - JsClock.now_ms()).await
             } else {
                 std::future::pending::<()>().await
@@ -184,7 +187,7 @@ impl ClientInner {
     }
 
     async fn run_flight(&self, flight: &Flight, run: FlightRun) -> Result<SharedTile, JsValue> {
-        let abort = AbortWatch::new(Some(flight.stop.signal()));
+        let abort = AbortWatch::of_stop(flight.stop.clone());
         let transport = FetchTransport::new(&run.inputs, &run.init, &abort);
         let sleeper = AbortableSleep { abort: &abort };
         let effects = Effects {
@@ -384,8 +387,8 @@ struct Flight {
     ends_at: f64,
     /// Attempts the shared loop has sent so far.
     attempts: Cell<u32>,
-    /// Aborts the shared loop when every caller has gone.
-    stop: AbortController,
+    /// Stops the shared loop when every caller has gone.
+    stop: Rc<Stop>,
     handed_out: Cell<bool>,
 }
 
@@ -397,7 +400,7 @@ impl Flight {
             wakers: RefCell::new(Vec::new()),
             callers: Cell::new(0),
             attempts: Cell::new(0),
-            stop: AbortController::new().expect_throw("AbortController"),
+            stop: Rc::default(),
             handed_out: Cell::new(false),
         }
     }
@@ -472,7 +475,7 @@ impl Drop for Caller {
         let left = self.flight.callers.get().saturating_sub(1);
         self.flight.callers.set(left);
         if left == 0 && self.flight.outcome.borrow().is_none() {
-            self.flight.stop.abort();
+            self.flight.stop.stop();
         }
     }
 }

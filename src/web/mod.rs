@@ -6,6 +6,7 @@ mod client;
 mod effects;
 mod js_objects;
 mod js_options;
+mod task;
 mod transport;
 
 use std::rc::Rc;
@@ -26,9 +27,9 @@ thread_local! {
 
 /// `fetchTile(url, options?)` on the default client: see pkg/index.d.ts for the JS contract.
 #[wasm_bindgen(js_name = fetchTile)]
-pub async fn fetch_tile(url: JsValue, options: JsValue) -> Result<JsValue, JsValue> {
+pub fn fetch_tile(url: JsValue, options: JsValue) -> js_sys::Promise {
     let client = DEFAULT_CLIENT.with(Rc::clone);
-    client.fetch(url, options).await
+    task::promise(client.fetch(url, options))
 }
 
 /// Shared per-host state for the calls made through it: see pkg/index.d.ts.
@@ -51,7 +52,7 @@ impl TileClient {
     #[wasm_bindgen(js_name = fetchTile)]
     pub fn fetch_tile(&self, url: JsValue, options: JsValue) -> js_sys::Promise {
         let inner = self.inner.clone();
-        wasm_bindgen_futures::future_to_promise(inner.fetch(url, options))
+        task::promise(inner.fetch(url, options))
     }
 
     /// Per-host statistics, keyed by `host[:port]`.

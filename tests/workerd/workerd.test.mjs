@@ -47,6 +47,9 @@ for (const compatibilityDate of COMPATIBILITY_DATES) {
     before(async () => {
       mf = new Miniflare({
         compatibilityDate,
+        // Requests that share a client wake one another's calls; before 2024-10-14 workerd runs
+        // such a continuation in the waking request unless this flag is set (README: workerd).
+        compatibilityFlags: compatibilityDate < "2024-10-14" ? ["handle_cross_request_promise_resolution"] : [],
         modulesRoot: ROOT, // module names are repo-relative, so the fixture's relative imports line up
         modules: [
           { type: "ESModule", path: path.join(ROOT, "tests/workerd/fixtures/worker.mjs") }, // the entry
@@ -63,8 +66,8 @@ for (const compatibilityDate of COMPATIBILITY_DATES) {
     });
 
     /** Asks the worker to fetchTile(url, opts); returns its JSON answer. */
-    async function viaWorker(url, opts) {
-      const q = new URLSearchParams({ url });
+    async function viaWorker(url, opts, extra = {}) {
+      const q = new URLSearchParams({ url, ...extra });
       if (opts) q.set("opts", JSON.stringify(opts));
       const res = await mf.dispatchFetch(`http://worker.test/?${q}`);
       const text = await res.text();
@@ -124,6 +127,64 @@ for (const compatibilityDate of COMPATIBILITY_DATES) {
         await new Promise((resolve) => setTimeout(resolve, 10));
       }
       assert.equal(srv.aborted(run), r.attempts, "every hanging request was aborted");
+    });
+
+    // One client shared by concurrent requests: a call resumed by another request's call (a
+    // place handed over in the queue, a coalesced flight, a breaker probe's outcome) must do its
+    // I/O in its own request, or workerd refuses it ("Cannot perform I/O on behalf of a different
+    // request") and cancels it when the other request ends.
+    test("one TileClient shared by requests: queued calls handed their place by another request", async () => {
+      const run = runOf("shared-queue");
+      const tiles = [0, 1, 2, 3, 4].map((i) => [5, i, 7]);
+      const config = JSON.stringify({ maxConcurrent: 1 });
+      const results = await Promise.all(
+        tiles.map((xyz, i) =>
+          viaWorker(tile(run, xyz, "&delay=60"), FAST, { client: "shared", config, ...(i === 0 ? { reset: "1" } : {}) }),
+        ),
+      );
+      for (const [i, r] of results.entries()) {
+        assert.equal(r.ok, true, `request ${i}: ${JSON.stringify(r)}`);
+        assert.equal(r.hex, tilePng(...tiles[i]).toString("hex"));
+      }
+      assert.equal(srv.requests(run), tiles.length);
+      assert.equal(srv.peakConcurrent(run), 1, "one call at a time: they really queued");
+      // The isolate still serves after the requests that shared the client have ended.
+      const after = await viaWorker(tile(run, [5, 9, 7]), FAST, { client: "shared" });
+      assert.equal(after.ok, true, JSON.stringify(after));
+    });
+
+    test("one TileClient shared by requests: identical calls from two requests share one flight", async () => {
+      const run = runOf("shared-flight");
+      const xyz = [5, 1, 8];
+      const config = JSON.stringify({});
+      const first = viaWorker(tile(run, xyz, "&delay=150"), FAST, { client: "shared", config, reset: "1" });
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const second = viaWorker(tile(run, xyz, "&delay=150"), FAST, { client: "shared" });
+      const results = await Promise.all([first, second]);
+      for (const [i, r] of results.entries()) {
+        assert.equal(r.ok, true, `request ${i}: ${JSON.stringify(r)}`);
+        assert.equal(r.hex, tilePng(...xyz).toString("hex"));
+      }
+      assert.ok(srv.requests(run) <= 2, `${srv.requests(run)} upstream requests for one tile`);
+      const after = await viaWorker(tile(run, [5, 9, 8]), FAST, { client: "shared" });
+      assert.equal(after.ok, true, JSON.stringify(after));
+    });
+
+    test("one TileClient shared by requests: calls waiting for a breaker probe resume in their own request", async () => {
+      const run = runOf("shared-probe");
+      const config = JSON.stringify({ breaker: { failureThreshold: 2, openMs: 200, maxOpenMs: 200, halfOpenProbes: 1 } });
+      // Two failures open the breaker; then the upstream recovers.
+      const opts = { ...FAST, deadlineMs: 3000 };
+      await viaWorker(tile(run, [5, 2, 0], "&f=503&n=2"), { ...opts, deadlineMs: 200 }, { client: "shared", config, reset: "1" });
+      const results = await Promise.all(
+        [1, 2, 3, 4].map((i) => viaWorker(tile(run, [5, 2, i], "&delay=40"), opts, { client: "shared" })),
+      );
+      for (const [i, r] of results.entries()) {
+        assert.equal(r.ok, true, `request ${i}: ${JSON.stringify(r)}`);
+        assert.equal(r.hex, tilePng(5, 2, i + 1).toString("hex"));
+      }
+      const after = await viaWorker(tile(run, [5, 2, 9]), FAST, { client: "shared" });
+      assert.equal(after.ok, true, JSON.stringify(after));
     });
 
     test("cache: no-store works where workerd implements it, else invalid-options at once", async () => {

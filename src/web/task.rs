@@ -1,0 +1,127 @@
+//! Runs each call (and each shared flight) as a task of its own whose every poll happens in the
+//! JS context that started it.
+//!
+//! Calls wake one another: a finished call hands its place in a host's queue to the next, a
+//! flight's outcome wakes the calls that joined it, a breaker probe's outcome wakes the calls
+//! waiting for it. With wasm-bindgen-futures' executor every task is polled from one shared
+//! microtask, so a woken call ran inside whichever call happened to schedule it. In workerd
+//! that is another request: its fetch and timers then belonged to that request, were refused
+//! ("Cannot perform I/O on behalf of a different request") or canceled when it ended.
+//!
+//! Here a sleeping task waits on a JS promise of its own, whose reaction it registered while
+//! being polled in its own context; waking the task resolves that promise, and JS runs the
+//! reaction (the next poll) in the context that registered it, whoever resolved it. Pages, Node
+//! and workers behave as before: the reaction is a microtask either way.
+
+use std::cell::{Cell, RefCell};
+use std::future::Future;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::task::{Context, Wake, Waker};
+
+use js_sys::{Function, Promise};
+use wasm_bindgen::prelude::*;
+
+#[wasm_bindgen]
+extern "C" {
+    /// A promise, as far as this module needs one: `then` with a one-shot function that JS
+    /// frees after its call (js-sys's `then` wants a closure kept alive by Rust).
+    #[wasm_bindgen(js_name = Promise)]
+    type Thenable;
+    #[wasm_bindgen(method, js_name = then)]
+    fn then_call(this: &Thenable, reaction: &JsValue);
+}
+
+struct Task {
+    id: u64,
+    future: RefCell<Option<Pin<Box<dyn Future<Output = ()>>>>>,
+    /// Resolves the promise whose reaction polls the task again; set while it sleeps.
+    resume: RefCell<Option<Function>>,
+    /// Woken while being polled: poll again before going to sleep.
+    woken: Cell<bool>,
+}
+
+thread_local! {
+    /// Live tasks (each call and flight in progress: a short list).
+    static TASKS: RefCell<Vec<Rc<Task>>> = const { RefCell::new(Vec::new()) };
+    static NEXT_ID: Cell<u64> = const { Cell::new(0) };
+}
+
+/// A waker names its task by id: a `Waker` must be `Send + Sync`, a JS function is neither.
+/// A waker that outlives its task finds nothing and does nothing.
+struct TaskWaker(u64);
+
+impl Wake for TaskWaker {
+    fn wake(self: Arc<Self>) {
+        let task = TASKS.with(|tasks| tasks.borrow().iter().find(|t| t.id == self.0).cloned());
+        if let Some(task) = task {
+            match task.resume.borrow_mut().take() {
+                Some(resume) => {
+                    let _ = resume.call0(&JsValue::UNDEFINED);
+                }
+                None => task.woken.set(true),
+            }
+        }
+    }
+}
+
+/// Starts `future` as a task; its first poll is a microtask of the calling context.
+pub fn spawn(future: impl Future<Output = ()> + 'static) {
+    let id = NEXT_ID.with(|n| n.replace(n.get() + 1));
+    let task = Rc::new(Task {
+        id,
+        future: RefCell::new(Some(Box::pin(future))),
+        resume: RefCell::new(None),
+        woken: Cell::new(false),
+    });
+    TASKS.with(|tasks| tasks.borrow_mut().push(task.clone()));
+    sleep(task, Promise::resolve(&JsValue::UNDEFINED));
+}
+
+/// Runs `future` as a task and returns a promise of its outcome.
+pub fn promise(future: impl Future<Output = Result<JsValue, JsValue>> + 'static) -> Promise {
+    let mut settle = None;
+    let promise = Promise::new(&mut |resolve, reject| settle = Some((resolve, reject)));
+    // The executor runs Promise's callback synchronously, so `settle` is set here.
+    if let Some((resolve, reject)) = settle {
+        spawn(async move {
+            let _ = match future.await {
+                Ok(value) => resolve.call1(&JsValue::UNDEFINED, &value),
+                Err(error) => reject.call1(&JsValue::UNDEFINED, &error),
+            };
+        });
+    }
+    promise
+}
+
+/// Schedules the task's next poll as the reaction to `wake_up`, registered now (in the
+/// context that is running the task).
+fn sleep(task: Rc<Task>, wake_up: Promise) {
+    let poll = Closure::once_into_js(move |_: JsValue| run(task));
+    wake_up.unchecked_ref::<Thenable>().then_call(&poll);
+}
+
+fn run(task: Rc<Task>) {
+    let waker = Waker::from(Arc::new(TaskWaker(task.id)));
+    let mut cx = Context::from_waker(&waker);
+    loop {
+        task.woken.set(false);
+        let done = match task.future.borrow_mut().as_mut() {
+            Some(future) => future.as_mut().poll(&mut cx).is_ready(),
+            None => true,
+        };
+        if done {
+            task.future.borrow_mut().take();
+            TASKS.with(|tasks| tasks.borrow_mut().retain(|t| !Rc::ptr_eq(t, &task)));
+            return;
+        }
+        if !task.woken.get() {
+            break;
+        }
+    }
+    let mut resume = None;
+    let wake_up = Promise::new(&mut |resolve, _| resume = Some(resolve));
+    *task.resume.borrow_mut() = resume;
+    sleep(task, wake_up);
+}
