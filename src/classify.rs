@@ -1,5 +1,6 @@
 //! What one HTTP response means for a tile: deliver it, retry, or give up.
 
+use crate::error::cat;
 use crate::options::Options;
 use crate::retry_after::parse_retry_after;
 use crate::Error;
@@ -103,7 +104,10 @@ pub fn classify(facts: &ResponseFacts, options: &Options, client_now_ms: f64) ->
     }
     if let (Some(accept), Some(media)) = (options.accept.as_deref(), media_type.as_deref()) {
         if !accepts(accept, media) {
-            return retry(invalid(status, &format!("content type {media} does not match accept {accept}")));
+            return retry(invalid(
+                status,
+                &cat(&["content type ", media, " does not match accept ", accept]),
+            ));
         }
     }
     Verdict::Deliver { empty: false }

@@ -2,6 +2,7 @@
 //! overrides per `host[:port]`, validated into a [`ClientConfig`]. Nested fields are named by
 //! their path in errors (`breaker.openMs`, `hosts["tiles.example.com"].deadlineMs`).
 
+use crate::error::{cat, decimal};
 use crate::host::breaker::BreakerConfig;
 use crate::host::budget::BudgetConfig;
 use crate::host::slots::QueueOrder;
@@ -106,7 +107,7 @@ fn host_rule(
     defaults: &[(String, Value)],
     base: HostConfig,
 ) -> Result<HostRule, Error> {
-    let path = format!("hosts[\"{}\"]", name.chars().take(80).collect::<String>());
+    let path = cat(&["hosts[\"", &name.chars().take(80).collect::<String>(), "\"]"]);
     let within = |error: Error| nested(&path, error);
     let Value::Record(fields) = rule else {
         return Err(wrong_type(&path, "an object of options", rule));
@@ -138,7 +139,7 @@ fn host_rule(
 fn nested(path: &str, error: Error) -> Error {
     match error {
         Error::InvalidOptions { field, message } if !path.is_empty() => {
-            Error::InvalidOptions { field: format!("{path}.{field}"), message }
+            Error::InvalidOptions { field: cat(&[path, ".", &field]), message }
         }
         other => other,
     }
@@ -228,7 +229,11 @@ fn budget(mut config: BudgetConfig, value: &Value) -> Result<BudgetConfig, Error
 fn count(key: &str, value: &Value, min: u32, max: u32) -> Result<u32, Error> {
     match value {
         Value::Number(n) if n.fract() == 0.0 && *n >= f64::from(min) && *n <= f64::from(max) => Ok(*n as u32),
-        other => Err(wrong_type(key, &format!("an integer from {min} to {max}"), other)),
+        other => Err(wrong_type(
+            key,
+            &cat(&["an integer from ", &decimal(u64::from(min)), " to ", &decimal(u64::from(max))]),
+            other,
+        )),
     }
 }
 

@@ -71,44 +71,75 @@ impl Error {
     }
 }
 
-impl fmt::Display for Error {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl Error {
+    /// The message shown to people. Built by concatenation: `core::fmt` would cost the wasm
+    /// module several KB for what a handful of `push_str` calls do.
+    pub fn message(&self) -> String {
+        let status = |s: &u16| decimal(u64::from(*s));
         match self {
-            Error::Http { status } => write!(f, "HTTP {status}"),
-            Error::Network { message } => write!(f, "network error: {message}"),
-            Error::Timeout { after_ms } => write!(f, "attempt timed out after {} ms", show_number(*after_ms)),
+            Error::Http { status: s } => cat(&["HTTP ", &status(s)]),
+            Error::Network { message } => cat(&["network error: ", message]),
+            Error::Timeout { after_ms } => cat(&["attempt timed out after ", &show_number(*after_ms), " ms"]),
             Error::Deadline { deadline_ms } => {
-                write!(f, "deadline of {} ms exceeded", show_number(*deadline_ms))
+                cat(&["deadline of ", &show_number(*deadline_ms), " ms exceeded"])
             }
-            Error::Aborted => f.write_str("aborted by signal"),
-            Error::RateLimited { status: Some(status), retry_after_ms } => write!(
-                f,
-                "rate limited (HTTP {status}): the server asks to wait {} ms, more than the deadline leaves",
-                show_number(*retry_after_ms)
-            ),
-            Error::RateLimited { status: None, retry_after_ms } => write!(
-                f,
-                "rate limited: the host is paused for {} ms more, past the deadline",
-                show_number(*retry_after_ms)
-            ),
+            Error::Aborted => "aborted by signal".into(),
+            Error::RateLimited { status: Some(s), retry_after_ms } => cat(&[
+                "rate limited (HTTP ",
+                &status(s),
+                "): the server asks to wait ",
+                &show_number(*retry_after_ms),
+                " ms, more than the deadline leaves",
+            ]),
+            Error::RateLimited { status: None, retry_after_ms } => cat(&[
+                "rate limited: the host is paused for ",
+                &show_number(*retry_after_ms),
+                " ms more, past the deadline",
+            ]),
             Error::CircuitOpen { .. } => {
-                f.write_str("circuit open: the host is failing and no probe can go before the deadline")
+                "circuit open: the host is failing and no probe can go before the deadline".into()
             }
-            Error::ServiceException { status, code: Some(code) } => {
-                write!(f, "OGC service exception {code} (HTTP {status})")
+            Error::ServiceException { status: s, code: Some(code) } => {
+                cat(&["OGC service exception ", code, " (HTTP ", &status(s), ")"])
             }
-            Error::ServiceException { status, code: None } => {
-                write!(f, "OGC service exception (HTTP {status})")
+            Error::ServiceException { status: s, code: None } => {
+                cat(&["OGC service exception (HTTP ", &status(s), ")"])
             }
-            Error::InvalidResponse { status, reason } => {
-                write!(f, "not a tile (HTTP {status}): {reason}")
+            Error::InvalidResponse { status: s, reason } => {
+                cat(&["not a tile (HTTP ", &status(s), "): ", reason])
             }
-            Error::InvalidOptions { field, message } => write!(f, "invalid `{field}`: {message}"),
+            Error::InvalidOptions { field, message } => cat(&["invalid `", field, "`: ", message]),
         }
     }
 }
 
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message())
+    }
+}
+
 impl std::error::Error for Error {}
+
+/// Joins `parts` into one string.
+pub(crate) fn cat(parts: &[&str]) -> String {
+    parts.concat()
+}
+
+/// `n` in decimal digits.
+pub(crate) fn decimal(mut n: u64) -> String {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    digits[at..].iter().map(|&d| char::from(d)).collect()
+}
 
 /// A number as JS would print it, for the integers and simple fractions that messages show.
 /// Written by hand because Rust's float formatting would add ~20 KB to the wasm module.
@@ -122,14 +153,18 @@ pub(crate) fn show_number(n: f64) -> String {
     let sign = if n < 0.0 { "-" } else { "" };
     let abs = n.abs();
     if abs >= 1e21 {
-        return format!("{sign}{}e+21+", (abs / 1e21) as u64);
+        return cat(&[sign, &decimal((abs / 1e21) as u64), "e+21+"]);
     }
     let whole = abs.trunc() as u64;
-    let thousandths = ((abs - abs.trunc()) * 1000.0).round() as u32;
+    let thousandths = ((abs - abs.trunc()) * 1000.0).round() as u64;
     match thousandths {
-        0 => format!("{sign}{whole}"),
-        1000 => format!("{sign}{}", whole + 1),
-        t => format!("{sign}{whole}.{}", format!("{t:03}").trim_end_matches('0')),
+        0 => cat(&[sign, &decimal(whole)]),
+        1000 => cat(&[sign, &decimal(whole + 1)]),
+        t => {
+            // Three digits with leading zeros (7 → "007"), then no trailing ones ("250" → "25").
+            let padded = decimal(1000 + t);
+            cat(&[sign, &decimal(whole), ".", padded[1..].trim_end_matches('0')])
+        }
     }
 }
 
@@ -157,6 +192,13 @@ mod tests {
     }
 
     #[test]
+    fn decimals_have_every_digit() {
+        for (n, text) in [(0, "0"), (7, "7"), (10, "10"), (404, "404"), (u64::MAX, "18446744073709551615")] {
+            assert_eq!(decimal(n), text);
+        }
+    }
+
+    #[test]
     fn numbers_print_like_js() {
         let cases = [
             (0.0, "0"),
@@ -165,6 +207,9 @@ mod tests {
             (2.5, "2.5"),
             (0.125, "0.125"),
             (1.9999, "2"),
+            (3.05, "3.05"),
+            (1.007, "1.007"),
+            (1e21, "1e+21+"),
             (f64::NAN, "NaN"),
             (f64::INFINITY, "Infinity"),
             (f64::NEG_INFINITY, "-Infinity"),

@@ -5,7 +5,7 @@
 //! `undefined` and `null` mean "not given". Each default is documented once, on its field.
 
 use crate::backoff::{Backoff, Jitter};
-use crate::error::show_number;
+use crate::error::{cat, decimal, show_number};
 use crate::status_set::StatusSet;
 use crate::Error;
 
@@ -190,7 +190,7 @@ impl Options {
             Some((_, other)) => {
                 return Err(Error::invalid_options(
                     "preset",
-                    format!("must be \"interactive\" or \"batch\", got {}", describe(other)),
+                    cat(&["must be \"interactive\" or \"batch\", got ", &describe(other)]),
                 ))
             }
         };
@@ -259,7 +259,7 @@ impl Options {
         let mut key = String::new();
         for set in [&self.retry_on, &self.empty_on] {
             for code in set.iter() {
-                key.push_str(&code.to_string());
+                key.push_str(&decimal(u64::from(code)));
                 key.push(',');
             }
             key.push(';');
@@ -267,7 +267,7 @@ impl Options {
         key.push_str(self.accept.as_deref().unwrap_or(""));
         key.push(';');
         if let Some(age) = self.max_age_s {
-            key.push_str(&(age as u64).to_string());
+            key.push_str(&decimal(age as u64));
         }
         key
     }
@@ -284,14 +284,14 @@ impl Options {
 
 fn describe(value: &Value) -> String {
     match value {
-        Value::Text(s) if s.len() <= 40 => format!("\"{s}\""),
+        Value::Text(s) if s.len() <= 40 => cat(&["\"", s, "\""]),
         Value::Number(n) => show_number(*n),
         other => other.type_name().to_string(),
     }
 }
 
 pub(crate) fn wrong_type(key: &str, expected: &str, value: &Value) -> Error {
-    Error::invalid_options(key, format!("must be {expected}, got {}", describe(value)))
+    Error::invalid_options(key, cat(&["must be ", expected, ", got ", &describe(value)]))
 }
 
 pub(crate) fn one_of(key: &str, allowed: &[&str], value: &Value) -> Error {
@@ -314,7 +314,7 @@ fn unknown_key(key: &str) -> Error {
 pub(crate) fn unknown_among(key: &str, known: &[&str]) -> Error {
     let shown: String = key.chars().take(60).collect();
     let message = match known.iter().find(|known| near(known, key)) {
-        Some(known) => format!("unknown option (did you mean `{known}`?)"),
+        Some(known) => cat(&["unknown option (did you mean `", known, "`?)"]),
         None => "unknown option".to_string(),
     };
     Error::InvalidOptions { field: shown, message }
@@ -365,12 +365,12 @@ pub(crate) fn millis(key: &str, value: &Value, positive: bool) -> Result<f64, Er
     if !n.is_finite() {
         return Err(Error::invalid_options(
             key,
-            format!("must be a finite number of milliseconds, got {}", show_number(*n)),
+            cat(&["must be a finite number of milliseconds, got ", &show_number(*n)]),
         ));
     }
     if *n < 0.0 || (positive && *n == 0.0) {
         let bound = if positive { "greater than 0" } else { "0 or more" };
-        return Err(Error::invalid_options(key, format!("must be {bound}, got {}", show_number(*n))));
+        return Err(Error::invalid_options(key, cat(&["must be ", bound, ", got ", &show_number(*n)])));
     }
     Ok(*n)
 }
@@ -411,7 +411,7 @@ fn statuses(key: &str, value: &Value) -> Result<StatusSet, Error> {
             other => {
                 return Err(Error::invalid_options(
                     key,
-                    format!("must hold integer HTTP statuses 100–599, got {}", describe(other)),
+                    cat(&["must hold integer HTTP statuses 100–599, got ", &describe(other)]),
                 ))
             }
         }

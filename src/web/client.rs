@@ -241,7 +241,7 @@ impl ClientInner {
                 let tokens = h.budget.tokens(now);
                 let c = &h.counters;
                 HostSnapshot {
-                    name: h.name.to_string(),
+                    name: String::from(&*h.name),
                     counts: [
                         ("requests", c.requests),
                         ("attempts", c.attempts),

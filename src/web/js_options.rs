@@ -11,6 +11,7 @@ use web_sys::{
 };
 
 use super::js_objects::{keys_of, kind_of, read_field};
+use crate::error::cat;
 use crate::options::{Options, Value};
 use crate::redact::{redact_text, redact_url};
 use crate::Error;
@@ -174,7 +175,7 @@ fn refused(refusal: JsValue) -> Error {
         .into_iter()
         .find(|name| message.contains(name))
         .unwrap_or("options");
-    Error::invalid_options(field, format!("the platform refused the request: {}", redact_text(&message)))
+    Error::invalid_options(field, cat(&["the platform refused the request: ", &redact_text(&message)]))
 }
 
 /// The mirrors of a call: a URL, an array of URLs, or a template with `{s}` expanded over
@@ -233,15 +234,15 @@ fn read_url(text: &str) -> Result<String, Error> {
     let parsed = parsed.map_err(|_| {
         let hint =
             if base.is_none() && !absolute { " (relative URLs need a page or worker location)" } else { "" };
-        Error::invalid_options("url", format!("{} is not a valid absolute URL{hint}", shown()))
+        Error::invalid_options("url", cat(&[&shown(), " is not a valid absolute URL", hint]))
     })?;
     if !matches!(parsed.protocol().as_str(), "http:" | "https:") {
-        return Err(Error::invalid_options("url", format!("{} is not an http(s) URL", shown())));
+        return Err(Error::invalid_options("url", cat(&[&shown(), " is not an http(s) URL"])));
     }
     if !parsed.username().is_empty() || !parsed.password().is_empty() {
         return Err(Error::invalid_options(
             "url",
-            format!("{} has credentials in it, which fetch refuses: send them in `headers`", shown()),
+            cat(&[&shown(), " has credentials in it, which fetch refuses: send them in `headers`"]),
         ));
     }
     // The parser's form: one spelling per host (`H:443` and `h` are one host to the

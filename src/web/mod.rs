@@ -86,13 +86,18 @@ fn early_error(error: Error, url: &str) -> JsValue {
 
 fn failure_to_js(failure: &Failure<JsValue>, attempts: u32, elapsed_ms: f64, url: &str) -> JsValue {
     let error = &failure.error;
-    let mut message = error.to_string();
+    let mut message = error.message();
     if let Some(Cause::Attempt(last)) = &failure.cause {
-        message.push_str(&format!(
-            " after {attempts} attempt{}; last: {}",
-            if attempts == 1 { "" } else { "s" },
-            last.error
-        ));
+        let plural = if attempts == 1 { "" } else { "s" };
+        let count = crate::error::decimal(u64::from(attempts));
+        message.push_str(&crate::error::cat(&[
+            " after ",
+            &count,
+            " attempt",
+            plural,
+            "; last: ",
+            &last.error.message(),
+        ]));
     }
     if !matches!(error, Error::InvalidOptions { .. }) || !url.is_empty() {
         message.push_str(" — ");

@@ -98,7 +98,7 @@ fn bust(input: &JsValue, init: &RequestInit) -> JsValue {
     let mut busted = String::from(base);
     busted.push(if base.contains('?') { '&' } else { '?' });
     busted.push_str("_tf=");
-    busted.push_str(&((js_sys::Math::random() * 1e9) as u64).to_string());
+    busted.push_str(&crate::error::decimal((js_sys::Math::random() * 1e9) as u64));
     if let Some(fragment) = fragment {
         busted.push('#');
         busted.push_str(fragment);
