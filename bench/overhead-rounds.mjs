@@ -54,6 +54,7 @@ export function summarise(samples, { baseline = "raw-fetch", tiles }) {
     out[id] = {
       wallMs: median(runs.map((s) => s.wallMs)),
       ratio: pair((s, b) => s.wallMs / b.wallMs),
+      ratioRange: [Math.min(...runs.map((s, i) => s.wallMs / base[i].wallMs)), Math.max(...runs.map((s, i) => s.wallMs / base[i].wallMs))],
       overheadUsPerCall: pair((s, b) => ((s.wallMs - b.wallMs) * 1000) / tiles),
       cpuUsPerCall: runs[0].cpuUs == null ? null : median(runs.map((s) => s.cpuUs / tiles)),
       extraCpuUsPerCall: runs[0].cpuUs == null ? null : pair((s, b) => (s.cpuUs - b.cpuUs) / tiles),

@@ -206,9 +206,9 @@ if (!overhead) {
     const cpu = platform === "node";
     md.push(`### ${platform === "node" ? `Node ${process.version}` : `Chromium ${p.version}`}: ${p.tiles} tiles per batch, ${p.rounds} rounds`);
     md.push("");
-    const head = ["client", "median wall ms / batch", "× raw fetch", "µs per call over raw fetch", ...(cpu ? ["CPU µs per call", "CPU µs over raw fetch"] : [])];
+    const head = ["client", "median wall ms / batch", "× raw fetch", "per-round × range", "µs per call over raw fetch", ...(cpu ? ["CPU µs per call", "CPU µs over raw fetch"] : [])];
     md.push(table(head, Object.keys(s).map((id) => [isTilefetch(id) ? `**${label(id)}**` : label(id), fixed(s[id].wallMs, 1), fixed(s[id].ratio, 3),
-      fixed(s[id].overheadUsPerCall, 1), ...(cpu ? [fixed(s[id].cpuUsPerCall, 1), fixed(s[id].extraCpuUsPerCall, 1)] : [])])));
+      `${fixed(s[id].ratioRange[0], 2)}–${fixed(s[id].ratioRange[1], 2)}`, fixed(s[id].overheadUsPerCall, 1), ...(cpu ? [fixed(s[id].cpuUsPerCall, 1), fixed(s[id].extraCpuUsPerCall, 1)] : [])])));
     md.push("");
     const where = `overhead (${platform === "node" ? "Node" : "Chromium"})`;
     const vals = (f) => Object.fromEntries(Object.entries(s).map(([id, v]) => [id, f(v)]));
