@@ -32,7 +32,8 @@ fuzz_target!(|data: &[u8]| {
         head,
         tail,
     };
-    let options = Options::preset(if bytes.byte().is_multiple_of(2) { Preset::Interactive } else { Preset::Batch });
+    let options =
+        Options::preset(if bytes.byte().is_multiple_of(2) { Preset::Interactive } else { Preset::Batch });
     let now = bytes.f64();
     if let Verdict::Deliver { empty } = classify(&facts, &options, now) {
         assert!((200..300).contains(&facts.status), "{facts:?}");
