@@ -20,11 +20,11 @@ node_modules/.bin/wasm-opt -Oz --converge --low-memory-unused --zero-filled-memo
   --enable-mutable-globals --enable-reference-types --enable-multivalue \
   pkg/gen/tilefetch_bg.wasm -o pkg/gen/tilefetch_bg.wasm
 
-node scripts/minify.mjs pkg/gen/tilefetch.js pkg/gen/snippets/*/src/web/js_objects.js
+node scripts/minify.mjs pkg/gen/tilefetch.js pkg/gen/snippets/*/src/web/*.js
 
 gz() { cat "$@" | gzip -9 -c | wc -c; }
 wasm_gz=$(gz pkg/gen/tilefetch_bg.wasm)
-glue_gz=$(gz pkg/gen/tilefetch.js pkg/gen/snippets/*/src/web/js_objects.js pkg/browser.js)
+glue_gz=$(gz pkg/gen/tilefetch.js pkg/gen/snippets/*/src/web/*.js pkg/browser.js)
 total=$((wasm_gz + glue_gz))
 echo "tilefetch size (gzip -9): wasm ${wasm_gz} B + JS glue ${glue_gz} B = ${total} B" \
   "($(awk "BEGIN { printf \"%.1f\", $total / 1024 }") KB); raw wasm $(wc -c <pkg/gen/tilefetch_bg.wasm) B"

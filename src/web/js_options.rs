@@ -121,19 +121,24 @@ pub fn build_request(
     headers: Option<&JsValue>,
 ) -> Result<(Vec<JsValue>, RequestInit), Error> {
     let init = RequestInit::new();
-    let headers = match headers {
-        Some(given) => Headers::new_with_str_sequence_sequence(given)
-            .map_err(|_| Error::invalid_options("headers", "is not a valid headers init"))?,
-        None => Headers::new().map_err(|_| Error::invalid_options("headers", "Headers is not available"))?,
-    };
-    if let Some(accept) = &options.accept {
-        if !headers.has("accept").unwrap_or(false) {
-            headers
-                .set("accept", accept)
-                .map_err(|_| Error::invalid_options("accept", "is not a valid header value"))?;
+    // No Headers object when there is nothing to send: building one costs every call.
+    if headers.is_some() || options.accept.is_some() {
+        let headers = match headers {
+            Some(given) => Headers::new_with_str_sequence_sequence(given)
+                .map_err(|_| Error::invalid_options("headers", "is not a valid headers init"))?,
+            None => {
+                Headers::new().map_err(|_| Error::invalid_options("headers", "Headers is not available"))?
+            }
+        };
+        if let Some(accept) = &options.accept {
+            if !headers.has("accept").unwrap_or(false) {
+                headers
+                    .set("accept", accept)
+                    .map_err(|_| Error::invalid_options("accept", "is not a valid header value"))?;
+            }
         }
+        init.set_headers(&headers);
     }
-    init.set_headers(&headers);
     // Only fields the caller set are sent: workerd rejects some of them outright.
     let text = |s: &str| JsValue::from_str(s);
     if let Some(v) = options.credentials.and_then(|s| RequestCredentials::from_js_value(&text(s))) {

@@ -16,26 +16,24 @@
 use std::cell::{Cell, RefCell};
 use std::future::Future;
 use std::pin::Pin;
-use std::rc::Rc;
+use std::rc::{Rc, Weak};
 use std::sync::Arc;
 use std::task::{Context, Wake, Waker};
 
 use js_sys::{Function, Promise};
 use wasm_bindgen::prelude::*;
 
-#[wasm_bindgen]
+#[wasm_bindgen(module = "/src/web/task.js")]
 extern "C" {
-    /// A promise, as far as this module needs one: `then` with a one-shot function that JS
-    /// frees after its call (js-sys's `then` wants a closure kept alive by Rust).
-    #[wasm_bindgen(js_name = Promise)]
-    type Thenable;
-    #[wasm_bindgen(method, js_name = then)]
-    fn then_call(this: &Thenable, reaction: &JsValue);
+    #[wasm_bindgen(js_name = wakeUpOn)]
+    fn wake_up_on(poll: &Function) -> Function;
 }
 
 struct Task {
     id: u64,
     future: RefCell<Option<Pin<Box<dyn Future<Output = ()>>>>>,
+    /// The task's one JS entry point, made once: a closure per sleep cost every call.
+    poll: RefCell<Option<Closure<dyn FnMut()>>>,
     /// Resolves the promise whose reaction polls the task again; set while it sleeps.
     resume: RefCell<Option<Function>>,
     /// Woken while being polled: poll again before going to sleep.
@@ -72,11 +70,20 @@ pub fn spawn(future: impl Future<Output = ()> + 'static) {
     let task = Rc::new(Task {
         id,
         future: RefCell::new(Some(Box::pin(future))),
+        poll: RefCell::new(None),
         resume: RefCell::new(None),
         woken: Cell::new(false),
     });
-    TASKS.with(|tasks| tasks.borrow_mut().push(task.clone()));
-    sleep(task, Promise::resolve(&JsValue::UNDEFINED));
+    let weak: Weak<Task> = Rc::downgrade(&task);
+    let poll = Closure::<dyn FnMut()>::new(move || {
+        if let Some(task) = weak.upgrade() {
+            run(task);
+        }
+    });
+    let start = wake_up_on(poll.as_ref().unchecked_ref());
+    *task.poll.borrow_mut() = Some(poll);
+    TASKS.with(|tasks| tasks.borrow_mut().push(task));
+    let _ = start.call0(&JsValue::UNDEFINED);
 }
 
 /// Runs `future` as a task and returns a promise of its outcome.
@@ -95,13 +102,6 @@ pub fn promise(future: impl Future<Output = Result<JsValue, JsValue>> + 'static)
     promise
 }
 
-/// Schedules the task's next poll as the reaction to `wake_up`, registered now (in the
-/// context that is running the task).
-fn sleep(task: Rc<Task>, wake_up: Promise) {
-    let poll = Closure::once_into_js(move |_: JsValue| run(task));
-    wake_up.unchecked_ref::<Thenable>().then_call(&poll);
-}
-
 fn run(task: Rc<Task>) {
     let waker = Waker::from(Arc::new(TaskWaker(task.id)));
     let mut cx = Context::from_waker(&waker);
@@ -113,6 +113,9 @@ fn run(task: Rc<Task>) {
         };
         if done {
             task.future.borrow_mut().take();
+            // Dropping the closure that is running this is safe: wasm-bindgen frees it when
+            // the call returns.
+            task.poll.borrow_mut().take();
             TASKS.with(|tasks| tasks.borrow_mut().retain(|t| !Rc::ptr_eq(t, &task)));
             return;
         }
@@ -120,8 +123,6 @@ fn run(task: Rc<Task>) {
             break;
         }
     }
-    let mut resume = None;
-    let wake_up = Promise::new(&mut |resolve, _| resume = Some(resolve));
+    let resume = task.poll.borrow().as_ref().map(|poll| wake_up_on(poll.as_ref().unchecked_ref()));
     *task.resume.borrow_mut() = resume;
-    sleep(task, wake_up);
 }

@@ -1,0 +1,12 @@
+// The scheduling half of src/web/task.rs: a task that goes to sleep registers its next poll as
+// the reaction to a promise of its own. Registering it here, while the task runs, is what makes
+// JS (and workerd) run that poll in the task's own context, whoever resolves the promise.
+
+/** Registers `poll` as the reaction to a new promise; returns the function that resolves it. */
+export function wakeUpOn(poll) {
+  let resolve;
+  new Promise((r) => {
+    resolve = r;
+  }).then(poll);
+  return resolve;
+}
