@@ -81,7 +81,7 @@ impl ClientInner {
     pub async fn fetch(self: Rc<Self>, url: JsValue, options: JsValue) -> Result<JsValue, JsValue> {
         let shown = url.as_string().map(|u| redact_url(&u)).unwrap_or_default();
         let prepared = self.prepare(&url, &options).map_err(|e| early_error(e, &shown))?;
-        let Prepared { options, urls, route, inputs, init, signal, on_retry } = prepared;
+        let Prepared { options, urls, route, inputs, init, has_headers, signal, on_retry } = prepared;
         let shown = redact_url(&urls[0]);
         let own_abort = AbortWatch::new(signal);
         if own_abort.is_aborted() {
@@ -89,7 +89,7 @@ impl ClientInner {
             return Err(caller_error(Error::Aborted, Some(own_abort.reason()), 0, 0.0, &shown));
         }
         let called = JsClock.now_ms();
-        let key = flight_key(&urls, &init, &options);
+        let key = flight_key(&urls, &init, &options, has_headers);
         // A flight whose callers all left is being aborted, or that ends much sooner than this
         // call's deadline (by more than a quarter of it): the call starts a new one.
         let own_end = called + options.deadline_ms;
@@ -181,9 +181,19 @@ impl ClientInner {
         let primary = host_key(&urls[0]);
         let options = Options::parse(&self.config.call_entries(&primary, &entries))?;
         let headers = js.headers.or_else(|| self.headers.clone());
+        let has_headers = headers.is_some() || options.accept.is_some();
         let (inputs, init) = build_request(&urls, &options, headers.as_ref())?;
         let route = urls.iter().map(|u| self.host(&host_key(u))).collect();
-        Ok(Prepared { options, urls, route, inputs, init, signal: js.signal, on_retry: js.on_retry })
+        Ok(Prepared {
+            options,
+            urls,
+            route,
+            inputs,
+            init,
+            has_headers,
+            signal: js.signal,
+            on_retry: js.on_retry,
+        })
     }
 
     async fn run_flight(&self, flight: &Flight, run: FlightRun) -> Result<SharedTile, JsValue> {
@@ -319,6 +329,8 @@ struct Prepared {
     route: Vec<SharedHost>,
     inputs: Vec<JsValue>,
     init: web_sys::RequestInit,
+    /// Whether `init` carries headers (build_request sets them only then).
+    has_headers: bool,
     signal: Option<web_sys::AbortSignal>,
     on_retry: Option<Function>,
 }
@@ -341,15 +353,21 @@ fn set(object: &Object, key: &str, value: &JsValue) {
 /// Calls are identical when they fetch the same mirrors with the same request headers and
 /// fields and judge responses alike; timing options may differ (each caller keeps its own
 /// deadline and signal, and joins only a flight that lasts at least as long).
-fn flight_key(urls: &[String], init: &web_sys::RequestInit, options: &Options) -> String {
+fn flight_key(urls: &[String], init: &web_sys::RequestInit, options: &Options, has_headers: bool) -> String {
     let mut key = urls.join("\n");
     // What decides whether a response is a tile must match too.
     key.push('\n');
     key.push_str(&options.verdict_key());
-    for field in ["headers", "credentials", "mode", "cache", "referrerPolicy"] {
-        let value = Reflect::get(init, &JsValue::from_str(field)).unwrap_or(JsValue::UNDEFINED);
+    for field in [options.credentials, options.mode, options.cache, options.referrer_policy] {
         key.push('\n');
-        if let Some(headers) = value.dyn_ref::<Headers>() {
+        key.push_str(field.unwrap_or(""));
+    }
+    key.push('\n');
+    // The headers as sent (the call's or the client's, with `accept`): read back only when
+    // there are some, each entry is a crossing into JS.
+    if has_headers {
+        let headers = Reflect::get(init, &JsValue::from_str("headers")).unwrap_or(JsValue::UNDEFINED);
+        if let Some(headers) = headers.dyn_ref::<Headers>() {
             if let Ok(Some(entries)) = js_sys::try_iter(headers) {
                 for pair in entries.flatten() {
                     let pair: js_sys::Array = pair.unchecked_into();
@@ -359,8 +377,6 @@ fn flight_key(urls: &[String], init: &web_sys::RequestInit, options: &Options) -
                     key.push(';');
                 }
             }
-        } else if let Some(text) = value.as_string() {
-            key.push_str(&text);
         }
     }
     key

@@ -16,7 +16,7 @@
 use std::cell::{Cell, RefCell};
 use std::future::Future;
 use std::pin::Pin;
-use std::rc::{Rc, Weak};
+use std::rc::Rc;
 use std::sync::Arc;
 use std::task::{Context, Wake, Waker};
 
@@ -26,14 +26,12 @@ use wasm_bindgen::prelude::*;
 #[wasm_bindgen(module = "/src/web/task.js")]
 extern "C" {
     #[wasm_bindgen(js_name = wakeUpOn)]
-    fn wake_up_on(poll: &Function) -> Function;
+    fn wake_up_on(poll: &JsValue, id: f64) -> Function;
 }
 
 struct Task {
     id: u64,
     future: RefCell<Option<Pin<Box<dyn Future<Output = ()>>>>>,
-    /// The task's one JS entry point, made once: a closure per sleep cost every call.
-    poll: RefCell<Option<Closure<dyn FnMut()>>>,
     /// Resolves the promise whose reaction polls the task again; set while it sleeps.
     resume: RefCell<Option<Function>>,
     /// Woken while being polled: poll again before going to sleep.
@@ -44,6 +42,15 @@ thread_local! {
     /// Live tasks (each call and flight in progress: a short list).
     static TASKS: RefCell<Vec<Rc<Task>>> = const { RefCell::new(Vec::new()) };
     static NEXT_ID: Cell<u64> = const { Cell::new(0) };
+    /// The one JS entry point of every task, given the task's id: a closure per task (or per
+    /// sleep) cost every call an allocation and a finalizer registration.
+    static POLL: JsValue = Closure::<dyn Fn(f64)>::new(|id: f64| {
+        let task = TASKS.with(|tasks| tasks.borrow().iter().find(|t| t.id as f64 == id).cloned());
+        if let Some(task) = task {
+            run(task);
+        }
+    })
+    .into_js_value();
 }
 
 /// A waker names its task by id: a `Waker` must be `Send + Sync`, a JS function is neither.
@@ -70,19 +77,11 @@ pub fn spawn(future: impl Future<Output = ()> + 'static) {
     let task = Rc::new(Task {
         id,
         future: RefCell::new(Some(Box::pin(future))),
-        poll: RefCell::new(None),
         resume: RefCell::new(None),
         woken: Cell::new(false),
     });
-    let weak: Weak<Task> = Rc::downgrade(&task);
-    let poll = Closure::<dyn FnMut()>::new(move || {
-        if let Some(task) = weak.upgrade() {
-            run(task);
-        }
-    });
-    let start = wake_up_on(poll.as_ref().unchecked_ref());
-    *task.poll.borrow_mut() = Some(poll);
     TASKS.with(|tasks| tasks.borrow_mut().push(task));
+    let start = POLL.with(|poll| wake_up_on(poll, id as f64));
     let _ = start.call0(&JsValue::UNDEFINED);
 }
 
@@ -113,9 +112,6 @@ fn run(task: Rc<Task>) {
         };
         if done {
             task.future.borrow_mut().take();
-            // Dropping the closure that is running this is safe: wasm-bindgen frees it when
-            // the call returns.
-            task.poll.borrow_mut().take();
             TASKS.with(|tasks| tasks.borrow_mut().retain(|t| !Rc::ptr_eq(t, &task)));
             return;
         }
@@ -123,6 +119,6 @@ fn run(task: Rc<Task>) {
             break;
         }
     }
-    let resume = task.poll.borrow().as_ref().map(|poll| wake_up_on(poll.as_ref().unchecked_ref()));
-    *task.resume.borrow_mut() = resume;
+    let resume = POLL.with(|poll| wake_up_on(poll, task.id as f64));
+    *task.resume.borrow_mut() = Some(resume);
 }

@@ -1,7 +1,7 @@
 //! One attempt: the global `fetch`, the whole body read, under an AbortController that the
 //! attempt timeout and the caller's signal both trigger.
 
-use js_sys::{Promise, Uint8Array};
+use js_sys::{Array, Promise, Uint8Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
@@ -14,12 +14,11 @@ use crate::platform::{Attempt, Transport};
 use crate::race::{race, Either};
 use crate::redact::redact_text;
 
-#[wasm_bindgen]
+#[wasm_bindgen(module = "/src/web/transport.js")]
 extern "C" {
-    /// Whatever `globalThis` is here: Window, WorkerGlobalScope, Node's global or workerd's.
-    type FetchScope;
-    #[wasm_bindgen(method, catch, js_name = fetch)]
-    fn fetch(this: &FetchScope, input: &JsValue, init: &RequestInit) -> Result<Promise, JsValue>;
+    /// `fetch` and the body read; see transport.js for the array it resolves with.
+    #[wasm_bindgen(js_name = fetchWhole)]
+    fn fetch_whole(scope: &JsValue, input: &JsValue, init: &RequestInit) -> Promise;
 }
 
 /// A received tile, left in the JS heap.
@@ -29,7 +28,8 @@ pub struct WebBody {
 }
 
 pub struct FetchTransport<'a> {
-    scope: FetchScope,
+    /// Whatever `globalThis` is here: Window, WorkerGlobalScope, Node's global or workerd's.
+    scope: JsValue,
     /// Per mirror: the URL string, or a `Request` when the call set fields a platform may refuse.
     inputs: &'a [JsValue],
     /// The same for every attempt but its signal.
@@ -39,14 +39,18 @@ pub struct FetchTransport<'a> {
 
 impl<'a> FetchTransport<'a> {
     pub fn new(inputs: &'a [JsValue], init: &'a RequestInit, abort: &'a AbortWatch) -> FetchTransport<'a> {
-        FetchTransport { scope: js_sys::global().unchecked_into(), inputs, init, abort }
+        FetchTransport { scope: js_sys::global().into(), inputs, init, abort }
     }
 
-    async fn request(&self, input: &JsValue, controller: &AbortController) -> Result<WebBody, JsValue> {
+    async fn request(
+        &self,
+        input: &JsValue,
+        controller: &AbortController,
+    ) -> Result<(ResponseFacts, WebBody), JsValue> {
         self.init.set_signal(Some(&controller.signal()));
-        let response: Response = JsFuture::from(self.scope.fetch(input, self.init)?).await?.unchecked_into();
-        let buffer = JsFuture::from(response.array_buffer()?).await?;
-        Ok(WebBody { response, data: Uint8Array::new(&buffer) })
+        let whole: Array = JsFuture::from(fetch_whole(&self.scope, input, self.init)).await?.unchecked_into();
+        let body = WebBody { response: whole.get(0).unchecked_into(), data: whole.get(1).unchecked_into() };
+        Ok((facts(&whole, &body.data), body))
     }
 }
 
@@ -72,7 +76,7 @@ impl Transport for FetchTransport<'_> {
             input
         };
         match race(self.request(input, &controller), stop).await {
-            Either::Left(Ok(body)) => Attempt::Response(facts(&body), body),
+            Either::Left(Ok((facts, body))) => Attempt::Response(facts, body),
             Either::Left(Err(_)) if self.abort.is_aborted() => Attempt::Aborted,
             Either::Left(Err(cause)) => Attempt::Failed { message: error_message(&cause), cause },
             Either::Right(stopped) => {
@@ -111,27 +115,24 @@ fn bust(input: &JsValue, init: &RequestInit) -> JsValue {
     }
 }
 
-/// Reads only the headers the status makes relevant: each `get` crosses into JS and back.
-fn facts(body: &WebBody) -> ResponseFacts {
-    let headers = body.response.headers();
-    let header = |name: &str| headers.get(name).ok().flatten();
-    let status = body.response.status();
-    let rate_limited = status == 429 || status == 503;
-    let success = (200..300).contains(&status);
-    let len = body.data.length();
+/// What classification needs, from fetchWhole's array: the status, the headers, and the first
+/// and last bytes of the body (only those are copied into wasm memory).
+fn facts(whole: &Array, data: &Uint8Array) -> ResponseFacts {
+    let header = |i: u32| whole.get(3 + i).as_string();
+    let len = data.length();
     let head_end = len.min(HEAD_BYTES as u32);
     let tail_start = len.saturating_sub(TAIL_BYTES as u32);
     ResponseFacts {
-        status,
-        content_type: header("content-type"),
-        content_encoding: success.then(|| header("content-encoding")).flatten(),
-        content_length: success.then(|| header("content-length")).flatten(),
-        retry_after: rate_limited.then(|| header("retry-after")).flatten(),
-        age: success.then(|| header("age")).flatten(),
-        date: rate_limited.then(|| header("date")).flatten(),
+        status: whole.get(2).as_f64().unwrap_or(0.0) as u16,
+        content_type: header(0),
+        content_encoding: header(1),
+        content_length: header(2),
+        retry_after: header(3),
+        age: header(4),
+        date: header(5),
         body_len: len as usize,
-        head: body.data.subarray(0, head_end).to_vec(),
-        tail: body.data.subarray(tail_start, len).to_vec(),
+        head: data.subarray(0, head_end).to_vec(),
+        tail: data.subarray(tail_start, len).to_vec(),
     }
 }
 
