@@ -34,14 +34,13 @@ export function createTileHandler(config) {
   const upstream = compileUpstream(cfg.upstream, subdomains, Array.isArray(config.upstream));
   new TileClient(cfg.client).free(); // validates: throws TileError (invalid-options) naming the field
   const hosts = [...upstream.hosts];
-  // The client is shared by every request of the isolate, and in workerd a call must never be
-  // resumed from another request's turn (its fetch and timers would belong to that request). The
-  // client does that in three places: its queue, its coalescing and its half-open breaker (calls
-  // waiting for the probe wake up in the turn of whichever call reports). So the queue is here
-  // (worker/limiter.js), coalescing is here (`flights`), and the client lets every call in it take a
-  // probe place (halfOpenProbes ≥ the limiter's limit: nobody waits for a probe); while a breaker is
-  // not closed the limiter narrows to the configured halfOpenProbes instead, so that a failing
-  // upstream still sees one probe per half-open, after those already in flight when it tripped.
+  // The client is shared by every request of the isolate. The queue is here (worker/limiter.js):
+  // one limit per handler, the sum over the upstream's hosts, which narrows to the configured
+  // halfOpenProbes while a breaker is not closed, so that a failing upstream still sees one probe
+  // per half-open, after those already in flight when it tripped; the client lets every call in
+  // it take a probe place (halfOpenProbes ≥ the limiter's limit: nobody waits for a probe).
+  // Coalescing is here too (`flights`), because it covers the cache lookup as well as the fetch.
+  // (The core itself polls each call only in its own request: see src/web/task.rs.)
   const fullLimit = hosts.reduce((n, h) => n + hostSetting(cfg.client, h, (c) => c.maxConcurrent, 16, 16), 0);
   const probeLimit = Math.max(...hosts.map((h) => hostSetting(cfg.client, h, (c) => c.breaker?.halfOpenProbes, 1, 1)));
   const limiter = createLimiter(fullLimit, cfg.client.queueOrder ?? "fifo");

@@ -1,8 +1,6 @@
-// Calls in the TileClient at once per handler (`maxConcurrent`, `queueOrder`), kept here rather
-// than in the client. The client's queue hands a freed slot to the next call from inside the
-// finishing call's turn, so in workerd the next call's fetch and timers would belong to the request
-// that finished (and be canceled with it). A waiter here is a plain promise: workerd runs its
-// continuation in its own request, which then calls the client itself.
+// Calls in the TileClient at once per handler (`maxConcurrent`, `queueOrder`): one limit for the
+// handler, summed over the upstream's hosts, that worker.js narrows while a breaker is not closed.
+// A waiter here is a plain promise: workerd runs its continuation in its own request.
 // `setLimit` narrows it while the upstream's breaker is not closed (see worker.js).
 
 export function createLimiter(limit, order) {

@@ -1,10 +1,9 @@
 // An AbortSignal that no request owns. In workerd a real AbortSignal is an I/O object of the
 // request that created it: reading its `aborted` from another request's turn throws "Cannot
-// perform I/O on behalf of a different request". The shared TileClient may poll a call from
-// another request's turn (a breaker probe's report wakes the calls waiting for it), and reads the
-// call's signal there; a throw inside the wasm would leave the client's state half-updated. The
-// core only reads `aborted` and `reason` and adds/removes one "abort" listener (it aborts its own
-// per-attempt controllers), so a plain object with AbortSignal's prototype serves it.
+// perform I/O on behalf of a different request". An upstream call here can be aborted from a
+// timer or a retry callback that need not run in the request that made it, so its signal is
+// plain JS. The core only reads `aborted` and `reason` and adds/removes one "abort" listener (it
+// aborts its own per-attempt controllers), so an object with AbortSignal's prototype serves it.
 
 export function contextFreeAbort() {
   const listeners = new Set();
