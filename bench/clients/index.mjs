@@ -11,6 +11,7 @@ import * as cockatiel from "./cockatiel.mjs";
 import * as exponentialBackoff from "./exponential-backoff.mjs";
 import * as tilefetchFetchTile from "./tilefetch-fetchtile.mjs";
 import * as tilefetchClient from "./tilefetch-client.mjs";
+import * as tilefetchClient32 from "./tilefetch-client32.mjs";
 
 export const CLIENTS = {
   "raw-fetch": rawFetch,
@@ -22,6 +23,7 @@ export const CLIENTS = {
   "exponential-backoff": exponentialBackoff,
   "tilefetch-fetchtile": tilefetchFetchTile,
   "tilefetch-client": tilefetchClient,
+  "tilefetch-client32": tilefetchClient32,
 };
 
 /** Clients that are tilefetch (the subject), as opposed to baselines and anchors. */

@@ -4,7 +4,9 @@
 // learned from 429s). One client per run, as one per page.
 export const label = "tilefetch TileClient";
 export const anchor = "tilefetch";
-export const config = "`new TileClient({ preset: \"interactive\", queueOrder: \"lifo\" })` (README example)";
+export const config =
+  "`new TileClient({ preset: \"interactive\", queueOrder: \"lifo\" })` (README example). LIFO serves the newest " +
+  "call first, as a panning map wants; in a batch that cancels nothing, the oldest queued tiles can wait past their deadline";
 
 export function create({ tilefetch }) {
   const client = new tilefetch.TileClient({ preset: "interactive", queueOrder: "lifo" });
