@@ -563,4 +563,20 @@ mod tests {
         assert_eq!(o.deadline_ms, 6000.0);
         assert!(!o.has_signal);
     }
+
+    /// Found by `fuzz/fuzz_targets/options.rs` (its first invariant was too strict): a huge but
+    /// finite delay is accepted as given, and every wait derived from it still fits a timer.
+    #[test]
+    fn huge_delays_are_kept_and_every_derived_wait_fits_a_timer() {
+        let o =
+            parse(&[("maxDelayMs", Value::Number(232.0)), ("maxDelayMs", Value::Number(2.774e180))]).unwrap();
+        assert_eq!(o.max_delay_ms, 2.774e180);
+        let backoff = o.backoff();
+        let mut previous = o.base_delay_ms;
+        for retry in 1..=64 {
+            let wait = backoff.delay(retry, previous, 0.999_999);
+            assert!((0.0..=crate::MAX_DELAY_MS).contains(&wait), "retry {retry}: {wait}");
+            previous = wait;
+        }
+    }
 }

@@ -13,10 +13,19 @@ fuzz_target!(|data: &[u8]| {
     let borrowed: Vec<(&str, _)> = entries.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
     match Options::parse(&borrowed) {
         Ok(options) => {
+            // Values past the timer limit are kept (options.rs: "clamped later"): finite and not
+            // negative is what parsing promises; every delay derived from them must fit a timer.
             for ms in
                 [options.base_delay_ms, options.max_delay_ms, options.attempt_timeout_ms, options.deadline_ms]
             {
-                assert!((0.0..=MAX_DELAY_MS).contains(&ms), "{entries:?} -> {ms}");
+                assert!(ms.is_finite() && ms >= 0.0, "{entries:?} -> {ms}");
+            }
+            let backoff = options.backoff();
+            let mut previous = options.base_delay_ms;
+            for retry in 1..=64 {
+                let delay = backoff.delay(retry, previous, 0.999_999);
+                assert!((0.0..=MAX_DELAY_MS).contains(&delay), "{entries:?}: retry {retry} waits {delay}");
+                previous = delay;
             }
             let _ = options.verdict_key();
         }
