@@ -167,7 +167,8 @@ fn host_config(mut config: HostConfig, entries: &[(&str, Value)], path: &str) ->
                 Value::Bool(b) => config.learn_rate = *b,
                 other => return Err(nested(path, wrong_type(key, "a boolean", other))),
             },
-            _ => unreachable!("only HOST_KEYS reach here"),
+            // Only HOST_KEYS reach here; an error, not a panic, should that ever change.
+            other => return Err(nested(path, unknown_among(other, &HOST_KEYS))),
         }
     }
     Ok(config)

@@ -22,7 +22,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { performance } from "node:perf_hooks";
-import { prng, serviceExceptionXml } from "../tests/server/fault-server.mjs";
+import { prng, serviceExceptionXml, takeBucketToken } from "../tests/server/fault-server.mjs";
 import { labelledTilePng } from "./tiles.mjs";
 import { buildPage } from "./build-page.mjs";
 
@@ -83,7 +83,7 @@ export function createTileService({ seed = 7 } = {}) {
   const faults = { ...DEFAULT_FAULTS };
   let outageUntil = 0; // performance.now() ms
   let counter = 0; // seeded randomness: the n-th tile request draws prng(seed, stream, n)
-  const bucket = { tokens: faults.stormRate, last: performance.now() };
+  const bucket = { tokens: faults.stormRate, last: performance.now(), rate: faults.stormRate, burst: faults.stormRate };
   const hanging = new Set();
   const timers = new Set();
   const counts = {}; // role -> {requests, ok, "503", "429", outage, serviceException, hang, slow, aborted}
@@ -104,6 +104,7 @@ export function createTileService({ seed = 7 } = {}) {
     if ("stormRate" in p) {
       faults.stormRate = clampNum(p.stormRate, 0, 1000, faults.stormRate);
       bucket.tokens = Math.min(bucket.tokens, faults.stormRate);
+      bucket.rate = bucket.burst = faults.stormRate;
     }
     if ("retryAfterS" in p) faults.retryAfterS = clampNum(p.retryAfterS, 0, 3600, faults.retryAfterS);
     if ("outageS" in p) {
@@ -121,13 +122,7 @@ export function createTileService({ seed = 7 } = {}) {
 
   function takeToken() {
     const t = performance.now();
-    bucket.tokens = Math.min(faults.stormRate, bucket.tokens + ((t - bucket.last) / 1000) * faults.stormRate);
-    bucket.last = t;
-    if (bucket.tokens >= 1) {
-      bucket.tokens -= 1;
-      return true;
-    }
-    return false;
+    return takeBucketToken(bucket, t);
   }
 
   /** Answers GET /tiles/z/x/y.png for the map `role` ("tilefetch", "plain" or "page"). */

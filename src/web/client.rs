@@ -181,8 +181,7 @@ impl ClientInner {
         let primary = host_key(&urls[0]);
         let options = Options::parse(&self.config.call_entries(&primary, &entries))?;
         let headers = js.headers.or_else(|| self.headers.clone());
-        let has_headers = headers.is_some() || options.accept.is_some();
-        let (inputs, init) = build_request(&urls, &options, headers.as_ref())?;
+        let (inputs, init, has_headers) = build_request(&urls, &options, headers.as_ref())?;
         let route = urls.iter().map(|u| self.host(&host_key(u))).collect();
         Ok(Prepared {
             options,
@@ -329,7 +328,7 @@ struct Prepared {
     route: Vec<SharedHost>,
     inputs: Vec<JsValue>,
     init: web_sys::RequestInit,
-    /// Whether `init` carries headers (build_request sets them only then).
+    /// Whether `init` carries headers.
     has_headers: bool,
     signal: Option<web_sys::AbortSignal>,
     on_retry: Option<Function>,

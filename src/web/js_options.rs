@@ -115,14 +115,16 @@ fn to_value(item: &JsValue, depth: u32) -> Value {
 /// Builds the request init (and, when the call sets fields a platform may refuse, a `Request`
 /// per mirror, checked once: workerd refuses `cache` on old compatibility dates, and that is the
 /// caller's error, reported at once, not a network failure retried until the deadline).
+/// The flag says whether the init carries headers.
 pub fn build_request(
     urls: &[String],
     options: &Options,
     headers: Option<&JsValue>,
-) -> Result<(Vec<JsValue>, RequestInit), Error> {
+) -> Result<(Vec<JsValue>, RequestInit, bool), Error> {
     let init = RequestInit::new();
     // No Headers object when there is nothing to send: building one costs every call.
-    if headers.is_some() || options.accept.is_some() {
+    let has_headers = headers.is_some() || options.accept.is_some();
+    if has_headers {
         let headers = match headers {
             Some(given) => Headers::new_with_str_sequence_sequence(given)
                 .map_err(|_| Error::invalid_options("headers", "is not a valid headers init"))?,
@@ -167,7 +169,7 @@ pub fn build_request(
             }
         })
         .collect::<Result<Vec<_>, _>>()?;
-    Ok((inputs, init))
+    Ok((inputs, init, has_headers))
 }
 
 /// Names the field a platform's refusal of the request mentions.

@@ -210,3 +210,22 @@ describe("hostile inputs never reach the wasm module as exceptions", () => {
     assert.deepEqual(Object.keys(client.stats()), [new URL(srv.url).host]);
   });
 });
+
+// pkg/leaflet.js splits one options object into Leaflet's and fetchTile's by name, with its own
+// list of fetchTile's names; the core's list is KEYS in src/options.rs. A new option must reach
+// both: this fails when they drift. `referrerPolicy` and `subdomains` are Leaflet options too, so
+// leaflet.js leaves them to Leaflet and passes them on to fetchTile itself.
+describe("the option names pkg/leaflet.js knows", () => {
+  test("are the core's KEYS, but for the two Leaflet shares", async () => {
+    const fs = await import("node:fs");
+    const read = (rel) => fs.readFileSync(new URL(`../../${rel}`, import.meta.url), "utf8");
+    const names = (text) => new Set([...text.matchAll(/"([A-Za-z]+)"/g)].map((m) => m[1]));
+    const core = names(/pub const KEYS: \[&str; \d+\] = \[([^\]]*)\]/.exec(read("src/options.rs"))[1]);
+    const leaflet = names(/const FETCH_KEYS = new Set\(\[([^\]]*)\]\)/.exec(read("pkg/leaflet.js"))[1]);
+    assert.ok(core.size >= 20, `read ${core.size} names from src/options.rs`);
+    const shared = new Set(["referrerPolicy", "subdomains"]);
+    assert.deepEqual([...core].filter((k) => !leaflet.has(k) && !shared.has(k)), [], "core options leaflet.js would give to Leaflet");
+    assert.deepEqual([...leaflet].filter((k) => !core.has(k)), [], "names leaflet.js sends that the core does not know");
+    assert.deepEqual([...shared].filter((k) => leaflet.has(k) || !core.has(k)), [], "the shared names");
+  });
+});

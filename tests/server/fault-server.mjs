@@ -292,6 +292,20 @@ function numParam(params, name, dflt) {
  * (e.g. a run name): counts of every key equal to it or starting with `${key}/`.
  * Without a key: totals. Only tile requests are counted (not OPTIONS, /count, /health).
  */
+/**
+ * One request against a token bucket `{tokens, last, rate, burst}` (rate per second, `last` in
+ * performance.now() ms): refills it up to `now`, then takes a token if there is one.
+ */
+export function takeBucketToken(bucket, now) {
+  bucket.tokens = Math.min(bucket.burst, bucket.tokens + ((now - bucket.last) / 1000) * bucket.rate);
+  bucket.last = now;
+  if (bucket.tokens >= 1) {
+    bucket.tokens -= 1;
+    return true;
+  }
+  return false;
+}
+
 export async function startFaultServer({ seed = 1, host = "127.0.0.1", port = 0, verbose = false } = {}) {
   if (host !== "127.0.0.1" && host !== "localhost" && host !== "::1") {
     throw new Error(`fault server binds loopback only (got host ${host})`);
@@ -348,15 +362,8 @@ export async function startFaultServer({ seed = 1, host = "127.0.0.1", port = 0,
       const burst = Math.max(0, numParam(params, "burst", rate));
       b = { tokens: burst, last: t, rate, burst };
       buckets.set(run, b);
-    } else {
-      b.tokens = Math.min(b.burst, b.tokens + ((t - b.last) / 1000) * b.rate);
-      b.last = t;
     }
-    if (b.tokens >= 1) {
-      b.tokens -= 1;
-      return true;
-    }
-    return false;
+    return takeBucketToken(b, t);
   };
 
   const later = (ms, fn) => {
