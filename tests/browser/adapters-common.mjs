@@ -225,7 +225,13 @@ export function scenarios(env, { name, spec = (s) => s }) {
       }
     },
 
-    /** Every view tile 404s: each ends as an error within 200 ms, requested once. */
+    /**
+     * Every view tile 404s: each is requested once and ends as an error within 200 ms of the
+     * server's 404 (the page's time: minus its event-loop stalls), and within 1 s of wall time
+     * from the loader's call. The 200 ms start at the answer, not the call: the browser holds
+     * requests to one host behind its six connections, and the loaded test machine's server and
+     * network process answer when they can; neither is the adapter's doing.
+     */
     async notFound(t, { check = () => {} } = {}) {
       const run = `${name}-404`;
       const { srv, open } = env();
@@ -241,21 +247,28 @@ export function scenarios(env, { name, spec = (s) => s }) {
         const states = await waitSettled(page, tiles.map((x) => x.key));
         await sleep(300); // time for any (wrong) second request to arrive
         await screenshot(page, `${name}-404`);
+        // Server time → page time, both through the wall clock (one machine, sub-ms origins).
+        const pageOrigin = await page.evaluate(() => performance.timeOrigin);
+        const serverToPage = performance.timeOrigin + performance.now() - srv.now() - pageOrigin;
+        const sinceAnswer = {};
         for (const tile of tiles) {
           const r = states[tile.key];
           assert.equal(r.state, "error", `${tile.key}: ${JSON.stringify(r)}`);
-          // 200 ms of the page's time: minus the stretches in which its event loop could run no
-          // callback at all (fixtures/adapters/common.js), and never more than 1 s of wall time.
-          const busy = r.t1 - r.t0 - r.stallMs;
-          assert.ok(busy < 200, `${tile.key} ended within 200 ms: ${r.t1 - r.t0} ms, of which ${r.stallMs} ms the page was stalled`);
-          assert.ok(r.t1 - r.t0 < 1000, `${tile.key} ended within 1 s of wall time: ${r.t1 - r.t0} ms`);
           assert.equal(srv.requests(`${run}/${tile.key}`), 1, `${tile.key} requested once`);
+          const answered = srv.log.find((e) => e.key === `${run}/${tile.key}`).t + serverToPage;
+          const stall = await page.evaluate(([a, b]) => window.__stallBetween(a, b), [answered, r.t1]);
+          sinceAnswer[tile.key] = r.t1 - answered - stall;
+          assert.ok(
+            sinceAnswer[tile.key] < 200,
+            `${tile.key} ended ${Math.round(r.t1 - answered)} ms after the server's 404, ${Math.round(stall)} ms of it stalled`,
+          );
+          assert.ok(r.t1 - r.t0 < 1000, `${tile.key} ended within 1 s of wall time: ${r.t1 - r.t0} ms`);
           check(r, tile);
         }
-        const times = tiles.map((x) => Math.round(states[x.key].t1 - states[x.key].t0));
-        const stalls = tiles.map((x) => Math.round(states[x.key].stallMs));
+        const span = (xs) => `${Math.round(Math.min(...xs))}–${Math.round(Math.max(...xs))} ms`;
         t.diagnostic(
-          `404 tiles ended after ${Math.min(...times)}–${Math.max(...times)} ms (page stalled ${Math.min(...stalls)}–${Math.max(...stalls)} ms of it); ${srv.requests(run)} requests`,
+          `404 tiles ended ${span(tiles.map((x) => states[x.key].t1 - states[x.key].t0))} after the loader's call, ` +
+            `${span(Object.values(sinceAnswer))} after the server's answer (page stalls excluded); ${srv.requests(run)} requests`,
         );
         assert.deepEqual(page.problems(), [], "no unexpected page errors");
       } finally {
