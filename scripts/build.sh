@@ -19,6 +19,12 @@ node_modules/.bin/wasm-opt -Oz --converge --low-memory-unused --zero-filled-memo
   --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
   --enable-mutable-globals --enable-reference-types --enable-multivalue \
   pkg/gen/tilefetch_bg.wasm -o pkg/gen/tilefetch_bg.wasm
+# Its own run: under --converge the renaming pass would run again and print a second mapping.
+node_modules/.bin/wasm-opt --minify-imports-and-exports-and-modules --enable-bulk-memory \
+  --enable-nontrapping-float-to-int --enable-sign-ext --enable-mutable-globals \
+  --enable-reference-types --enable-multivalue \
+  pkg/gen/tilefetch_bg.wasm -o pkg/gen/tilefetch_bg.wasm >target/wasm-names.json
+node scripts/shrink-names.mjs pkg/gen/tilefetch.js target/wasm-names.json pkg/gen/tilefetch_bg.wasm
 
 node scripts/minify.mjs pkg/gen/tilefetch.js pkg/gen/snippets/*/src/web/*.js
 
