@@ -161,3 +161,34 @@ async fn bad_input_is_rejected_and_the_module_survives() {
     let tile = fetch_tile(tile("").into(), JsValue::UNDEFINED).await.unwrap();
     assert_eq!(get(&tile, "status"), 200);
 }
+
+/// The module's allocator (src/web/heap.rs): blocks of every size keep what was written to them
+/// while other blocks come and go, blocks that grow keep their contents, and a repeated workload
+/// reuses freed blocks instead of growing memory.
+#[wasm_bindgen_test]
+fn the_allocator_keeps_blocks_apart_and_reuses_them() {
+    let sizes = [1usize, 15, 16, 17, 100, 4095, 4096, 5000, 70_000, 300_000];
+    let round = || {
+        let mut held: Vec<Vec<u8>> = Vec::new();
+        for (i, size) in sizes.iter().cycle().take(200).enumerate() {
+            held.push(vec![(i % 251) as u8; *size]);
+            if i % 3 == 0 {
+                // Free some while others are live, so freed blocks are handed out again.
+                held.swap_remove(i / 2);
+            }
+        }
+        for (i, block) in held.iter_mut().enumerate() {
+            let fill = block[0];
+            block.extend(std::iter::repeat_n(fill, i * 37));
+        }
+        for block in &held {
+            assert!(block.iter().all(|b| *b == block[0]), "a block was overwritten");
+        }
+    };
+    round();
+    let before = core::arch::wasm32::memory_size::<0>();
+    for _ in 0..20 {
+        round();
+    }
+    assert_eq!(core::arch::wasm32::memory_size::<0>(), before, "memory grew under a repeated workload");
+}

@@ -4,6 +4,7 @@
 mod abort;
 mod client;
 mod effects;
+mod heap;
 mod js_objects;
 mod js_options;
 mod task;
