@@ -19,15 +19,15 @@ const CALL_ONLY: [&str; 2] = ["signal", "onRetry"];
 #[derive(Debug, Clone, PartialEq)]
 pub struct HostRule {
     pub host: String,
-    /// fetchTile options for this host, applied over the client's.
-    pub entries: Vec<(String, Value)>,
+    /// fetchTile options for calls to this host: the client's with the host's over them.
+    pub options: Options,
     pub config: HostConfig,
 }
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct ClientConfig {
-    /// fetchTile options for every host.
-    pub defaults: Vec<(String, Value)>,
+    /// fetchTile options for calls to every host without a rule.
+    pub options: Options,
     pub host: HostConfig,
     pub hosts: Vec<HostRule>,
     pub has_on_event: bool,
@@ -47,16 +47,15 @@ impl ClientConfig {
                     Value::Function => has_on_event = true,
                     other => return Err(wrong_type(key, "a function", other)),
                 },
-                k if CALL_ONLY.contains(&k) && *value != Value::Absent => {
+                k if CALL_ONLY.contains(&k) && !matches!(value, Value::Absent) => {
                     return Err(Error::invalid_options(k, "belongs to one call: pass it to client.fetchTile"))
                 }
                 k if HOST_KEYS.contains(&k) => host_entries.push((k, value.clone())),
-                k if KEYS.contains(&k) => defaults.push((k.to_string(), value.clone())),
+                k if KEYS.contains(&k) => defaults.push((k, value.clone())),
                 k => return Err(unknown_client_key(k)),
             }
         }
-        let borrowed: Vec<(&str, Value)> = defaults.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
-        let options = Options::parse(&borrowed)?;
+        let options = Options::parse(&defaults)?;
         let host = host_config(base_host_config(options.preset), &host_entries, "")?;
 
         let mut hosts = Vec::new();
@@ -64,12 +63,12 @@ impl ClientConfig {
             None | Some(Value::Absent) => {}
             Some(Value::Record(rules)) => {
                 for (name, rule) in rules {
-                    hosts.push(host_rule(name, rule, &defaults, host)?);
+                    hosts.push(host_rule(name, rule, &options, host)?);
                 }
             }
             Some(other) => return Err(wrong_type("hosts", "an object keyed by host[:port]", other)),
         }
-        Ok(ClientConfig { defaults, host, hosts, has_on_event })
+        Ok(ClientConfig { options, host, hosts, has_on_event })
     }
 
     /// The rule for `host` (as [`crate::host::host_key`] gives it), if any.
@@ -81,10 +80,10 @@ impl ClientConfig {
         self.rule(host).map_or(self.host, |rule| rule.config)
     }
 
-    /// The options of a call to `host`: the client's, the host's, then the call's own.
-    pub fn call_entries<'a>(&'a self, host: &str, call: &'a [(String, Value)]) -> Vec<(&'a str, Value)> {
-        let rule = self.rule(host).map(|rule| rule.entries.as_slice()).unwrap_or(&[]);
-        self.defaults.iter().chain(rule).chain(call).map(|(k, v)| (k.as_str(), v.clone())).collect()
+    /// The options a call to `host` starts from (the call's own go over them with
+    /// [`Options::with`]).
+    pub fn options_for(&self, host: &str) -> &Options {
+        self.rule(host).map_or(&self.options, |rule| &rule.options)
     }
 }
 
@@ -101,12 +100,7 @@ fn unknown_client_key(key: &str) -> Error {
     unknown_among(key, &known)
 }
 
-fn host_rule(
-    name: &str,
-    rule: &Value,
-    defaults: &[(String, Value)],
-    base: HostConfig,
-) -> Result<HostRule, Error> {
+fn host_rule(name: &str, rule: &Value, client: &Options, base: HostConfig) -> Result<HostRule, Error> {
     let path = cat(&["hosts[\"", &name.chars().take(80).collect::<String>(), "\"]"]);
     let within = |error: Error| nested(&path, error);
     let Value::Record(fields) = rule else {
@@ -121,18 +115,15 @@ fn host_rule(
             k if CALL_ONLY.contains(&k) || k == "subdomains" || k == "headers" => {
                 return Err(within(Error::invalid_options(k, "cannot be set per host")))
             }
-            k if KEYS.contains(&k) => entries.push((k.to_string(), value.clone())),
+            k if KEYS.contains(&k) => entries.push((k, value.clone())),
             k => return Err(within(unknown_client_key(k))),
         }
     }
-    // Validate the host's options as a call would see them.
-    let merged: Vec<(&str, Value)> =
-        defaults.iter().chain(entries.iter()).map(|(k, v)| (k.as_str(), v.clone())).collect();
-    let options = Options::parse(&merged).map_err(within)?;
-    let preset_changed = entries.iter().any(|(k, _)| k == "preset");
+    let options = client.with(&entries).map_err(within)?;
+    let preset_changed = entries.iter().any(|(k, _)| *k == "preset");
     let start = if preset_changed { base_host_config(options.preset) } else { base };
     let config = host_config(start, &host_entries, &path)?;
-    Ok(HostRule { host: name.to_ascii_lowercase(), entries, config })
+    Ok(HostRule { host: name.to_ascii_lowercase(), options, config })
 }
 
 /// Prefixes an invalid-options field with where it sits (`breaker` → `hosts["h"].breaker`).
@@ -147,7 +138,7 @@ fn nested(path: &str, error: Error) -> Error {
 
 fn host_config(mut config: HostConfig, entries: &[(&str, Value)], path: &str) -> Result<HostConfig, Error> {
     for (key, value) in entries {
-        if *value == Value::Absent {
+        if matches!(value, Value::Absent) {
             continue;
         }
         match *key {
@@ -185,7 +176,7 @@ fn breaker(mut config: BreakerConfig, value: &Value) -> Result<BreakerConfig, Er
     let fields = record("breaker", value, "an object such as {failureThreshold: 5, openMs: 500}")?;
     for (key, value) in fields {
         let within = |e| nested("breaker", e);
-        if *value == Value::Absent {
+        if matches!(value, Value::Absent) {
             continue;
         }
         match key.as_str() {
@@ -211,7 +202,7 @@ fn budget(mut config: BudgetConfig, value: &Value) -> Result<BudgetConfig, Error
     let fields = record("retryBudget", value, "an object such as {ratio: 0.2, minPerSecond: 5}")?;
     for (key, value) in fields {
         let within = |e| nested("retryBudget", e);
-        if *value == Value::Absent {
+        if matches!(value, Value::Absent) {
             continue;
         }
         let number = match value {
@@ -296,10 +287,9 @@ mod tests {
         assert_eq!(config.breaker.open_ms, 5000.0);
         assert_eq!(config.breaker.max_open_ms, 5000.0, "raised to openMs");
         assert!(c.has_on_event);
-        let call = vec![("deadlineMs".to_string(), n(3000.0))];
-        let merged = Options::parse(&c.call_entries("tiles.example.com", &call)).unwrap();
+        let merged = c.options_for("tiles.example.com").with(&[("deadlineMs", n(3000.0))]).unwrap();
         assert_eq!((merged.base_delay_ms, merged.deadline_ms), (500.0, 3000.0));
-        let other = Options::parse(&c.call_entries("elsewhere", &[])).unwrap();
+        let other = c.options_for("elsewhere").with::<&str>(&[]).unwrap();
         assert_eq!(other.base_delay_ms, 200.0);
     }
 

@@ -104,6 +104,8 @@ pub struct Options {
     pub has_headers: bool,
     pub has_signal: bool,
     pub has_on_retry: bool,
+    /// The fields given explicitly (bit i: `KEYS[i]`), which a later `preset` leaves alone.
+    explicit: u32,
 }
 
 const DEFAULT_RETRY_ON: StatusSet = StatusSet::of(&[408, 425, 429, 500, 502, 503, 504]);
@@ -176,35 +178,63 @@ impl Options {
             has_headers: false,
             has_signal: false,
             has_on_retry: false,
+            explicit: 0,
         }
     }
 
     /// Validates the entries of an options object. The first problem found is returned as
     /// [`Error::InvalidOptions`] naming the field.
     pub fn parse(entries: &[(&str, Value)]) -> Result<Options, Error> {
-        // The last `preset` wins: client defaults come first, per-call options last.
-        let preset = match entries.iter().rev().find(|(k, v)| *k == "preset" && *v != Value::Absent) {
-            None | Some((_, Value::Absent)) => Preset::Interactive,
-            Some((_, Value::Text(name))) if name == "interactive" => Preset::Interactive,
-            Some((_, Value::Text(name))) if name == "batch" => Preset::Batch,
+        Options::preset(Preset::Interactive).with(entries)
+    }
+
+    /// These options with `entries` applied over them, as if the entries came after the ones
+    /// these were parsed from: a client's options, then a host's, then a call's. A `preset` among
+    /// them (the last wins) changes the fields that no entry so far has set.
+    pub fn with<K: AsRef<str>>(&self, entries: &[(K, Value)]) -> Result<Options, Error> {
+        let mut options = self.clone();
+        let preset =
+            entries.iter().rev().find(|(k, v)| k.as_ref() == "preset" && !matches!(v, Value::Absent));
+        match preset {
+            None => {}
+            Some((_, Value::Text(name))) if name == "interactive" || name == "batch" => {
+                let preset = if name == "batch" { Preset::Batch } else { Preset::Interactive };
+                let fresh = Options::preset(preset);
+                options.preset = preset;
+                for (i, (field, value)) in [
+                    (&mut options.base_delay_ms, fresh.base_delay_ms),
+                    (&mut options.max_delay_ms, fresh.max_delay_ms),
+                    (&mut options.attempt_timeout_ms, fresh.attempt_timeout_ms),
+                    (&mut options.deadline_ms, fresh.deadline_ms),
+                ]
+                .into_iter()
+                .enumerate()
+                {
+                    // KEYS[1..=4] are these four fields.
+                    if self.explicit & (1 << (i + 1)) == 0 {
+                        *field = value;
+                    }
+                }
+            }
             Some((_, other)) => {
                 return Err(Error::invalid_options(
                     "preset",
                     cat(&["must be \"interactive\" or \"batch\", got ", &describe(other)]),
                 ))
             }
-        };
-        let mut options = Options::preset(preset);
+        }
         for (key, value) in entries {
-            options.apply(key, value)?;
+            options.apply(key.as_ref(), value)?;
         }
         Ok(options)
     }
 
     fn apply(&mut self, key: &str, value: &Value) -> Result<(), Error> {
+        let Some(index) = KEYS.iter().position(|k| *k == key) else { return Err(unknown_key(key)) };
         if matches!(value, Value::Absent) {
-            return if KEYS.contains(&key) { Ok(()) } else { Err(unknown_key(key)) };
+            return Ok(());
         }
+        self.explicit |= 1 << index;
         match key {
             "preset" => {}
             "baseDelayMs" => self.base_delay_ms = millis(key, value, false)?,
@@ -249,7 +279,7 @@ impl Options {
                 Value::Function => self.has_on_retry = true,
                 other => return Err(wrong_type(key, "a function", other)),
             },
-            _ => return Err(unknown_key(key)),
+            _ => {}
         }
         Ok(())
     }
@@ -554,6 +584,44 @@ mod tests {
             vec![("maxAgeS", Value::Number(60.0))],
         ] {
             assert_ne!(parse(&entries).unwrap().verdict_key(), base);
+        }
+    }
+
+    #[test]
+    fn a_later_preset_changes_only_the_fields_nobody_set() {
+        assert_eq!(&KEYS[1..=4], ["baseDelayMs", "maxDelayMs", "attemptTimeoutMs", "deadlineMs"]);
+        let batch = || ("preset", Value::Text("batch".into()));
+        let interactive = || ("preset", Value::Text("interactive".into()));
+        let timing = |o: &Options| (o.base_delay_ms, o.max_delay_ms, o.attempt_timeout_ms, o.deadline_ms);
+        let client = parse(&[("deadlineMs", Value::Number(900.0))]).unwrap();
+        let call = client.with(&[batch()]).unwrap();
+        assert_eq!(timing(&call), (500.0, 30_000.0, 60_000.0, 900.0));
+        assert_eq!(call.preset, Preset::Batch);
+        let client = parse(&[batch(), ("baseDelayMs", Value::Number(50.0))]).unwrap();
+        let host = client.with(&[("maxDelayMs", Value::Number(100.0))]).unwrap();
+        assert_eq!(timing(&host.with(&[interactive()]).unwrap()), (50.0, 100.0, 4000.0, 6000.0));
+        assert_eq!(timing(&host.with::<&str>(&[]).unwrap()), (50.0, 100.0, 60_000.0, 180_000.0));
+    }
+
+    /// Options parsed in layers (client, host, call) are the options of all entries at once.
+    #[test]
+    fn layers_of_entries_mean_what_the_entries_mean_together() {
+        let layers: Vec<Vec<(&str, Value)>> = vec![
+            vec![],
+            vec![("preset", Value::Text("batch".into()))],
+            vec![("preset", Value::Text("interactive".into())), ("jitter", Value::Text("none".into()))],
+            vec![("deadlineMs", Value::Number(700.0)), ("preset", Value::Absent)],
+            vec![("maxDelayMs", Value::Number(90.0)), ("preset", Value::Text("batch".into()))],
+            vec![("baseDelayMs", Value::Absent), ("attemptTimeoutMs", Value::Number(10.0))],
+        ];
+        for a in &layers {
+            for b in &layers {
+                for c in &layers {
+                    let all: Vec<(&str, Value)> = a.iter().chain(b).chain(c).cloned().collect();
+                    let layered = parse(a).unwrap().with(b).unwrap().with(c).unwrap();
+                    assert_eq!(layered, parse(&all).unwrap(), "{a:?} / {b:?} / {c:?}");
+                }
+            }
         }
     }
 

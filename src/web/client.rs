@@ -164,22 +164,14 @@ impl ClientInner {
 
     fn prepare(&self, url: &JsValue, options: &JsValue) -> Result<Prepared, Error> {
         let (entries, js) = read_entries(options, "options")?;
-        let subdomains = match entries.iter().rev().find(|(k, _)| k == "subdomains") {
-            Some(entry) => Options::parse(&[(entry.0.as_str(), entry.1.clone())])?.subdomains,
-            None => {
-                let defaults: Vec<(&str, Value)> = self
-                    .config
-                    .defaults
-                    .iter()
-                    .filter(|(k, _)| k == "subdomains")
-                    .map(|(k, v)| (k.as_str(), v.clone()))
-                    .collect();
-                Options::parse(&defaults)?.subdomains
-            }
+        // The call's options over the client's: enough to expand `{s}` and find the host. A
+        // host with rules of its own starts from its own options.
+        let options = self.config.options.with(&entries)?;
+        let urls = read_urls(url, options.subdomains.as_deref())?;
+        let options = match self.config.rule(&host_key(&urls[0])) {
+            Some(rule) => rule.options.with(&entries)?,
+            None => options,
         };
-        let urls = read_urls(url, subdomains.as_deref())?;
-        let primary = host_key(&urls[0]);
-        let options = Options::parse(&self.config.call_entries(&primary, &entries))?;
         let headers = js.headers.or_else(|| self.headers.clone());
         let (inputs, init, has_headers) = build_request(&urls, &options, headers.as_ref())?;
         let route = urls.iter().map(|u| self.host(&host_key(u))).collect();
