@@ -7,17 +7,18 @@ use std::pin::Pin;
 use std::rc::Rc;
 use std::task::{Context, Poll, Waker};
 
-use js_sys::{Function, Object, Reflect, Uint8Array};
+use js_sys::{Function, Reflect, Uint8Array};
 use wasm_bindgen::prelude::*;
 use web_sys::{Headers, Response};
 
 use super::abort::{AbortWatch, Stop};
 use super::effects::{AbortableSleep, JsClock, JsRandom, Timer};
-use super::js_objects::{make_retry_info, make_tile};
+use super::js_objects::{make_event, make_retry_info, make_stats, make_tile};
 use super::js_options::{build_request, read_entries, read_urls};
 use super::transport::{FetchTransport, WebBody};
 use super::{early_error, failure_to_js};
 use crate::client_config::ClientConfig;
+use crate::error::cat;
 use crate::host::state::{Hold, SharedHost};
 use crate::host::{host_key, HostState};
 use crate::options::{Options, Value};
@@ -231,87 +232,39 @@ impl ClientInner {
     pub fn stats(&self) -> JsValue {
         let now = JsClock.now_ms();
         let to_epoch = |t: f64| JsClock.epoch_ms() + (t - now);
-        // Numbers first, with every borrow released before any JS runs: a setter the page put on
-        // Object.prototype may call back into this client, and must not find a host borrowed.
-        let snapshots: Vec<HostSnapshot> = self
-            .hosts
-            .borrow()
-            .iter()
-            .map(|host| {
-                let mut h = host.borrow_mut();
-                let tokens = h.budget.tokens(now);
-                let c = &h.counters;
-                HostSnapshot {
-                    name: String::from(&*h.name),
-                    counts: [
-                        ("requests", c.requests),
-                        ("attempts", c.attempts),
-                        ("retries", c.retries),
-                        ("successes", c.successes),
-                        ("aborted", c.aborted),
-                        ("coalesced", c.coalesced),
-                        ("inFlight", h.slots.in_flight() as u64),
-                        ("queued", h.slots.queued() as u64),
-                    ],
-                    give_ups: c.give_ups.clone(),
-                    latency: [0.5, 0.95, 0.99].map(|p| c.latency.percentile(p)),
-                    breaker: h.breaker.state(now).name(),
-                    changed_at: to_epoch(h.breaker.changed_at()),
-                    tokens: (tokens * 100.0).round() / 100.0,
-                    paused_until: h.paused_until(now).map(to_epoch),
-                    rate: h.rate().map(|r| (r * 10.0).round() / 10.0),
-                }
-            })
-            .collect();
-        let out = Object::new();
-        for host in snapshots {
-            let stats = Object::new();
-            for (name, value) in host.counts {
-                set(&stats, name, &(value as f64).into());
+        let or_nan = |v: Option<f64>| v.unwrap_or(f64::NAN);
+        // See `makeStats` in js_objects.js for the layout. Every borrow ends before any JS runs:
+        // a setter the page put on Object.prototype may call back into this client.
+        let mut text = String::new();
+        let mut numbers: Vec<f64> = Vec::new();
+        for host in self.hosts.borrow().iter() {
+            let mut h = host.borrow_mut();
+            let tokens = h.budget.tokens(now);
+            let c = &h.counters;
+            text.push_str(&cat(&[&h.name, "\n", h.breaker.state(now).name(), "\n"]));
+            numbers.extend(
+                [c.requests, c.attempts, c.retries, c.successes, c.aborted, c.coalesced]
+                    .into_iter()
+                    .chain([h.slots.in_flight() as u64, h.slots.queued() as u64])
+                    .map(|n| n as f64),
+            );
+            for (kind, n) in &c.give_ups {
+                text.push_str(kind);
+                text.push(' ');
+                numbers.push(*n as f64);
             }
-            let give_ups = Object::new();
-            for (kind, n) in &host.give_ups {
-                set(&give_ups, kind, &(*n as f64).into());
-            }
-            set(&stats, "giveUps", &give_ups);
-            let breaker = Object::new();
-            set(&breaker, "state", &host.breaker.into());
-            set(&breaker, "changedAt", &host.changed_at.into());
-            set(&stats, "breaker", &breaker);
-            set(&stats, "retryTokens", &host.tokens.into());
-            set(&stats, "pausedUntil", &host.paused_until.map_or(JsValue::NULL, JsValue::from));
-            set(&stats, "rateLimitPerSecond", &host.rate.map_or(JsValue::NULL, JsValue::from));
-            let latency = Object::new();
-            for (name, p) in ["p50", "p95", "p99"].into_iter().zip(host.latency) {
-                set(&latency, name, &p.map_or(JsValue::NULL, JsValue::from));
-            }
-            set(&stats, "latencyMs", &latency);
-            define(&out, &host.name, &stats);
+            text.push('\n');
+            let latency = [0.5, 0.95, 0.99].map(|p| or_nan(c.latency.percentile(p)));
+            numbers.extend([
+                to_epoch(h.breaker.changed_at()),
+                (tokens * 100.0).round() / 100.0,
+                or_nan(h.paused_until(now).map(to_epoch)),
+                or_nan(h.rate().map(|r| (r * 10.0).round() / 10.0)),
+            ]);
+            numbers.extend(latency);
         }
-        out.into()
+        make_stats(&text, &numbers)
     }
-}
-
-struct HostSnapshot {
-    name: String,
-    counts: [(&'static str, u64); 8],
-    give_ups: Vec<(&'static str, u64)>,
-    latency: [Option<f64>; 3],
-    breaker: &'static str,
-    changed_at: f64,
-    tokens: f64,
-    paused_until: Option<f64>,
-    rate: Option<f64>,
-}
-
-/// Defines an own, enumerable property: a host named `__proto__` becomes a key like any other.
-fn define(object: &Object, key: &str, value: &JsValue) {
-    let descriptor = Object::new();
-    for (field, on) in [("enumerable", true), ("writable", true), ("configurable", true)] {
-        set(&descriptor, field, &on.into());
-    }
-    set(&descriptor, "value", value);
-    let _ = Reflect::define_property(object, &JsValue::from_str(key), &descriptor);
 }
 
 struct Prepared {
@@ -335,10 +288,6 @@ struct FlightRun {
     init: web_sys::RequestInit,
     on_retry: Option<Function>,
     url: String,
-}
-
-fn set(object: &Object, key: &str, value: &JsValue) {
-    let _ = Reflect::set(object, &JsValue::from_str(key), value);
 }
 
 /// Calls are identical when they fetch the same mirrors with the same request headers and
@@ -499,21 +448,20 @@ fn caller_error(error: Error, cause: Option<JsValue>, attempts: u32, elapsed_ms:
 }
 
 fn event_to_js(event: &Event) -> JsValue {
-    let out = Object::new();
-    let (kind, host) = match event {
+    let none = || JsValue::UNDEFINED;
+    let (kind, host, a, b, c, d, e) = match event {
         Event::Attempt { host, attempt, probe } => {
-            set(&out, "attempt", &(*attempt).into());
-            set(&out, "probe", &(*probe).into());
-            ("attempt", host)
+            ("attempt", host, (*attempt).into(), (*probe).into(), none(), none(), none())
         }
-        Event::Retry { host, info } => {
-            set(&out, "attempt", &info.attempt.into());
-            set(&out, "delayMs", &info.delay_ms.into());
-            set(&out, "reason", &info.reason.into());
-            set(&out, "status", &info.status.map_or(JsValue::UNDEFINED, JsValue::from));
-            set(&out, "retryAfterMs", &info.retry_after_ms.map_or(JsValue::UNDEFINED, JsValue::from));
-            ("retry", host)
-        }
+        Event::Retry { host, info } => (
+            "retry",
+            host,
+            info.attempt.into(),
+            info.delay_ms.into(),
+            info.reason.into(),
+            info.status.map_or(none(), JsValue::from),
+            info.retry_after_ms.map_or(none(), JsValue::from),
+        ),
         Event::Queue { host, hold, wait_ms } => {
             let hold = match hold {
                 None => "slot",
@@ -521,26 +469,18 @@ fn event_to_js(event: &Event) -> JsValue {
                 Some(Hold::Breaker) => "breaker",
                 Some(Hold::Rate) => "rate",
             };
-            set(&out, "hold", &hold.into());
-            set(&out, "waitMs", &(*wait_ms).into());
-            ("queue", host)
+            ("queue", host, hold.into(), (*wait_ms).into(), none(), none(), none())
         }
         Event::Breaker { host, state } => {
-            set(&out, "state", &state.name().into());
-            ("breaker", host)
+            ("breaker", host, state.name().into(), none(), none(), none(), none())
         }
         Event::Pause { host, until_ms } => {
             let until = JsClock.epoch_ms() + (until_ms - JsClock.now_ms());
-            set(&out, "until", &until.into());
-            ("pause", host)
+            ("pause", host, until.into(), none(), none(), none(), none())
         }
         Event::GiveUp { host, kind, attempts } => {
-            set(&out, "kind", &(*kind).into());
-            set(&out, "attempts", &(*attempts).into());
-            ("give-up", host)
+            ("give-up", host, (*kind).into(), (*attempts).into(), none(), none(), none())
         }
     };
-    set(&out, "type", &kind.into());
-    set(&out, "host", &JsValue::from_str(host));
-    out.into()
+    make_event(kind, host, a, b, c, d, e)
 }

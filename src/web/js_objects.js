@@ -75,3 +75,51 @@ export function readField(value, key) {
     return { ok: false, value: undefined };
   }
 }
+
+// Per-host statistics, built from one string and one array of numbers (one boundary crossing,
+// not forty per host). `text` holds three lines per host: its name, its breaker state, and its
+// give-up kinds separated by spaces. `numbers` holds per host the COUNTS, one count per give-up
+// kind, then changedAt, retryTokens, pausedUntil, rateLimitPerSecond, p50, p95, p99; NaN is null.
+const COUNTS = ["requests", "attempts", "retries", "successes", "aborted", "coalesced", "inFlight", "queued"];
+
+export function makeStats(text, numbers) {
+  const out = {};
+  const lines = text.split("\n");
+  let n = 0;
+  const next = () => numbers[n++];
+  const orNull = () => {
+    const v = next();
+    return Number.isNaN(v) ? null : v;
+  };
+  for (let i = 0; i + 2 < lines.length; i += 3) {
+    const stats = {};
+    for (const name of COUNTS) stats[name] = next();
+    stats.giveUps = {};
+    for (const kind of lines[i + 2].split(" ")) if (kind) stats.giveUps[kind] = next();
+    stats.breaker = { state: lines[i + 1], changedAt: next() };
+    stats.retryTokens = next();
+    stats.pausedUntil = orNull();
+    stats.rateLimitPerSecond = orNull();
+    stats.latencyMs = { p50: orNull(), p95: orNull(), p99: orNull() };
+    // Defined, not assigned: a host named `__proto__` is a key like any other.
+    Object.defineProperty(out, lines[i], { value: stats, enumerable: true, writable: true, configurable: true });
+  }
+  return out;
+}
+
+// What `onEvent` receives; a, b, c, d, e are the fields of `type`, in the order listed here.
+const EVENT_FIELDS = {
+  attempt: ["attempt", "probe"],
+  retry: ["attempt", "delayMs", "reason", "status", "retryAfterMs"],
+  queue: ["hold", "waitMs"],
+  breaker: ["state"],
+  pause: ["until"],
+  "give-up": ["kind", "attempts"],
+};
+
+export function makeEvent(type, host, a, b, c, d, e) {
+  const event = { type, host };
+  const values = [a, b, c, d, e];
+  EVENT_FIELDS[type].forEach((name, i) => (event[name] = values[i]));
+  return event;
+}

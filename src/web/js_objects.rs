@@ -43,6 +43,22 @@ extern "C" {
     #[wasm_bindgen(js_name = readField)]
     pub fn read_field(value: &JsValue, key: &JsValue) -> JsValue;
 
+    /// See `makeStats` in js_objects.js for the layout of `text` and `numbers`.
+    #[wasm_bindgen(js_name = makeStats)]
+    pub fn make_stats(text: &str, numbers: &[f64]) -> JsValue;
+
+    /// See `makeEvent` in js_objects.js for which fields `a` to `e` are.
+    #[wasm_bindgen(js_name = makeEvent)]
+    pub fn make_event(
+        kind: &str,
+        host: &str,
+        a: JsValue,
+        b: JsValue,
+        c: JsValue,
+        d: JsValue,
+        e: JsValue,
+    ) -> JsValue;
+
     #[wasm_bindgen(js_name = makeRetryInfo)]
     pub fn make_retry_info(
         attempt: u32,
