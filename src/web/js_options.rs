@@ -2,13 +2,10 @@
 //! plus the JS values a call keeps (signal, headers, callbacks), and the URL (or mirror list, or
 //! `{s}` template) into absolute http(s) URLs. Nothing here may throw or panic on any input.
 
-use js_sys::{Function, Reflect};
+use js_sys::{Array, Function, Reflect};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
-use web_sys::{
-    AbortSignal, Headers, ReferrerPolicy, Request, RequestCache, RequestCredentials, RequestInit,
-    RequestMode, Url,
-};
+use web_sys::{AbortSignal, RequestInit};
 
 use super::js_objects::{keys_of, kind_of, read_field};
 use crate::error::cat;
@@ -112,77 +109,59 @@ fn to_value(item: &JsValue, depth: u32) -> Value {
     }
 }
 
-/// Builds the request init (and, when the call sets fields a platform may refuse, a `Request`
-/// per mirror, checked once: workerd refuses `cache` on old compatibility dates, and that is the
-/// caller's error, reported at once, not a network failure retried until the deadline).
-/// The flag says whether the init carries headers.
+#[wasm_bindgen(module = "/src/web/request.js")]
+extern "C" {
+    /// An href, or a number saying why not (see request.js).
+    #[wasm_bindgen(js_name = resolveUrl)]
+    fn resolve_url(text: &str) -> JsValue;
+
+    /// `[inputs, init, hasHeaders]`, or `[field, message]` (see request.js).
+    #[wasm_bindgen(js_name = buildRequest)]
+    #[allow(clippy::too_many_arguments)]
+    fn build_request_js(
+        urls: Vec<String>,
+        headers: Option<&JsValue>,
+        accept: Option<&str>,
+        credentials: Option<&str>,
+        mode: Option<&str>,
+        cache: Option<&str>,
+        referrer_policy: Option<&str>,
+    ) -> Array;
+}
+
+/// The fetch input per mirror (a URL, or a `Request` checked once when the call sets fields a
+/// platform may refuse: workerd refuses `cache` on old compatibility dates), the init every
+/// attempt sends, and whether it carries headers.
 pub fn build_request(
     urls: &[String],
     options: &Options,
     headers: Option<&JsValue>,
 ) -> Result<(Vec<JsValue>, RequestInit, bool), Error> {
-    let init = RequestInit::new();
-    // No Headers object when there is nothing to send: building one costs every call.
-    let has_headers = headers.is_some() || options.accept.is_some();
-    if has_headers {
-        let headers = match headers {
-            Some(given) => Headers::new_with_str_sequence_sequence(given)
-                .map_err(|_| Error::invalid_options("headers", "is not a valid headers init"))?,
-            None => {
-                Headers::new().map_err(|_| Error::invalid_options("headers", "Headers is not available"))?
-            }
-        };
-        if let Some(accept) = &options.accept {
-            if !headers.has("accept").unwrap_or(false) {
-                headers
-                    .set("accept", accept)
-                    .map_err(|_| Error::invalid_options("accept", "is not a valid header value"))?;
-            }
-        }
-        init.set_headers(&headers);
-    }
-    // Only fields the caller set are sent: workerd rejects some of them outright.
-    let text = |s: &str| JsValue::from_str(s);
-    if let Some(v) = options.credentials.and_then(|s| RequestCredentials::from_js_value(&text(s))) {
-        init.set_credentials(v);
-    }
-    if let Some(v) = options.mode.and_then(|s| RequestMode::from_js_value(&text(s))) {
-        init.set_mode(v);
-    }
-    if let Some(v) = options.cache.and_then(|s| RequestCache::from_js_value(&text(s))) {
-        init.set_cache(v);
-    }
-    if let Some(v) = options.referrer_policy.and_then(|s| ReferrerPolicy::from_js_value(&text(s))) {
-        init.set_referrer_policy(v);
-    }
-    let refusable = options.credentials.is_some()
-        || options.mode.is_some()
-        || options.cache.is_some()
-        || options.referrer_policy.is_some();
-    let inputs = urls
-        .iter()
-        .map(|url| {
-            if refusable {
-                Request::new_with_str_and_init(url, &init).map(JsValue::from).map_err(refused)
+    let built = build_request_js(
+        urls.to_vec(),
+        headers,
+        options.accept.as_deref(),
+        options.credentials,
+        options.mode,
+        options.cache,
+        options.referrer_policy,
+    );
+    let first = built.get(0);
+    match first.as_string() {
+        Some(field) => {
+            let message = built.get(1).as_string().unwrap_or_default();
+            let message = if matches!(field.as_str(), "headers" | "accept") {
+                message
             } else {
-                Ok(JsValue::from_str(url))
-            }
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok((inputs, init, has_headers))
-}
-
-/// Names the field a platform's refusal of the request mentions.
-fn refused(refusal: JsValue) -> Error {
-    let message = Reflect::get(&refusal, &JsValue::from_str("message"))
-        .ok()
-        .and_then(|m| m.as_string())
-        .unwrap_or_default();
-    let field = ["cache", "credentials", "mode", "referrerPolicy"]
-        .into_iter()
-        .find(|name| message.contains(name))
-        .unwrap_or("options");
-    Error::invalid_options(field, cat(&["the platform refused the request: ", &redact_text(&message)]))
+                cat(&["the platform refused the request: ", &redact_text(&message)])
+            };
+            Err(Error::invalid_options(&field, message))
+        }
+        None => {
+            let inputs = first.unchecked_into::<Array>().iter().collect();
+            Ok((inputs, built.get(1).unchecked_into(), built.get(2).is_truthy()))
+        }
+    }
 }
 
 /// The mirrors of a call: a URL, an array of URLs, or a template with `{s}` expanded over
@@ -214,45 +193,19 @@ pub fn read_urls(url: &JsValue, subdomains: Option<&[String]>) -> Result<Vec<Str
 }
 
 /// Resolves one URL: against the page or worker location when there is one, else it must
-/// already be absolute.
+/// already be absolute. The parser's form is kept: one spelling per host (`H:443` and `h` are
+/// one host to the per-host state) and per path.
 fn read_url(text: &str) -> Result<String, Error> {
-    let shown = || {
-        let mut s: String = redact_url(text).chars().take(200).collect();
-        s.insert(0, '"');
-        s.push('"');
-        s
-    };
-    // An absolute http(s) URL needs no `location` lookup.
-    let scheme = text.get(..8).unwrap_or(text).to_ascii_lowercase();
-    let absolute = scheme.starts_with("http://") || scheme.starts_with("https://");
-    let base = if absolute {
-        None
-    } else {
-        Reflect::get(&js_sys::global(), &JsValue::from_str("location"))
-            .ok()
-            .filter(|l| l.is_object())
-            .and_then(|l| Reflect::get(&l, &JsValue::from_str("href")).ok())
-            .and_then(|h| h.as_string())
-    };
-    let parsed = match &base {
-        Some(base) => Url::new_with_base(text, base),
-        None => Url::new(text),
-    };
-    let parsed = parsed.map_err(|_| {
-        let hint =
-            if base.is_none() && !absolute { " (relative URLs need a page or worker location)" } else { "" };
-        Error::invalid_options("url", cat(&[&shown(), " is not a valid absolute URL", hint]))
-    })?;
-    if !matches!(parsed.protocol().as_str(), "http:" | "https:") {
-        return Err(Error::invalid_options("url", cat(&[&shown(), " is not an http(s) URL"])));
+    let resolved = resolve_url(text);
+    if let Some(href) = resolved.as_string() {
+        return Ok(href);
     }
-    if !parsed.username().is_empty() || !parsed.password().is_empty() {
-        return Err(Error::invalid_options(
-            "url",
-            cat(&[&shown(), " has credentials in it, which fetch refuses: send them in `headers`"]),
-        ));
-    }
-    // The parser's form: one spelling per host (`H:443` and `h` are one host to the
-    // per-host state) and per path.
-    Ok(parsed.href())
+    let why = match resolved.as_f64() {
+        Some(2.0) => " is not a valid absolute URL (relative URLs need a page or worker location)",
+        Some(3.0) => " is not an http(s) URL",
+        Some(4.0) => " has credentials in it, which fetch refuses: send them in `headers`",
+        _ => " is not a valid absolute URL",
+    };
+    let shown: String = redact_url(text).chars().take(200).collect();
+    Err(Error::invalid_options("url", cat(&["\"", &shown, "\"", why])))
 }

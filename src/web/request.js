@@ -1,0 +1,71 @@
+// Reading a call's URL and building its request init: the platform's URL parser and Request
+// constructor, in one call each from the wasm module. Nothing here throws: a refusal comes back
+// as a value the Rust side turns into an invalid-options error naming the field.
+
+const ABSOLUTE = /^https?:\/\//i;
+
+/**
+ * The absolute href of `text`, resolved against the page's or worker's location when there is
+ * one; or why not: 1 not a valid URL, 2 relative with nothing to resolve it against, 3 not
+ * http(s), 4 has credentials in it.
+ */
+export function resolveUrl(text) {
+  const absolute = ABSOLUTE.test(text);
+  let base;
+  try {
+    const href = absolute ? undefined : globalThis.location?.href;
+    base = typeof href === "string" ? href : undefined;
+  } catch {}
+  let url;
+  try {
+    url = new URL(text, base);
+  } catch {
+    return base === undefined && !absolute ? 2 : 1;
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") return 3;
+  if (url.username || url.password) return 4;
+  return url.href;
+}
+
+/**
+ * The fetch input per mirror and the init every attempt sends: `[inputs, init, hasHeaders]`;
+ * or, when the platform refuses, `[field, message]`. Only fields the caller set are sent
+ * (workerd rejects some outright), and a `Request` is built per mirror only when such a field
+ * is set, so a refusal is the caller's error, reported at once, not a network failure retried
+ * until the deadline.
+ */
+export function buildRequest(urls, headers, accept, credentials, mode, cache, referrerPolicy) {
+  const init = {};
+  const hasHeaders = headers !== undefined || accept !== undefined;
+  if (hasHeaders) {
+    try {
+      init.headers = new Headers(headers);
+    } catch {
+      return ["headers", "is not a valid headers init"];
+    }
+    try {
+      if (accept !== undefined && !init.headers.has("accept")) init.headers.set("accept", accept);
+    } catch {
+      return ["accept", "is not a valid header value"];
+    }
+  }
+  const fields = { credentials, mode, cache, referrerPolicy };
+  let refusable = false;
+  for (const name in fields) {
+    if (fields[name] !== undefined) {
+      init[name] = fields[name];
+      refusable = true;
+    }
+  }
+  if (!refusable) return [urls, init, hasHeaders];
+  try {
+    return [urls.map((url) => new Request(url, init)), init, hasHeaders];
+  } catch (refusal) {
+    let message = "";
+    try {
+      message = String(refusal?.message ?? "");
+    } catch {}
+    const field = Object.keys(fields).find((name) => message.includes(name)) ?? "options";
+    return [field, message];
+  }
+}
