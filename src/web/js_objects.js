@@ -58,22 +58,25 @@ export function kindOf(value) {
   }
 }
 
-// Own enumerable keys, or null when they cannot be read.
-export function keysOf(value) {
+// Own enumerable fields as one flat array [key, kind, value, …] (kind as kindOf gives it; a field
+// whose getter throws has kind 9 and no value), or null when the keys cannot be read.
+export function readFields(value) {
+  let keys;
   try {
-    return Object.keys(value);
+    keys = Object.keys(value);
   } catch {
     return null;
   }
-}
-
-// value[key], or undefined plus a flag when it cannot be read.
-export function readField(value, key) {
-  try {
-    return { ok: true, value: value[key] };
-  } catch {
-    return { ok: false, value: undefined };
+  const out = [];
+  for (const key of keys) {
+    try {
+      const field = value[key];
+      out.push(key, kindOf(field), field);
+    } catch {
+      out.push(key, 9, undefined);
+    }
   }
+  return out;
 }
 
 // Per-host statistics, built from one string and one array of numbers (one boundary crossing,

@@ -37,11 +37,9 @@ extern "C" {
     #[wasm_bindgen(js_name = kindOf)]
     pub fn kind_of(value: &JsValue) -> u32;
 
-    #[wasm_bindgen(js_name = keysOf)]
-    pub fn keys_of(value: &JsValue) -> Option<js_sys::Array>;
-
-    #[wasm_bindgen(js_name = readField)]
-    pub fn read_field(value: &JsValue, key: &JsValue) -> JsValue;
+    /// `[key, kind, value, …]`, or `None` when the keys cannot be read (see js_objects.js).
+    #[wasm_bindgen(js_name = readFields)]
+    pub fn read_fields(value: &JsValue) -> Option<js_sys::Array>;
 
     /// See `makeStats` in js_objects.js for the layout of `text` and `numbers`.
     #[wasm_bindgen(js_name = makeStats)]

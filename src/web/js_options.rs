@@ -2,12 +2,12 @@
 //! plus the JS values a call keeps (signal, headers, callbacks), and the URL (or mirror list, or
 //! `{s}` template) into absolute http(s) URLs. Nothing here may throw or panic on any input.
 
-use js_sys::{Array, Function, Reflect};
+use js_sys::{Array, Function};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::{AbortSignal, RequestInit};
 
-use super::js_objects::{keys_of, kind_of, read_field};
+use super::js_objects::{kind_of, read_fields};
 use crate::error::cat;
 use crate::options::{Options, Value};
 use crate::redact::{redact_text, redact_url};
@@ -35,9 +35,11 @@ pub fn read_entries(value: &JsValue, what: &str) -> Result<(Vec<(String, Value)>
     }
     let fields = fields_of(value).ok_or_else(|| Error::invalid_options(what, "could not be read"))?;
     let mut entries = Vec::with_capacity(fields.len());
-    for (name, item) in fields {
-        let item = item.ok_or_else(|| Error::invalid_options(&name, "could not be read"))?;
-        let converted = to_value(&item, 1);
+    for (name, kind, item) in fields {
+        if kind == UNREADABLE {
+            return Err(Error::invalid_options(&name, "could not be read"));
+        }
+        let converted = to_value(kind, &item, 1);
         match (name.as_str(), &converted) {
             ("signal", Value::AbortSignal) => js.signal = Some(item.unchecked_into()),
             ("headers", Value::Object | Value::Record(_) | Value::List(_)) => js.headers = Some(item),
@@ -50,7 +52,7 @@ pub fn read_entries(value: &JsValue, what: &str) -> Result<(Vec<(String, Value)>
     Ok((entries, js))
 }
 
-// The codes of `kindOf` in js_objects.js.
+// The codes of `kindOf` and `readFields` in js_objects.js.
 const ABSENT: u32 = 0;
 const BOOLEAN: u32 = 1;
 const NUMBER: u32 = 2;
@@ -59,24 +61,22 @@ const FUNCTION: u32 = 4;
 const ARRAY: u32 = 5;
 const ABORT_SIGNAL: u32 = 6;
 const PLAIN_OBJECT: u32 = 7;
+/// A field whose getter threw.
+const UNREADABLE: u32 = 9;
 
-/// Own enumerable fields, each read without letting a throwing getter into wasm (`None` for a
-/// field that threw); `None` when the keys themselves cannot be read.
-fn fields_of(value: &JsValue) -> Option<Vec<(String, Option<JsValue>)>> {
-    let keys = keys_of(value)?;
-    let mut fields = Vec::with_capacity(keys.length() as usize);
-    for i in 0..keys.length() {
-        let key = keys.get(i);
-        let read = read_field(value, &key);
-        let ok = Reflect::get(&read, &JsValue::from_str("ok")).ok().and_then(|v| v.as_bool()) == Some(true);
-        let item = ok.then(|| Reflect::get(&read, &JsValue::from_str("value")).unwrap_or(JsValue::UNDEFINED));
-        fields.push((key.as_string().unwrap_or_default(), item));
-    }
-    Some(fields)
+/// Own enumerable fields with their kinds, read in one call that lets no throwing getter into
+/// wasm; `None` when the keys themselves cannot be read.
+fn fields_of(value: &JsValue) -> Option<Vec<(String, u32, JsValue)>> {
+    let flat = read_fields(value)?;
+    let field = |i: u32| {
+        let kind = flat.get(i + 1).as_f64().map_or(UNREADABLE, |k| k as u32);
+        (flat.get(i).as_string().unwrap_or_default(), kind, flat.get(i + 2))
+    };
+    Some((0..flat.length() / 3).map(|i| field(3 * i)).collect())
 }
 
-fn to_value(item: &JsValue, depth: u32) -> Value {
-    match kind_of(item) {
+fn to_value(kind: u32, item: &JsValue, depth: u32) -> Value {
+    match kind {
         ABSENT => Value::Absent,
         BOOLEAN => Value::Bool(item.as_bool().unwrap_or(false)),
         NUMBER => Value::Number(item.as_f64().unwrap_or(f64::NAN)),
@@ -88,10 +88,7 @@ fn to_value(item: &JsValue, depth: u32) -> Value {
             Some(fields) => Value::List(
                 fields
                     .into_iter()
-                    .map(|(_, v)| match v {
-                        Some(v) if !v.is_object() => to_value(&v, depth),
-                        _ => Value::Object,
-                    })
+                    .map(|(_, kind, v)| if kind >= ARRAY { Value::Object } else { to_value(kind, &v, depth) })
                     .collect(),
             ),
             None => Value::Object,
@@ -100,7 +97,11 @@ fn to_value(item: &JsValue, depth: u32) -> Value {
             Some(fields) => Value::Record(
                 fields
                     .into_iter()
-                    .map(|(k, v)| (k, v.map_or(Value::Object, |v| to_value(&v, depth + 1))))
+                    .map(|(k, kind, v)| {
+                        let value =
+                            if kind == UNREADABLE { Value::Object } else { to_value(kind, &v, depth + 1) };
+                        (k, value)
+                    })
                     .collect(),
             ),
             None => Value::Object,
@@ -175,8 +176,8 @@ pub fn read_urls(url: &JsValue, subdomains: Option<&[String]>) -> Result<Vec<Str
             vec![text]
         }
     } else if kind_of(url) == ARRAY {
-        let texts: Option<Vec<String>> = fields_of(url)
-            .and_then(|fields| fields.into_iter().map(|(_, v)| v.and_then(|v| v.as_string())).collect());
+        let texts: Option<Vec<String>> =
+            fields_of(url).and_then(|fields| fields.into_iter().map(|(_, _, v)| v.as_string()).collect());
         match texts {
             Some(texts) if !texts.is_empty() && texts.len() <= 16 => texts,
             _ => {
