@@ -7,7 +7,7 @@ use std::pin::Pin;
 use std::rc::Rc;
 use std::task::{Context, Poll, Waker};
 
-use js_sys::{Function, Reflect, Uint8Array};
+use js_sys::{Function, Uint8Array};
 use wasm_bindgen::prelude::*;
 use web_sys::{Headers, Response};
 
@@ -82,7 +82,7 @@ impl ClientInner {
     pub async fn fetch(self: Rc<Self>, url: JsValue, options: JsValue) -> Result<JsValue, JsValue> {
         let shown = url.as_string().map(|u| redact_url(&u)).unwrap_or_default();
         let prepared = self.prepare(&url, &options).map_err(|e| early_error(e, &shown))?;
-        let Prepared { options, urls, route, inputs, init, has_headers, signal, on_retry } = prepared;
+        let Prepared { options, urls, route, inputs, init, headers, signal, on_retry } = prepared;
         let shown = redact_url(&urls[0]);
         let own_abort = AbortWatch::new(signal);
         if own_abort.is_aborted() {
@@ -90,7 +90,7 @@ impl ClientInner {
             return Err(caller_error(Error::Aborted, Some(own_abort.reason()), 0, 0.0, &shown));
         }
         let called = JsClock.now_ms();
-        let key = flight_key(&urls, &init, &options, has_headers);
+        let key = flight_key(&urls, &options, &headers);
         // A flight whose callers all left is being aborted, or that ends much sooner than this
         // call's deadline (by more than a quarter of it): the call starts a new one.
         let own_end = called + options.deadline_ms;
@@ -174,7 +174,7 @@ impl ClientInner {
             None => options,
         };
         let headers = js.headers.or_else(|| self.headers.clone());
-        let (inputs, init, has_headers) = build_request(&urls, &options, headers.as_ref())?;
+        let (inputs, init, sent) = build_request(&urls, &options, headers.as_ref())?;
         let route = urls.iter().map(|u| self.host(&host_key(u))).collect();
         Ok(Prepared {
             options,
@@ -182,7 +182,7 @@ impl ClientInner {
             route,
             inputs,
             init,
-            has_headers,
+            headers: sent,
             signal: js.signal,
             on_retry: js.on_retry,
         })
@@ -273,8 +273,8 @@ struct Prepared {
     route: Vec<SharedHost>,
     inputs: Vec<JsValue>,
     init: web_sys::RequestInit,
-    /// Whether `init` carries headers.
-    has_headers: bool,
+    /// The headers `init` carries, as `name:value;` each.
+    headers: String,
     signal: Option<web_sys::AbortSignal>,
     on_retry: Option<Function>,
 }
@@ -293,7 +293,7 @@ struct FlightRun {
 /// Calls are identical when they fetch the same mirrors with the same request headers and
 /// fields and judge responses alike; timing options may differ (each caller keeps its own
 /// deadline and signal, and joins only a flight that lasts at least as long).
-fn flight_key(urls: &[String], init: &web_sys::RequestInit, options: &Options, has_headers: bool) -> String {
+fn flight_key(urls: &[String], options: &Options, headers: &str) -> String {
     let mut key = urls.join("\n");
     // What decides whether a response is a tile must match too.
     key.push('\n');
@@ -302,27 +302,11 @@ fn flight_key(urls: &[String], init: &web_sys::RequestInit, options: &Options, h
         key.push('\n');
         key.push_str(field.unwrap_or(""));
     }
+    // The headers as sent (the call's or the client's, with `accept`).
     key.push('\n');
-    // The headers as sent (the call's or the client's, with `accept`): read back only when
-    // there are some, each entry is a crossing into JS.
-    if has_headers {
-        let headers = Reflect::get(init, &JsValue::from_str("headers")).unwrap_or(JsValue::UNDEFINED);
-        if let Some(headers) = headers.dyn_ref::<Headers>() {
-            if let Ok(Some(entries)) = js_sys::try_iter(headers) {
-                for pair in entries.flatten() {
-                    let pair: js_sys::Array = pair.unchecked_into();
-                    key.push_str(&pair.get(0).as_string().unwrap_or_default());
-                    key.push(':');
-                    key.push_str(&pair.get(1).as_string().unwrap_or_default());
-                    key.push(';');
-                }
-            }
-        }
-    }
+    key.push_str(headers);
     key
 }
-
-use wasm_bindgen::JsCast;
 
 /// A tile shared by the callers of one flight.
 #[derive(Clone)]

@@ -116,7 +116,7 @@ extern "C" {
     #[wasm_bindgen(js_name = resolveUrl)]
     fn resolve_url(text: &str) -> JsValue;
 
-    /// `[inputs, init, hasHeaders]`, or `[field, message]` (see request.js).
+    /// `[inputs, init, headers]`, or `[field, message]` (see request.js).
     #[wasm_bindgen(js_name = buildRequest)]
     #[allow(clippy::too_many_arguments)]
     fn build_request_js(
@@ -132,12 +132,12 @@ extern "C" {
 
 /// The fetch input per mirror (a URL, or a `Request` checked once when the call sets fields a
 /// platform may refuse: workerd refuses `cache` on old compatibility dates), the init every
-/// attempt sends, and whether it carries headers.
+/// attempt sends, and its headers as one string (`name:value;` each, empty without headers).
 pub fn build_request(
     urls: &[String],
     options: &Options,
     headers: Option<&JsValue>,
-) -> Result<(Vec<JsValue>, RequestInit, bool), Error> {
+) -> Result<(Vec<JsValue>, RequestInit, String), Error> {
     let built = build_request_js(
         urls.to_vec(),
         headers,
@@ -160,7 +160,7 @@ pub fn build_request(
         }
         None => {
             let inputs = first.unchecked_into::<Array>().iter().collect();
-            Ok((inputs, built.get(1).unchecked_into(), built.get(2).is_truthy()))
+            Ok((inputs, built.get(1).unchecked_into(), built.get(2).as_string().unwrap_or_default()))
         }
     }
 }

@@ -28,7 +28,8 @@ export function resolveUrl(text) {
 }
 
 /**
- * The fetch input per mirror and the init every attempt sends: `[inputs, init, hasHeaders]`;
+ * The fetch input per mirror, the init every attempt sends, and its headers as one string
+ * ("name:value;" each, for telling identical calls apart): `[inputs, init, headers]`;
  * or, when the platform refuses, `[field, message]`. Only fields the caller set are sent
  * (workerd rejects some outright), and a `Request` is built per mirror only when such a field
  * is set, so a refusal is the caller's error, reported at once, not a network failure retried
@@ -36,8 +37,8 @@ export function resolveUrl(text) {
  */
 export function buildRequest(urls, headers, accept, credentials, mode, cache, referrerPolicy) {
   const init = {};
-  const hasHeaders = headers !== undefined || accept !== undefined;
-  if (hasHeaders) {
+  let sent = "";
+  if (headers !== undefined || accept !== undefined) {
     try {
       init.headers = new Headers(headers);
     } catch {
@@ -48,6 +49,7 @@ export function buildRequest(urls, headers, accept, credentials, mode, cache, re
     } catch {
       return ["accept", "is not a valid header value"];
     }
+    for (const [name, value] of init.headers) sent += `${name}:${value};`;
   }
   const fields = { credentials, mode, cache, referrerPolicy };
   let refusable = false;
@@ -57,9 +59,9 @@ export function buildRequest(urls, headers, accept, credentials, mode, cache, re
       refusable = true;
     }
   }
-  if (!refusable) return [urls, init, hasHeaders];
+  if (!refusable) return [urls, init, sent];
   try {
-    return [urls.map((url) => new Request(url, init)), init, hasHeaders];
+    return [urls.map((url) => new Request(url, init)), init, sent];
   } catch (refusal) {
     let message = "";
     try {

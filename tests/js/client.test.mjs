@@ -244,6 +244,31 @@ describe("per-host limits", { concurrency: true }, () => {
     assert.ok(s.coalesced >= 19, `coalesced ${s.coalesced}`);
   });
 
+  test("coalescing: only calls that send the same headers and judge responses alike share a request", async (t) => {
+    const run = "coal-headers";
+    const xyz = [12, 1, 4];
+    const client = new TileClient({});
+    const url = tileUrl(srv, run, xyz, { delay: 100 });
+    const calls = [
+      client.fetchTile(url, { headers: { authorization: "Bearer one" } }),
+      client.fetchTile(url, { headers: { authorization: "Bearer one" } }),
+      client.fetchTile(url, { headers: { authorization: "Bearer two" } }),
+      client.fetchTile(url, { accept: "image/*" }),
+      client.fetchTile(url, { emptyOn: [] }),
+      client.fetchTile(url),
+      client.fetchTile(url, { deadlineMs: 5000 }),
+    ];
+    const tiles = await Promise.all(calls);
+    for (const tile of tiles) assertTile(tile, tilePng(...xyz));
+    const sent = srv.log.filter((e) => e.key?.includes(run)).map((e) => `${e.headers.authorization ?? "-"} ${e.headers.accept ?? "-"}`);
+    t.diagnostic(`server requests ${srv.requests(run)}: ${sent.join(" | ")}`);
+    // "Bearer one" twice share one; the second token, the accept header, emptyOn and the plain
+    // call each need their own; a different deadline alone does not (it joins the plain call's).
+    assert.equal(srv.requests(run), 5);
+    const seen = srv.log.filter((e) => e.key?.includes(run)).map((e) => e.headers.authorization ?? "-");
+    assert.deepEqual(seen.filter((a) => a !== "-").sort(), ["Bearer one", "Bearer two"]);
+  });
+
   test("coalescing: 4 of 5 joined callers abort -> the 5th still gets the tile from the one request", async () => {
     const run = "coal-part";
     const xyz = [12, 1, 2];
