@@ -18,6 +18,7 @@ wasm-bindgen --target web --no-typescript --out-dir pkg/gen --out-name tilefetch
 node_modules/.bin/wasm-opt -Oz --converge --low-memory-unused --zero-filled-memory \
   --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
   --enable-mutable-globals --enable-reference-types --enable-multivalue \
+  --strip-producers --strip-target-features \
   pkg/gen/tilefetch_bg.wasm -o pkg/gen/tilefetch_bg.wasm
 # Its own run: under --converge the renaming pass would run again and print a second mapping.
 node_modules/.bin/wasm-opt --minify-imports-and-exports-and-modules --enable-bulk-memory \
