@@ -128,7 +128,7 @@ fn media_type(content_type: &str) -> String {
 
 fn is_xml_media(media: &str) -> bool {
     media != "image/svg+xml"
-        && (media.ends_with("/xml") || media.ends_with("+xml") || media.contains("se_xml"))
+        && (media.ends_with("/xml") || media.ends_with("+xml") || crate::text::contains(media, "se_xml"))
 }
 
 /// An OGC exception report (or another XML document where a tile should be).

@@ -9,7 +9,7 @@ const LONG_DAYS: [&str; 7] = ["Monday", "Tuesday", "Wednesday", "Thursday", "Fri
 /// (RFC 850) or `Sun Nov  6 08:49:37 1994` (asctime). Returns `None` for anything else.
 pub fn parse_http_date(text: &str) -> Option<f64> {
     let text = text.trim();
-    if let Some((day, rest)) = text.split_once(", ") {
+    if let Some((day, rest)) = crate::text::split_once(text, ", ") {
         if DAYS.contains(&day) {
             return imf_fixdate(rest);
         }

@@ -26,6 +26,7 @@ pub mod retry;
 pub mod retry_after;
 pub mod size_class;
 mod status_set;
+pub mod text;
 
 pub use error::Error;
 pub use options::Options;

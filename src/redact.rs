@@ -1,5 +1,7 @@
 //! Removes secrets from URLs before they appear in an error, a message or a statistic.
 
+use crate::text::{contains, split_once};
+
 /// Replaces the values of secret query (and fragment) parameters, and any user-info, with `***`.
 ///
 /// A parameter is secret when its name, lowercased and without `-`/`_`, is one of `sig`, `auth`,
@@ -30,7 +32,7 @@ pub fn redact_url(url: &str) -> String {
 
 /// Redacts every URL inside free text (a platform's error message may quote the request URL).
 pub fn redact_text(text: &str) -> String {
-    if !text.contains("://") {
+    if !contains(text, "://") {
         return text.to_string();
     }
     let mut out = String::with_capacity(text.len());
@@ -38,7 +40,7 @@ pub fn redact_text(text: &str) -> String {
         if i > 0 {
             out.push(' ');
         }
-        if word.contains("://") {
+        if contains(word, "://") {
             out.push_str(&redact_url(word));
         } else {
             out.push_str(word);
@@ -48,7 +50,7 @@ pub fn redact_text(text: &str) -> String {
 }
 
 fn redact_userinfo(base: &str) -> String {
-    let Some((scheme, rest)) = base.split_once("://") else {
+    let Some((scheme, rest)) = split_once(base, "://") else {
         return base.to_string();
     };
     let authority = rest.split('/').next().unwrap_or("");

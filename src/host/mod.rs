@@ -15,7 +15,7 @@ pub use state::{HostConfig, HostState};
 /// `host[:port]` of an absolute URL, lowercased, without user-info: the key of per-host state
 /// and of `stats()`.
 pub fn host_key(url: &str) -> String {
-    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+    let rest = crate::text::split_once(url, "://").map_or(url, |(_, rest)| rest);
     let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
     let host = authority.rsplit_once('@').map_or(authority, |(_, host)| host);
     host.to_ascii_lowercase()

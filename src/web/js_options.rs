@@ -169,9 +169,14 @@ pub fn build_request(
 /// `subdomains` (default a, b, c). Each is resolved to an absolute http(s) URL.
 pub fn read_urls(url: &JsValue, subdomains: Option<&[String]>) -> Result<Vec<String>, Error> {
     let texts: Vec<String> = if let Some(text) = url.as_string() {
-        if text.contains("{s}") {
+        if crate::text::contains(&text, "{s}") {
             let default = ["a".to_string(), "b".to_string(), "c".to_string()];
-            subdomains.unwrap_or(&default).iter().take(16).map(|s| text.replace("{s}", s)).collect()
+            subdomains
+                .unwrap_or(&default)
+                .iter()
+                .take(16)
+                .map(|s| crate::text::replace_all(&text, "{s}", s))
+                .collect()
         } else {
             vec![text]
         }
