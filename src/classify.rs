@@ -3,6 +3,7 @@
 use crate::error::cat;
 use crate::options::Options;
 use crate::retry_after::parse_retry_after;
+use crate::text::{before_any, contains, pieces};
 use crate::Error;
 
 /// How many leading body bytes classification looks at (copied out of the JS heap).
@@ -42,7 +43,7 @@ pub enum Verdict {
 /// Whether a delivered response is older than `maxAgeS` says it may be (its `Age` header).
 pub fn is_stale(facts: &ResponseFacts, options: &Options) -> bool {
     let Some(max_age) = options.max_age_s else { return false };
-    let age = facts.age.as_deref().and_then(|a| a.trim().parse::<u64>().ok());
+    let age = facts.age.as_deref().and_then(|a| a.trim_ascii().parse::<u64>().ok());
     age.is_some_and(|age| age as f64 > max_age)
 }
 
@@ -123,12 +124,12 @@ fn invalid(status: u16, reason: &str) -> Error {
 
 /// `Image/PNG; charset=x` → `image/png`.
 fn media_type(content_type: &str) -> String {
-    content_type.split(';').next().unwrap_or("").trim().to_ascii_lowercase()
+    before_any(content_type, b";").trim_ascii().to_ascii_lowercase()
 }
 
 fn is_xml_media(media: &str) -> bool {
     media != "image/svg+xml"
-        && (media.ends_with("/xml") || media.ends_with("+xml") || crate::text::contains(media, "se_xml"))
+        && (media.ends_with("/xml") || media.ends_with("+xml") || contains(media, "se_xml"))
 }
 
 /// An OGC exception report (or another XML document where a tile should be).
@@ -163,7 +164,7 @@ fn exception_code(body: &[u8]) -> Option<String> {
             let start = at + attribute.len();
             let quote = attribute[attribute.len() - 1];
             let end = body[start..].iter().position(|b| *b == quote)?;
-            let code = core::str::from_utf8(&body[start..start + end]).ok()?.trim().to_string();
+            let code = core::str::from_utf8(&body[start..start + end]).ok()?.trim_ascii().to_string();
             return (!code.is_empty()).then_some(code);
         }
     }
@@ -185,8 +186,8 @@ fn truncation(facts: &ResponseFacts) -> Option<&'static str> {
     let encoded = facts
         .content_encoding
         .as_deref()
-        .is_some_and(|e| !e.trim().is_empty() && !e.eq_ignore_ascii_case("identity"));
-    let declared = facts.content_length.as_deref().and_then(|v| v.trim().parse::<u64>().ok());
+        .is_some_and(|e| !e.trim_ascii().is_empty() && !e.eq_ignore_ascii_case("identity"));
+    let declared = facts.content_length.as_deref().and_then(|v| v.trim_ascii().parse::<u64>().ok());
     match declared {
         Some(length) if !encoded && (facts.body_len as u64) < length => {
             Some("truncated body (fewer bytes than Content-Length)")
@@ -197,8 +198,8 @@ fn truncation(facts: &ResponseFacts) -> Option<&'static str> {
 
 /// Whether `media` matches one of the media ranges of an Accept value.
 fn accepts(accept: &str, media: &str) -> bool {
-    let (kind, _) = media.split_once('/').unwrap_or((media, ""));
-    accept.split(',').map(media_type).any(|range| {
+    let kind = before_any(media, b"/");
+    pieces(accept, b',').map(media_type).any(|range| {
         range == "*/*" || range == media || range.strip_suffix("/*").is_some_and(|prefix| prefix == kind)
     })
 }

@@ -101,7 +101,7 @@ fn unknown_client_key(key: &str) -> Error {
 }
 
 fn host_rule(name: &str, rule: &Value, client: &Options, base: HostConfig) -> Result<HostRule, Error> {
-    let path = cat(&["hosts[\"", &name.chars().take(80).collect::<String>(), "\"]"]);
+    let path = cat(&["hosts[\"", crate::text::first_chars(name, 80), "\"]"]);
     let within = |error: Error| nested(&path, error);
     let Value::Record(fields) = rule else {
         return Err(wrong_type(&path, "an object of options", rule));

@@ -5,11 +5,13 @@ const MONTHS: [&str; 12] =
 const DAYS: [&str; 7] = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"];
 const LONG_DAYS: [&str; 7] = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"];
 
+use crate::text::{pieces, split_at_byte, split_once};
+
 /// Parses `Sun, 06 Nov 1994 08:49:37 GMT` (IMF-fixdate), `Sunday, 06-Nov-94 08:49:37 GMT`
 /// (RFC 850) or `Sun Nov  6 08:49:37 1994` (asctime). Returns `None` for anything else.
 pub fn parse_http_date(text: &str) -> Option<f64> {
-    let text = text.trim();
-    if let Some((day, rest)) = crate::text::split_once(text, ", ") {
+    let text = text.trim_ascii();
+    if let Some((day, rest)) = split_once(text, ", ") {
         if DAYS.contains(&day) {
             return imf_fixdate(rest);
         }
@@ -23,7 +25,7 @@ pub fn parse_http_date(text: &str) -> Option<f64> {
 
 /// `06 Nov 1994 08:49:37 GMT`
 fn imf_fixdate(rest: &str) -> Option<f64> {
-    let mut parts = rest.split(' ');
+    let mut parts = pieces(rest, b' ');
     let day = two_digits(parts.next()?)?;
     let month = month(parts.next()?)?;
     let year = digits(parts.next()?, 4)?;
@@ -36,12 +38,12 @@ fn imf_fixdate(rest: &str) -> Option<f64> {
 
 /// `06-Nov-94 08:49:37 GMT`; a two-digit year is read as 1970–2069.
 fn rfc850(rest: &str) -> Option<f64> {
-    let (date, rest) = rest.split_once(' ')?;
-    let (time, zone) = rest.split_once(' ')?;
+    let (date, rest) = split_at_byte(rest, b' ')?;
+    let (time, zone) = split_at_byte(rest, b' ')?;
     if zone != "GMT" {
         return None;
     }
-    let mut fields = date.split('-');
+    let mut fields = pieces(date, b'-');
     let day = two_digits(fields.next()?)?;
     let month = month(fields.next()?)?;
     let yy = two_digits(fields.next()?)?;
@@ -54,11 +56,11 @@ fn rfc850(rest: &str) -> Option<f64> {
 
 /// `Nov  6 08:49:37 1994` after the day name; the day of month may be space-padded.
 fn asctime(text: &str) -> Option<f64> {
-    let (day_name, rest) = text.split_once(' ')?;
+    let (day_name, rest) = split_at_byte(text, b' ')?;
     if !DAYS.contains(&day_name) {
         return None;
     }
-    let mut parts = rest.split(' ').filter(|p| !p.is_empty());
+    let mut parts = pieces(rest, b' ').filter(|p| !p.is_empty());
     let month = month(parts.next()?)?;
     let day_text = parts.next()?;
     if day_text.is_empty() || day_text.len() > 2 {
@@ -90,7 +92,7 @@ fn digits(text: &str, len: usize) -> Option<u32> {
 
 /// `hh:mm:ss` plus a calendar date to epoch milliseconds; rejects impossible fields.
 fn epoch_ms(year: u32, month: u32, day: u32, time: &str) -> Option<f64> {
-    let mut hms = time.split(':');
+    let mut hms = pieces(time, b':');
     let hour = two_digits(hms.next()?)?;
     let minute = two_digits(hms.next()?)?;
     let second = two_digits(hms.next()?)?;

@@ -255,7 +255,9 @@ impl Options {
             "emptyOn" => self.empty_on = statuses(key, value)?,
             "accept" => {
                 let accept = text(key, value).ok_or_else(|| wrong_type(key, "a string", value))?;
-                if accept.trim().is_empty() || accept.bytes().any(|b| b == b'\r' || b == b'\n' || b == 0) {
+                if accept.trim_ascii().is_empty()
+                    || accept.bytes().any(|b| b == b'\r' || b == b'\n' || b == 0)
+                {
                     return Err(Error::invalid_options(
                         key,
                         "must be a non-empty media range list such as \"image/*\"",
@@ -342,7 +344,7 @@ fn unknown_key(key: &str) -> Error {
 
 /// "unknown option", with a suggestion from `known` when `key` looks like a typo of one.
 pub(crate) fn unknown_among(key: &str, known: &[&str]) -> Error {
-    let shown: String = key.chars().take(60).collect();
+    let shown = crate::text::first_chars(key, 60).to_string();
     let message = match known.iter().find(|known| near(known, key)) {
         Some(known) => cat(&["unknown option (did you mean `", known, "`?)"]),
         None => "unknown option".to_string(),
@@ -355,8 +357,9 @@ fn near(known: &str, typed: &str) -> bool {
     if known.eq_ignore_ascii_case(typed) {
         return true;
     }
-    let a: Vec<char> = known.to_ascii_lowercase().chars().collect();
-    let b: Vec<char> = typed.to_ascii_lowercase().chars().collect();
+    // Bytes, not characters: every known key is ASCII, and a non-ASCII one is no typo of them.
+    let a = known.to_ascii_lowercase().into_bytes();
+    let b = typed.to_ascii_lowercase().into_bytes();
     if b.len() > a.len() + 2 || a.len() > b.len() + 2 {
         return false;
     }

@@ -1,6 +1,6 @@
 //! Removes secrets from URLs before they appear in an error, a message or a statistic.
 
-use crate::text::{contains, split_once};
+use crate::text::{before_any, contains, pieces, rsplit_at_byte, split_at_byte, split_once};
 
 /// Replaces the values of secret query (and fragment) parameters, and any user-info, with `***`.
 ///
@@ -9,11 +9,11 @@ use crate::text::{contains, split_once};
 /// `signature` or `password`/`passwd`/`pwd`, or starts with `xamz` / `xgoog` (signed S3 and GCS
 /// URLs). Names are percent-decoded before the test, so `api%5Fkey` is caught too.
 pub fn redact_url(url: &str) -> String {
-    let (before_fragment, fragment) = match url.split_once('#') {
+    let (before_fragment, fragment) = match split_at_byte(url, b'#') {
         Some((a, b)) => (a, Some(b)),
         None => (url, None),
     };
-    let (base, query) = match before_fragment.split_once('?') {
+    let (base, query) = match split_at_byte(before_fragment, b'?') {
         Some((a, b)) => (a, Some(b)),
         None => (before_fragment, None),
     };
@@ -36,7 +36,7 @@ pub fn redact_text(text: &str) -> String {
         return text.to_string();
     }
     let mut out = String::with_capacity(text.len());
-    for (i, word) in text.split(' ').enumerate() {
+    for (i, word) in pieces(text, b' ').enumerate() {
         if i > 0 {
             out.push(' ');
         }
@@ -53,8 +53,8 @@ fn redact_userinfo(base: &str) -> String {
     let Some((scheme, rest)) = split_once(base, "://") else {
         return base.to_string();
     };
-    let authority = rest.split('/').next().unwrap_or("");
-    match authority.rsplit_once('@') {
+    let authority = before_any(rest, b"/");
+    match rsplit_at_byte(authority, b'@') {
         Some((_, host)) => {
             let path = rest.strip_prefix(authority).unwrap_or("");
             let mut out = String::with_capacity(base.len());
@@ -68,11 +68,11 @@ fn redact_userinfo(base: &str) -> String {
 }
 
 fn redact_params(params: &str, out: &mut String) {
-    for (i, pair) in params.split('&').enumerate() {
+    for (i, pair) in pieces(params, b'&').enumerate() {
         if i > 0 {
             out.push('&');
         }
-        match pair.split_once('=') {
+        match split_at_byte(pair, b'=') {
             Some((name, _)) if is_secret_name(name) => {
                 out.push_str(name);
                 out.push_str("=***");

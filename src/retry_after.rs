@@ -13,7 +13,7 @@ use crate::http_date::parse_http_date;
 ///
 /// Garbage returns `None` and is ignored by the caller. Huge values saturate at 2^31 − 1 ms.
 pub fn parse_retry_after(value: &str, server_now_ms: Option<f64>, client_now_ms: f64) -> Option<f64> {
-    let value = value.trim();
+    let value = value.trim_ascii();
     if value.is_empty() {
         return None;
     }
@@ -27,8 +27,8 @@ pub fn parse_retry_after(value: &str, server_now_ms: Option<f64>, client_now_ms:
 
 /// `12` or `1.5` to seconds; by hand, since `str::parse::<f64>` costs the wasm module ~10 KB.
 fn seconds(text: &str) -> Option<f64> {
-    let (whole, fraction) = match text.split_once('.') {
-        Some((w, f)) if !w.is_empty() && !f.is_empty() && !f.contains('.') => (w, f),
+    let (whole, fraction) = match crate::text::split_at_byte(text, b'.') {
+        Some((w, f)) if !w.is_empty() && !f.is_empty() && !f.bytes().any(|b| b == b'.') => (w, f),
         Some(_) => return None,
         None => (text, ""),
     };

@@ -16,8 +16,8 @@ pub use state::{HostConfig, HostState};
 /// and of `stats()`.
 pub fn host_key(url: &str) -> String {
     let rest = crate::text::split_once(url, "://").map_or(url, |(_, rest)| rest);
-    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
-    let host = authority.rsplit_once('@').map_or(authority, |(_, host)| host);
+    let authority = crate::text::before_any(rest, b"/?#");
+    let host = crate::text::rsplit_at_byte(authority, b'@').map_or(authority, |(_, host)| host);
     host.to_ascii_lowercase()
 }
 

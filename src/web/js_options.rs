@@ -212,6 +212,7 @@ fn read_url(text: &str) -> Result<String, Error> {
         Some(4.0) => " has credentials in it, which fetch refuses: send them in `headers`",
         _ => " is not a valid absolute URL",
     };
-    let shown: String = redact_url(text).chars().take(200).collect();
-    Err(Error::invalid_options("url", cat(&["\"", &shown, "\"", why])))
+    let redacted = redact_url(text);
+    let shown = crate::text::first_chars(&redacted, 200);
+    Err(Error::invalid_options("url", cat(&["\"", shown, "\"", why])))
 }

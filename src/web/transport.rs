@@ -98,9 +98,10 @@ fn bust(input: &JsValue, init: &RequestInit) -> JsValue {
         Some(request) => request.url(),
         None => input.as_string().unwrap_or_default(),
     };
-    let (base, fragment) = url.split_once('#').map_or((url.as_str(), None), |(b, f)| (b, Some(f)));
+    let (base, fragment) =
+        crate::text::split_at_byte(&url, b'#').map_or((url.as_str(), None), |(b, f)| (b, Some(f)));
     let mut busted = String::from(base);
-    busted.push(if base.contains('?') { '&' } else { '?' });
+    busted.push(if base.bytes().any(|b| b == b'?') { '&' } else { '?' });
     busted.push_str("_tf=");
     busted.push_str(&crate::error::decimal((js_sys::Math::random() * 1e9) as u64));
     if let Some(fragment) = fragment {
