@@ -20,6 +20,9 @@ pub enum Jitter {
 
 impl Jitter {
     pub const NAMES: [&'static str; 5] = ["full", "equal", "decorrelated", "none", "additive"];
+    /// In the order of `NAMES`.
+    pub const ALL: [Jitter; 5] =
+        [Jitter::Full, Jitter::Equal, Jitter::Decorrelated, Jitter::None, Jitter::Additive];
 
     pub fn parse(name: &str) -> Option<Jitter> {
         Some(match name {

@@ -235,25 +235,52 @@ impl Options {
             return Ok(());
         }
         self.explicit |= 1 << index;
-        match key {
-            "preset" => {}
-            "baseDelayMs" => self.base_delay_ms = millis(key, value, false)?,
-            "maxDelayMs" => self.max_delay_ms = millis(key, value, false)?,
-            "attemptTimeoutMs" => self.attempt_timeout_ms = millis(key, value, true)?,
-            "deadlineMs" => self.deadline_ms = millis(key, value, true)?,
-            "jitterMs" => self.jitter_ms = millis(key, value, false)?,
-            "retryAfterMaxMs" => self.retry_after_max_ms = millis(key, value, false)?,
-            "startJitterMs" => self.start_jitter_ms = millis(key, value, false)?,
-            "maxAgeS" => self.max_age_s = Some(millis(key, value, false)?),
-            "subdomains" => self.subdomains = Some(subdomains(key, value)?),
-            "jitter" => {
-                self.jitter = text(key, value)
-                    .and_then(Jitter::parse)
-                    .ok_or_else(|| one_of(key, &Jitter::NAMES, value))?
+        // By position in KEYS: one call of each checker, whatever the number of fields it serves.
+        match index {
+            // preset: read by `with`.
+            0 => {}
+            1 | 2 | 3 | 4 | 6 | 7 | 18 | 20 => {
+                let ms = millis(key, value, index == 3 || index == 4)?;
+                match index {
+                    1 => self.base_delay_ms = ms,
+                    2 => self.max_delay_ms = ms,
+                    3 => self.attempt_timeout_ms = ms,
+                    4 => self.deadline_ms = ms,
+                    6 => self.jitter_ms = ms,
+                    7 => self.retry_after_max_ms = ms,
+                    18 => self.start_jitter_ms = ms,
+                    _ => self.max_age_s = Some(ms),
+                }
             }
-            "retryOn" => self.retry_on = statuses(key, value)?,
-            "emptyOn" => self.empty_on = statuses(key, value)?,
-            "accept" => {
+            5 | 12 | 13 | 14 | 15 => {
+                let allowed: &[&'static str] = match index {
+                    5 => &Jitter::NAMES,
+                    12 => &CREDENTIALS,
+                    13 => &MODES,
+                    14 => &REFERRER_POLICIES,
+                    _ => &CACHES,
+                };
+                let chosen = text(key, value)
+                    .and_then(|s| allowed.iter().position(|a| *a == s))
+                    .ok_or_else(|| one_of(key, allowed, value))?;
+                let name = Some(allowed[chosen]);
+                match index {
+                    5 => self.jitter = Jitter::ALL[chosen],
+                    12 => self.credentials = name,
+                    13 => self.mode = name,
+                    14 => self.referrer_policy = name,
+                    _ => self.cache = name,
+                }
+            }
+            8 | 9 => {
+                let set = statuses(key, value)?;
+                if index == 8 {
+                    self.retry_on = set;
+                } else {
+                    self.empty_on = set;
+                }
+            }
+            10 => {
                 let accept = text(key, value).ok_or_else(|| wrong_type(key, "a string", value))?;
                 if accept.trim_ascii().is_empty()
                     || accept.bytes().any(|b| b == b'\r' || b == b'\n' || b == 0)
@@ -265,23 +292,22 @@ impl Options {
                 }
                 self.accept = Some(accept.to_string());
             }
-            "credentials" => self.credentials = Some(enumerated(key, value, &CREDENTIALS)?),
-            "mode" => self.mode = Some(enumerated(key, value, &MODES)?),
-            "cache" => self.cache = Some(enumerated(key, value, &CACHES)?),
-            "referrerPolicy" => self.referrer_policy = Some(enumerated(key, value, &REFERRER_POLICIES)?),
-            "headers" => match value {
-                Value::Object | Value::Record(_) | Value::List(_) => self.has_headers = true,
-                other => return Err(wrong_type(key, "an object, a Headers or an array of pairs", other)),
-            },
-            "signal" => match value {
-                Value::AbortSignal => self.has_signal = true,
-                other => return Err(wrong_type(key, "an AbortSignal", other)),
-            },
-            "onRetry" => match value {
-                Value::Function => self.has_on_retry = true,
-                other => return Err(wrong_type(key, "a function", other)),
-            },
-            _ => {}
+            11 | 16 | 17 => {
+                let (fits, expected, flag) = match index {
+                    11 => (
+                        matches!(value, Value::Object | Value::Record(_) | Value::List(_)),
+                        "an object, a Headers or an array of pairs",
+                        &mut self.has_headers,
+                    ),
+                    16 => (matches!(value, Value::AbortSignal), "an AbortSignal", &mut self.has_signal),
+                    _ => (matches!(value, Value::Function), "a function", &mut self.has_on_retry),
+                };
+                if !fits {
+                    return Err(wrong_type(key, expected, value));
+                }
+                *flag = true;
+            }
+            _ => self.subdomains = Some(subdomains(key, value)?),
         }
         Ok(())
     }
@@ -381,12 +407,6 @@ fn text<'v>(_key: &str, value: &'v Value) -> Option<&'v str> {
         Value::Text(s) => Some(s),
         _ => None,
     }
-}
-
-fn enumerated(key: &str, value: &Value, allowed: &[&'static str]) -> Result<&'static str, Error> {
-    text(key, value)
-        .and_then(|s| allowed.iter().copied().find(|a| *a == s))
-        .ok_or_else(|| one_of(key, allowed, value))
 }
 
 /// A duration in milliseconds: a finite number ≥ 0 (> 0 when `positive`). Values above the
@@ -517,6 +537,53 @@ mod tests {
         assert!(!o.empty_on.contains(204));
         assert_eq!((o.credentials, o.mode, o.cache), (Some("include"), Some("cors"), Some("no-store")));
         assert!(o.has_headers && o.has_signal && o.has_on_retry);
+    }
+
+    /// `apply` dispatches by position in KEYS: each key must land in its own field.
+    #[test]
+    fn every_key_sets_its_own_field() {
+        let n = Value::Number;
+        let t = |s: &str| Value::Text(s.into());
+        let o = parse(&[
+            ("baseDelayMs", n(1.0)),
+            ("maxDelayMs", n(2.0)),
+            ("attemptTimeoutMs", n(3.0)),
+            ("deadlineMs", n(4.0)),
+            ("jitterMs", n(6.0)),
+            ("retryAfterMaxMs", n(7.0)),
+            ("startJitterMs", n(18.0)),
+            ("maxAgeS", n(20.0)),
+            ("jitter", t("additive")),
+            ("credentials", t("omit")),
+            ("mode", t("no-cors")),
+            ("referrerPolicy", t("origin")),
+            ("cache", t("reload")),
+            ("subdomains", Value::List(vec![t("x")])),
+            ("accept", t("image/png")),
+            ("retryOn", Value::List(vec![n(500.0)])),
+            ("emptyOn", Value::List(vec![n(404.0)])),
+        ])
+        .unwrap();
+        assert_eq!(
+            [o.base_delay_ms, o.max_delay_ms, o.attempt_timeout_ms, o.deadline_ms],
+            [1.0, 2.0, 3.0, 4.0]
+        );
+        assert_eq!([o.jitter_ms, o.retry_after_max_ms, o.start_jitter_ms], [6.0, 7.0, 18.0]);
+        assert_eq!(o.max_age_s, Some(20.0));
+        assert_eq!(o.jitter, Jitter::Additive);
+        assert_eq!(
+            (o.credentials, o.mode, o.referrer_policy, o.cache),
+            (Some("omit"), Some("no-cors"), Some("origin"), Some("reload"))
+        );
+        assert_eq!(o.subdomains, Some(vec!["x".to_string()]));
+        assert_eq!(o.accept.as_deref(), Some("image/png"));
+        assert_eq!(
+            (o.retry_on.iter().collect::<Vec<_>>(), o.empty_on.iter().collect::<Vec<_>>()),
+            (vec![500], vec![404])
+        );
+        for (i, name) in Jitter::NAMES.iter().enumerate() {
+            assert_eq!(Jitter::parse(name), Some(Jitter::ALL[i]));
+        }
     }
 
     #[test]
