@@ -5,11 +5,12 @@
 # The release module is built with nightly's build-std, panic=immediate-abort and std's
 # optimize_for_size: std's panic formatting and location strings are ~8 KB of gzip that no caller
 # can ever see (a panic traps either way, and no caller input may reach one). Tests, clippy and
-# the wasm-bindgen tests use stable.
+# the wasm-bindgen tests use stable. Without the reference-types feature wasm-bindgen keeps JS values
+# in a table of its glue instead of an externref table: 0.9 KB less to download.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-RUSTFLAGS="-Zunstable-options -Cpanic=immediate-abort -Zlocation-detail=none -Zfmt-debug=none" \
+RUSTFLAGS="-Zunstable-options -Cpanic=immediate-abort -Zlocation-detail=none -Zfmt-debug=none -Ctarget-feature=-reference-types,-multivalue" \
   cargo +nightly build --quiet --release --target wasm32-unknown-unknown \
   -Zbuild-std=std,panic_abort -Zbuild-std-features=optimize_for_size --target-dir target/release-wasm
 rm -rf pkg/gen
