@@ -10,3 +10,29 @@ export function wakeUpOn(poll, id) {
   }).then(() => poll(id));
   return resolve;
 }
+
+/**
+ * Awaits `promise` for task `id`: when it settles, `cell` gets [true, value] or [false, error]
+ * and the task is polled again (from a reaction registered now, in the task's context).
+ */
+export function settleInto(promise, cell, poll, id) {
+  promise.then(
+    (value) => {
+      cell.push(true, value);
+      poll(id);
+    },
+    (error) => {
+      cell.push(false, error);
+      poll(id);
+    },
+  );
+}
+
+/** A promise and the two functions that settle it: [promise, resolve, reject]. */
+export function deferred() {
+  let settle;
+  const promise = new Promise((resolve, reject) => {
+    settle = [resolve, reject];
+  });
+  return [promise, ...settle];
+}

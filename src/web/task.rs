@@ -20,13 +20,21 @@ use std::rc::Rc;
 use std::sync::Arc;
 use std::task::{Context, Wake, Waker};
 
-use js_sys::{Function, Promise};
+use std::task::Poll;
+
+use js_sys::{Array, Function, Promise};
 use wasm_bindgen::prelude::*;
 
 #[wasm_bindgen(module = "/src/web/task.js")]
 extern "C" {
     #[wasm_bindgen(js_name = wakeUpOn)]
     fn wake_up_on(poll: &JsValue, id: f64) -> Function;
+
+    #[wasm_bindgen(js_name = settleInto)]
+    fn settle_into(promise: &Promise, cell: &Array, poll: &JsValue, id: f64);
+
+    /// `[promise, resolve, reject]`.
+    fn deferred() -> Array;
 }
 
 struct Task {
@@ -42,6 +50,8 @@ thread_local! {
     /// Live tasks (each call and flight in progress: a short list).
     static TASKS: RefCell<Vec<Rc<Task>>> = const { RefCell::new(Vec::new()) };
     static NEXT_ID: Cell<u64> = const { Cell::new(0) };
+    /// The task being polled.
+    static CURRENT: Cell<u64> = const { Cell::new(0) };
     /// The one JS entry point of every task, given the task's id: a closure per task (or per
     /// sleep) cost every call an allocation and a finalizer registration.
     static POLL: JsValue = Closure::<dyn Fn(f64)>::new(|id: f64| {
@@ -87,23 +97,53 @@ pub fn spawn(future: impl Future<Output = ()> + 'static) {
 
 /// Runs `future` as a task and returns a promise of its outcome.
 pub fn promise(future: impl Future<Output = Result<JsValue, JsValue>> + 'static) -> Promise {
-    let mut settle = None;
-    let promise = Promise::new(&mut |resolve, reject| settle = Some((resolve, reject)));
-    // The executor runs Promise's callback synchronously, so `settle` is set here.
-    if let Some((resolve, reject)) = settle {
-        spawn(async move {
-            let _ = match future.await {
-                Ok(value) => resolve.call1(&JsValue::UNDEFINED, &value),
-                Err(error) => reject.call1(&JsValue::UNDEFINED, &error),
-            };
-        });
+    let parts = deferred();
+    let (resolve, reject): (Function, Function) =
+        (parts.get(1).unchecked_into(), parts.get(2).unchecked_into());
+    spawn(async move {
+        let _ = match future.await {
+            Ok(value) => resolve.call1(&JsValue::UNDEFINED, &value),
+            Err(error) => reject.call1(&JsValue::UNDEFINED, &error),
+        };
+    });
+    parts.get(0).unchecked_into()
+}
+
+/// Awaits a JS promise inside a task. Instead of a waker closure per promise (two wasm-bindgen
+/// closures, each with a finalizer, per attempt), the promise's reaction polls the task by id,
+/// in the task's own context.
+pub struct Settled {
+    promise: Option<Promise>,
+    /// Empty until the promise settles, then `[fulfilled, value]`.
+    cell: Array,
+}
+
+impl Settled {
+    pub fn new(promise: Promise) -> Settled {
+        Settled { promise: Some(promise), cell: Array::new() }
     }
-    promise
+}
+
+impl Future for Settled {
+    type Output = Result<JsValue, JsValue>;
+
+    fn poll(mut self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<Self::Output> {
+        if self.cell.length() >= 2 {
+            let value = self.cell.get(1);
+            return Poll::Ready(if self.cell.get(0).is_truthy() { Ok(value) } else { Err(value) });
+        }
+        if let Some(promise) = self.promise.take() {
+            let id = CURRENT.with(Cell::get) as f64;
+            POLL.with(|poll| settle_into(&promise, &self.cell, poll, id));
+        }
+        Poll::Pending
+    }
 }
 
 fn run(task: Rc<Task>) {
     let waker = Waker::from(Arc::new(TaskWaker(task.id)));
     let mut cx = Context::from_waker(&waker);
+    CURRENT.with(|current| current.set(task.id));
     loop {
         task.woken.set(false);
         let done = match task.future.borrow_mut().as_mut() {

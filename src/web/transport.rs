@@ -4,11 +4,11 @@
 use js_sys::{Array, Promise, Uint8Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
-use wasm_bindgen_futures::JsFuture;
 use web_sys::{AbortController, Request, RequestInit, Response};
 
 use super::abort::AbortWatch;
 use super::effects::Timer;
+use super::task::Settled;
 use crate::classify::{ResponseFacts, HEAD_BYTES, TAIL_BYTES};
 use crate::platform::{Attempt, Transport};
 use crate::race::{race, Either};
@@ -48,7 +48,7 @@ impl<'a> FetchTransport<'a> {
         controller: &AbortController,
     ) -> Result<(ResponseFacts, WebBody), JsValue> {
         self.init.set_signal(Some(&controller.signal()));
-        let whole: Array = JsFuture::from(fetch_whole(&self.scope, input, self.init)).await?.unchecked_into();
+        let whole: Array = Settled::new(fetch_whole(&self.scope, input, self.init)).await?.unchecked_into();
         let body = WebBody { response: whole.get(0).unchecked_into(), data: whole.get(1).unchecked_into() };
         Ok((facts(&whole, &body.data), body))
     }
