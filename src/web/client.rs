@@ -271,7 +271,7 @@ struct Prepared {
     options: Options,
     urls: Vec<String>,
     route: Vec<SharedHost>,
-    inputs: Vec<JsValue>,
+    inputs: js_sys::Array,
     init: web_sys::RequestInit,
     /// The headers `init` carries, as `name:value;` each.
     headers: String,
@@ -284,7 +284,7 @@ struct FlightRun {
     called: f64,
     options: Options,
     route: Vec<SharedHost>,
-    inputs: Vec<JsValue>,
+    inputs: js_sys::Array,
     init: web_sys::RequestInit,
     on_retry: Option<Function>,
     url: String,

@@ -116,18 +116,9 @@ extern "C" {
     #[wasm_bindgen(js_name = resolveUrl)]
     fn resolve_url(text: &str) -> JsValue;
 
-    /// `[inputs, init, headers]`, or `[field, message]` (see request.js).
+    /// `[inputs, init, headers]`, or `[field, message]` (see request.js for the line format).
     #[wasm_bindgen(js_name = buildRequest)]
-    #[allow(clippy::too_many_arguments)]
-    fn build_request_js(
-        urls: Vec<String>,
-        headers: Option<&JsValue>,
-        accept: Option<&str>,
-        credentials: Option<&str>,
-        mode: Option<&str>,
-        cache: Option<&str>,
-        referrer_policy: Option<&str>,
-    ) -> Array;
+    fn build_request_js(url_lines: &str, headers: Option<&JsValue>, field_lines: &str) -> Array;
 }
 
 /// The fetch input per mirror (a URL, or a `Request` checked once when the call sets fields a
@@ -137,16 +128,20 @@ pub fn build_request(
     urls: &[String],
     options: &Options,
     headers: Option<&JsValue>,
-) -> Result<(Vec<JsValue>, RequestInit, String), Error> {
-    let built = build_request_js(
-        urls.to_vec(),
-        headers,
-        options.accept.as_deref(),
-        options.credentials,
-        options.mode,
-        options.cache,
-        options.referrer_policy,
-    );
+) -> Result<(Array, RequestInit, String), Error> {
+    // One string per kind instead of one argument per field: each argument costs the module
+    // its own conversion code. A URL from the URL parser has no line breaks; nor has `accept`.
+    let mut fields = String::new();
+    for field in
+        [options.accept.as_deref(), options.credentials, options.mode, options.cache, options.referrer_policy]
+    {
+        if let Some(value) = field {
+            fields.push('=');
+            fields.push_str(value);
+        }
+        fields.push('\n');
+    }
+    let built = build_request_js(&urls.join("\n"), headers, &fields);
     let first = built.get(0);
     match first.as_string() {
         Some(field) => {
@@ -158,10 +153,11 @@ pub fn build_request(
             };
             Err(Error::invalid_options(&field, message))
         }
-        None => {
-            let inputs = first.unchecked_into::<Array>().iter().collect();
-            Ok((inputs, built.get(1).unchecked_into(), built.get(2).as_string().unwrap_or_default()))
-        }
+        None => Ok((
+            first.unchecked_into(),
+            built.get(1).unchecked_into(),
+            built.get(2).as_string().unwrap_or_default(),
+        )),
     }
 }
 

@@ -33,9 +33,15 @@ export function resolveUrl(text) {
  * or, when the platform refuses, `[field, message]`. Only fields the caller set are sent
  * (workerd rejects some outright), and a `Request` is built per mirror only when such a field
  * is set, so a refusal is the caller's error, reported at once, not a network failure retried
- * until the deadline.
+ * until the deadline. Strings cross from wasm in two: `urlLines`, one URL per line, and
+ * `fieldLines`, a line each for accept, credentials, mode, cache and referrerPolicy: "" when not
+ * set, "=" and the value when set (the referrer policy "" is a value).
  */
-export function buildRequest(urls, headers, accept, credentials, mode, cache, referrerPolicy) {
+export function buildRequest(urlLines, headers, fieldLines) {
+  const urls = urlLines.split("\n");
+  const [accept, credentials, mode, cache, referrerPolicy] = fieldLines
+    .split("\n")
+    .map((line) => (line ? line.slice(1) : undefined));
   const init = {};
   let sent = "";
   if (headers !== undefined || accept !== undefined) {

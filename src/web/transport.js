@@ -5,13 +5,32 @@
 const FACTS = ["content-type", "content-encoding", "content-length", "retry-after", "age", "date"];
 
 /**
+ * Fetches mirror `index` of `inputs` (URL strings or Requests), past every cache when `bust`.
  * Resolves with [response, body bytes, status, ...FACTS values (string or undefined)].
  * Rejects as `fetch` or the body read does.
  */
-export async function fetchWhole(scope, input, init) {
+export async function fetchWhole(scope, inputs, index, init, bust) {
+  let input = inputs[Math.min(index, inputs.length - 1)];
+  if (bust) input = busted(input, init);
   const response = await scope.fetch(input, init);
   const data = new Uint8Array(await response.arrayBuffer());
   const out = [response, data, response.status];
   for (const name of FACTS) out.push(response.headers.get(name) ?? undefined);
   return out;
+}
+
+/** The same request with a query parameter no cache has seen (`_tf=<random>`). */
+function busted(input, init) {
+  const isRequest = typeof input !== "string";
+  const url = isRequest ? input.url : input;
+  const hash = url.indexOf("#");
+  const base = hash < 0 ? url : url.slice(0, hash);
+  const fragment = hash < 0 ? "" : url.slice(hash);
+  const next = `${base}${base.includes("?") ? "&" : "?"}_tf=${Math.floor(Math.random() * 1e9)}${fragment}`;
+  if (!isRequest) return next;
+  try {
+    return new Request(next, init);
+  } catch {
+    return input;
+  }
 }

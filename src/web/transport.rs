@@ -4,7 +4,7 @@
 use js_sys::{Array, Promise, Uint8Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
-use web_sys::{AbortController, Request, RequestInit, Response};
+use web_sys::{AbortController, RequestInit, Response};
 
 use super::abort::AbortWatch;
 use super::effects::Timer;
@@ -18,7 +18,7 @@ use crate::redact::redact_text;
 extern "C" {
     /// `fetch` and the body read; see transport.js for the array it resolves with.
     #[wasm_bindgen(js_name = fetchWhole)]
-    fn fetch_whole(scope: &JsValue, input: &JsValue, init: &RequestInit) -> Promise;
+    fn fetch_whole(scope: &JsValue, inputs: &Array, index: u32, init: &RequestInit, bust: bool) -> Promise;
 }
 
 /// A received tile, left in the JS heap.
@@ -31,24 +31,26 @@ pub struct FetchTransport<'a> {
     /// Whatever `globalThis` is here: Window, WorkerGlobalScope, Node's global or workerd's.
     scope: JsValue,
     /// Per mirror: the URL string, or a `Request` when the call set fields a platform may refuse.
-    inputs: &'a [JsValue],
+    inputs: &'a Array,
     /// The same for every attempt but its signal.
     init: &'a RequestInit,
     abort: &'a AbortWatch,
 }
 
 impl<'a> FetchTransport<'a> {
-    pub fn new(inputs: &'a [JsValue], init: &'a RequestInit, abort: &'a AbortWatch) -> FetchTransport<'a> {
+    pub fn new(inputs: &'a Array, init: &'a RequestInit, abort: &'a AbortWatch) -> FetchTransport<'a> {
         FetchTransport { scope: js_sys::global().into(), inputs, init, abort }
     }
 
     async fn request(
         &self,
-        input: &JsValue,
+        mirror: usize,
+        cache_bust: bool,
         controller: &AbortController,
     ) -> Result<(ResponseFacts, WebBody), JsValue> {
         self.init.set_signal(Some(&controller.signal()));
-        let whole: Array = Settled::new(fetch_whole(&self.scope, input, self.init)).await?.unchecked_into();
+        let fetched = fetch_whole(&self.scope, self.inputs, mirror as u32, self.init, cache_bust);
+        let whole: Array = Settled::new(fetched).await?.unchecked_into();
         let body = WebBody { response: whole.get(0).unchecked_into(), data: whole.get(1).unchecked_into() };
         Ok((facts(&whole, &body.data), body))
     }
@@ -67,15 +69,7 @@ impl Transport for FetchTransport<'_> {
             Err(cause) => return Attempt::Failed { message: "AbortController unavailable".into(), cause },
         };
         let stop = race(Timer::new(timeout_ms), self.abort.fired());
-        let input = &self.inputs[mirror.min(self.inputs.len() - 1)];
-        let busted;
-        let input = if cache_bust {
-            busted = bust(input, self.init);
-            &busted
-        } else {
-            input
-        };
-        match race(self.request(input, &controller), stop).await {
+        match race(self.request(mirror, cache_bust, &controller), stop).await {
             Either::Left(Ok((facts, body))) => Attempt::Response(facts, body),
             Either::Left(Err(_)) if self.abort.is_aborted() => Attempt::Aborted,
             Either::Left(Err(cause)) => Attempt::Failed { message: error_message(&cause), cause },
@@ -89,30 +83,6 @@ impl Transport for FetchTransport<'_> {
                 }
             }
         }
-    }
-}
-
-/// The same request with a query parameter no cache has seen (`_tf=<random>`).
-fn bust(input: &JsValue, init: &RequestInit) -> JsValue {
-    let url = match input.dyn_ref::<Request>() {
-        Some(request) => request.url(),
-        None => input.as_string().unwrap_or_default(),
-    };
-    let (base, fragment) =
-        crate::text::split_at_byte(&url, b'#').map_or((url.as_str(), None), |(b, f)| (b, Some(f)));
-    let mut busted = String::from(base);
-    busted.push(if base.bytes().any(|b| b == b'?') { '&' } else { '?' });
-    busted.push_str("_tf=");
-    busted.push_str(&crate::error::decimal((js_sys::Math::random() * 1e9) as u64));
-    if let Some(fragment) = fragment {
-        busted.push('#');
-        busted.push_str(fragment);
-    }
-    match input.dyn_ref::<Request>() {
-        Some(_) => {
-            Request::new_with_str_and_init(&busted, init).map_or_else(|_| input.clone(), JsValue::from)
-        }
-        None => JsValue::from_str(&busted),
     }
 }
 

@@ -229,3 +229,31 @@ describe("the option names pkg/leaflet.js knows", () => {
     assert.deepEqual([...shared].filter((k) => leaflet.has(k) || !core.has(k)), [], "the shared names");
   });
 });
+
+// The JS half of request building (src/web/request.js), on the format the Rust half writes:
+// one URL per line, and a line per field ("" not set, "=" + value when set).
+describe("buildRequest (src/web/request.js)", async () => {
+  const { buildRequest } = await import("../../src/web/request.js");
+
+  test("plain URLs stay strings; headers and accept are sent and listed for the flight key", () => {
+    const [inputs, init, sent] = buildRequest("https://a.example/1\nhttps://b.example/1", { "x-key": "1" }, "=image/*\n\n\n\n\n");
+    assert.deepEqual(inputs, ["https://a.example/1", "https://b.example/1"]);
+    assert.equal(init.headers.get("accept"), "image/*");
+    assert.equal(sent, "accept:image/*;x-key:1;");
+    assert.equal("referrerPolicy" in init, false);
+  });
+
+  test("a set field builds a Request per mirror; the referrer policy \"\" is a value, not absence", () => {
+    const [inputs, init, sent] = buildRequest("https://a.example/1", undefined, "\n\n\n\n=");
+    assert.equal(init.referrerPolicy, "");
+    assert.ok(inputs[0] instanceof Request);
+    assert.equal(sent, "");
+  });
+
+  test("what the platform refuses comes back as the field and its message", () => {
+    const [field, message] = buildRequest("https://a.example/1", undefined, "\n\n=navigate\n\n\n");
+    assert.equal(field, "mode");
+    assert.match(message, /mode|navigate/i);
+    assert.deepEqual(buildRequest("https://a.example/1", 5, "\n\n\n\n\n"), ["headers", "is not a valid headers init"]);
+  });
+});
