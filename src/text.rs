@@ -1,5 +1,5 @@
 //! Searching and splitting the short ASCII-structured strings tilefetch looks into (a URL, a
-//! header value, a template, an option name). std's `str` methods with `&str` and `char`
+//! header value, an option name). std's `str` methods with `&str` and `char`
 //! patterns bring its two-way and memchr searchers and UTF-8 decoding, ~3 KB of the shipped wasm
 //! built for long haystacks these never are. Every separator here is ASCII, and an ASCII byte
 //! never occurs inside a multi-byte UTF-8 character, so splitting at one keeps valid UTF-8.
@@ -21,19 +21,6 @@ pub fn split_once<'a>(text: &'a str, separator: &str) -> Option<(&'a str, &'a st
     let at = find(text, separator)?;
     // A match of valid UTF-8 in valid UTF-8 starts and ends on character boundaries.
     Some((text.get(..at)?, text.get(at + separator.len()..)?))
-}
-
-/// Every `from` replaced by `to`.
-pub fn replace_all(text: &str, from: &str, to: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some((before, after)) = split_once(rest, from).filter(|_| !from.is_empty()) {
-        out.push_str(before);
-        out.push_str(to);
-        rest = after;
-    }
-    out.push_str(rest);
-    out
 }
 
 /// Splits around the first `byte` (ASCII).
@@ -123,13 +110,6 @@ mod tests {
                 assert_eq!(
                     pieces(text, byte).collect::<Vec<_>>(),
                     text.split(byte as char).collect::<Vec<_>>()
-                );
-            }
-            if !needle.is_empty() {
-                assert_eq!(
-                    replace_all(text, needle, "[é]"),
-                    text.replace(needle, "[é]"),
-                    "{text:?} {needle:?}"
                 );
             }
         }

@@ -112,9 +112,9 @@ fn to_value(kind: u32, item: &JsValue, depth: u32) -> Value {
 
 #[wasm_bindgen(module = "/src/web/request.js")]
 extern "C" {
-    /// An href, or a number saying why not (see request.js).
-    #[wasm_bindgen(js_name = resolveUrl)]
-    fn resolve_url(text: &str) -> JsValue;
+    /// The hrefs, one per line, or `[why, text]` (see request.js).
+    #[wasm_bindgen(js_name = resolveUrls)]
+    fn resolve_urls(url: &JsValue, label_lines: &str) -> JsValue;
 
     /// `[inputs, init, headers]`, or `[field, message]` (see request.js for the line format).
     #[wasm_bindgen(js_name = buildRequest)]
@@ -162,53 +162,30 @@ pub fn build_request(
 }
 
 /// The mirrors of a call: a URL, an array of URLs, or a template with `{s}` expanded over
-/// `subdomains` (default a, b, c). Each is resolved to an absolute http(s) URL.
+/// `subdomains` (default a, b, c), each resolved to an absolute http(s) URL in the parser's form
+/// (one spelling per host: `H:443` and `h` are one host to the per-host state). Resolved in JS,
+/// against the page's or worker's location when there is one; refusals are worded here.
 pub fn read_urls(url: &JsValue, subdomains: Option<&[String]>) -> Result<Vec<String>, Error> {
-    let texts: Vec<String> = if let Some(text) = url.as_string() {
-        if crate::text::contains(&text, "{s}") {
-            let default = ["a".to_string(), "b".to_string(), "c".to_string()];
-            subdomains
-                .unwrap_or(&default)
-                .iter()
-                .take(16)
-                .map(|s| crate::text::replace_all(&text, "{s}", s))
-                .collect()
-        } else {
-            vec![text]
-        }
-    } else if kind_of(url) == ARRAY {
-        let texts: Option<Vec<String>> =
-            fields_of(url).and_then(|fields| fields.into_iter().map(|(_, _, v)| v.as_string()).collect());
-        match texts {
-            Some(texts) if !texts.is_empty() && texts.len() <= 16 => texts,
-            _ => {
-                return Err(Error::invalid_options(
-                    "url",
-                    "must be a URL string or an array of 1 to 16 URL strings",
-                ))
-            }
-        }
-    } else {
-        return Err(Error::invalid_options("url", "must be a string or an array of strings"));
-    };
-    texts.iter().map(|t| read_url(t)).collect()
-}
-
-/// Resolves one URL: against the page or worker location when there is one, else it must
-/// already be absolute. The parser's form is kept: one spelling per host (`H:443` and `h` are
-/// one host to the per-host state) and per path.
-fn read_url(text: &str) -> Result<String, Error> {
-    let resolved = resolve_url(text);
-    if let Some(href) = resolved.as_string() {
-        return Ok(href);
+    let labels = subdomains.map_or_else(|| "a\nb\nc".to_string(), |labels| labels.join("\n"));
+    let resolved = resolve_urls(url, &labels);
+    if let Some(lines) = resolved.as_string() {
+        return Ok(crate::text::pieces(&lines, b'\n').map(String::from).collect());
     }
-    let why = match resolved.as_f64() {
+    let refused: Array = resolved.unchecked_into();
+    let text = refused.get(1).as_string().unwrap_or_default();
+    let why = match refused.get(0).as_f64() {
+        Some(5.0) => return Err(Error::invalid_options("url", "must be a string or an array of strings")),
+        Some(6.0) => {
+            return Err(Error::invalid_options(
+                "url",
+                "must be a URL string or an array of 1 to 16 URL strings",
+            ))
+        }
         Some(2.0) => " is not a valid absolute URL (relative URLs need a page or worker location)",
         Some(3.0) => " is not an http(s) URL",
         Some(4.0) => " has credentials in it, which fetch refuses: send them in `headers`",
         _ => " is not a valid absolute URL",
     };
-    let redacted = redact_url(text);
-    let shown = crate::text::first_chars(&redacted, 200);
-    Err(Error::invalid_options("url", cat(&["\"", shown, "\"", why])))
+    let redacted = redact_url(&text);
+    Err(Error::invalid_options("url", cat(&["\"", crate::text::first_chars(&redacted, 200), "\"", why])))
 }

@@ -28,6 +28,33 @@ export function resolveUrl(text) {
 }
 
 /**
+ * The mirrors of a call, resolved: a URL, an array of 1 to 16 URLs, or a template whose `{s}` is
+ * expanded over `labelLines` (one subdomain per line, at most 16 used). Returns the hrefs, one
+ * per line; or `[why, text]` for the first URL refused: `why` as resolveUrl gives it, or 5 when
+ * `url` is neither a string nor an array, 6 when the array is not 1 to 16 strings.
+ */
+export function resolveUrls(url, labelLines) {
+  let texts;
+  if (typeof url === "string") {
+    texts = url.includes("{s}") ? labelLines.split("\n").slice(0, 16).map((label) => url.replaceAll("{s}", label)) : [url];
+  } else if (Array.isArray(url)) {
+    try {
+      texts = Array.from(url);
+    } catch {}
+    if (!texts || texts.length < 1 || texts.length > 16 || texts.some((text) => typeof text !== "string")) return [6, ""];
+  } else {
+    return [5, ""];
+  }
+  const hrefs = [];
+  for (const text of texts) {
+    const href = resolveUrl(text);
+    if (typeof href === "number") return [href, text];
+    hrefs.push(href);
+  }
+  return hrefs.join("\n");
+}
+
+/**
  * The fetch input per mirror, the init every attempt sends, and its headers as one string
  * ("name:value;" each, for telling identical calls apart): `[inputs, init, headers]`;
  * or, when the platform refuses, `[field, message]`. Only fields the caller set are sent

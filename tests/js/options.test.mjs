@@ -232,8 +232,27 @@ describe("the option names pkg/leaflet.js knows", () => {
 
 // The JS half of request building (src/web/request.js), on the format the Rust half writes:
 // one URL per line, and a line per field ("" not set, "=" + value when set).
-describe("buildRequest (src/web/request.js)", async () => {
-  const { buildRequest } = await import("../../src/web/request.js");
+describe("buildRequest and resolveUrls (src/web/request.js)", async () => {
+  const { buildRequest, resolveUrls } = await import("../../src/web/request.js");
+
+  test("resolveUrls: templates expand over the labels, hosts come out in the parser's form", () => {
+    assert.equal(resolveUrls("https://{s}.Tiles.example:443/1/{s}.png", "a\nb"), "https://a.tiles.example/1/a.png\nhttps://b.tiles.example/1/b.png");
+    const labels = Array.from({ length: 20 }, (_, i) => `l${i}`).join("\n");
+    assert.equal(resolveUrls("https://{s}.t.example/", labels).split("\n").length, 16);
+    assert.equal(resolveUrls(["https://a.example/1", "http://b.example/1"], ""), "https://a.example/1\nhttp://b.example/1");
+  });
+
+  test("resolveUrls: what is refused, and why", () => {
+    assert.deepEqual(resolveUrls("tiles/1.png", ""), [2, "tiles/1.png"], "relative with no location (Node)");
+    assert.deepEqual(resolveUrls("https://exa mple.com/", ""), [1, "https://exa mple.com/"]);
+    assert.deepEqual(resolveUrls("ftp://a.example/1", ""), [3, "ftp://a.example/1"]);
+    assert.deepEqual(resolveUrls("https://u:p@a.example/1", ""), [4, "https://u:p@a.example/1"]);
+    assert.deepEqual(resolveUrls(["https://a.example/1", "ftp://b.example/"], ""), [3, "ftp://b.example/"]);
+    assert.deepEqual(resolveUrls(5, ""), [5, ""]);
+    assert.deepEqual(resolveUrls([], ""), [6, ""]);
+    assert.deepEqual(resolveUrls(["https://a.example/1", 7], ""), [6, ""]);
+    assert.deepEqual(resolveUrls(new Proxy([], { get() { throw new Error("trap"); } }), ""), [6, ""]);
+  });
 
   test("plain URLs stay strings; headers and accept are sent and listed for the flight key", () => {
     const [inputs, init, sent] = buildRequest("https://a.example/1\nhttps://b.example/1", { "x-key": "1" }, "=image/*\n\n\n\n\n");
