@@ -9,7 +9,7 @@ use std::task::{Context, Poll, Waker};
 
 use js_sys::{Function, Uint8Array};
 use wasm_bindgen::prelude::*;
-use web_sys::{Headers, Response};
+use web_sys::Response;
 
 use super::abort::{AbortWatch, Stop};
 use super::effects::{AbortableSleep, JsClock, JsRandom, Timer};
@@ -356,29 +356,10 @@ impl Flight {
         FlightWait { flight: self }
     }
 
-    /// The first caller gets the body as received; later ones a copy each, so no caller sees
-    /// another's changes to `data` or `headers`.
+    /// The first caller gets the body as received; later ones a copy each (see `makeTile`).
     fn tile_for_caller(&self, tile: &SharedTile) -> JsValue {
         let first = !self.handed_out.replace(true);
-        let received = tile.response.headers();
-        let headers = if first { received } else { Headers::new_with_headers(&received).unwrap_or(received) };
-        let data = if tile.empty {
-            Uint8Array::new_with_length(0)
-        } else if first {
-            tile.data.clone()
-        } else {
-            tile.data.slice(0, tile.data.length())
-        };
-        let content_type = headers.get("content-type").ok().flatten();
-        make_tile(
-            &data,
-            tile.response.status(),
-            content_type,
-            &headers,
-            tile.attempts,
-            tile.elapsed_ms,
-            tile.empty,
-        )
+        make_tile(&tile.response, &tile.data, first, tile.attempts, tile.elapsed_ms, tile.empty)
     }
 }
 

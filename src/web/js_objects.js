@@ -22,8 +22,12 @@ export function makeTileError(message, kind, status, attempts, elapsedMs, retryA
   return new TileError(message, { kind, status, attempts, elapsedMs, retryAfterMs, url, cause });
 }
 
-export function makeTile(data, status, contentType, headers, attempts, elapsedMs, empty) {
-  return { data, status, contentType, headers, attempts, elapsedMs, empty };
+// A tile for one caller of a (possibly shared) request. The first caller gets the body and headers
+// as received; later ones a copy each, so no caller sees another's changes to them.
+export function makeTile(response, body, first, attempts, elapsedMs, empty) {
+  const headers = first ? response.headers : new Headers(response.headers);
+  const data = empty ? new Uint8Array(0) : first ? body : body.slice();
+  return { data, status: response.status, contentType: headers.get("content-type"), headers, attempts, elapsedMs, empty };
 }
 
 export function makeRetryInfo(attempt, delayMs, reason, status, retryAfterMs) {

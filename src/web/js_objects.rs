@@ -2,7 +2,7 @@
 
 use js_sys::Uint8Array;
 use wasm_bindgen::prelude::*;
-use web_sys::Headers;
+use web_sys::Response;
 
 #[wasm_bindgen(module = "/src/web/js_objects.js")]
 extern "C" {
@@ -24,10 +24,9 @@ extern "C" {
 
     #[wasm_bindgen(js_name = makeTile)]
     pub fn make_tile(
-        data: &Uint8Array,
-        status: u16,
-        content_type: Option<String>,
-        headers: &Headers,
+        response: &Response,
+        body: &Uint8Array,
+        first: bool,
         attempts: u32,
         elapsed_ms: f64,
         empty: bool,

@@ -19,6 +19,16 @@ export async function fetchWhole(scope, inputs, index, init, bust) {
   return out;
 }
 
+/** `TypeError: fetch failed` plus the cause's code where Node gives one (`ECONNREFUSED`). */
+export function errorText(error) {
+  try {
+    const code = error?.cause?.code;
+    return String(error?.message ?? "fetch failed") + (typeof code === "string" ? ` (${code})` : "");
+  } catch {
+    return "fetch failed";
+  }
+}
+
 /** The same request with a query parameter no cache has seen (`_tf=<random>`). */
 function busted(input, init) {
   const isRequest = typeof input !== "string";

@@ -19,6 +19,10 @@ extern "C" {
     /// `fetch` and the body read; see transport.js for the array it resolves with.
     #[wasm_bindgen(js_name = fetchWhole)]
     fn fetch_whole(scope: &JsValue, inputs: &Array, index: u32, init: &RequestInit, bust: bool) -> Promise;
+
+    /// The error's message, and its cause's code where there is one (see transport.js).
+    #[wasm_bindgen(js_name = errorText)]
+    fn error_text(error: &JsValue) -> String;
 }
 
 /// A received tile, left in the JS heap.
@@ -107,18 +111,7 @@ fn facts(whole: &Array, data: &Uint8Array) -> ResponseFacts {
     }
 }
 
-/// `TypeError: fetch failed` plus the cause's code where Node gives one (`ECONNREFUSED`).
+/// The platform's words for a network failure, with any URL in them redacted.
 fn error_message(error: &JsValue) -> String {
-    let text = |value: &JsValue, key: &str| {
-        js_sys::Reflect::get(value, &JsValue::from_str(key)).ok().and_then(|v| v.as_string())
-    };
-    let mut message = text(error, "message").map_or_else(|| "fetch failed".into(), |m| redact_text(&m));
-    if let Some(code) =
-        js_sys::Reflect::get(error, &JsValue::from_str("cause")).ok().and_then(|c| text(&c, "code"))
-    {
-        message.push_str(" (");
-        message.push_str(&code);
-        message.push(')');
-    }
-    message
+    redact_text(&error_text(error))
 }
