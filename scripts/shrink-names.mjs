@@ -59,6 +59,12 @@ for (const [name, short] of mapping.exports) {
   glue = glue.replace(new RegExp(`\\bwasm\\.${escape(name)}\\b`, "g"), `wasm.${short}`);
 }
 
+// Every import the module asks for is in the import object under its short name.
+for (const [module, base, short] of mapping.imports) {
+  const value = module === ownModule ? "function" : `${namespaces.get(module)}.${base}`;
+  if (!new RegExp(`\\n\\s*${escape(short)}: ${escape(value)}`).test(glue)) fail(`import ${base} (${short}) is not provided`);
+}
+
 // Nothing may still use an old name.
 for (const [module, base] of mapping.imports) {
   if (module === ownModule && new RegExp(`\\b${escape(base)}\\b`).test(glue)) fail(`import ${base} is still named`);

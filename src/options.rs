@@ -282,9 +282,10 @@ impl Options {
             }
             10 => {
                 let accept = text(key, value).ok_or_else(|| wrong_type(key, "a string", value))?;
-                if accept.trim_ascii().is_empty()
-                    || accept.bytes().any(|b| b == b'\r' || b == b'\n' || b == 0)
-                {
+                // Visible ASCII, spaces and tabs only: anything else is no media range, and a value
+                // that matches nothing would make every response look like the wrong type.
+                let printable = accept.bytes().all(|b| b == b'\t' || (b' '..=b'~').contains(&b));
+                if accept.trim_ascii().is_empty() || !printable {
                     return Err(Error::invalid_options(
                         key,
                         "must be a non-empty media range list such as \"image/*\"",
@@ -604,6 +605,8 @@ mod tests {
             ("emptyOn", Value::List(vec![Value::Text("204".into())])),
             ("accept", Value::Text("  ".into())),
             ("accept", Value::Text("image/png\r\nX-Evil: 1".into())),
+            ("accept", Value::Text("\u{a0}".into())),
+            ("accept", Value::Text("image/\u{fc}".into())),
             ("credentials", Value::Text("always".into())),
             ("mode", Value::Text("navigate".into())),
             ("signal", Value::Number(5.0)),

@@ -42,12 +42,16 @@ impl Heap {
                         return 0;
                     }
                     let base = old * PAGE;
+                    // Memory that ends at 4 GiB has no address past it: the grown run is unusable.
+                    let Some(end) = pages.checked_mul(PAGE).and_then(|bytes| base.checked_add(bytes)) else {
+                        return 0;
+                    };
                     if base != self.end.get() {
                         // Not next to the old end (the first growth, or memory grown by someone
                         // else): the old remainder is left unused.
                         self.bump.set(base);
                     }
-                    self.end.set(base + pages * PAGE);
+                    self.end.set(end);
                 }
             }
         };

@@ -84,7 +84,9 @@ export function buildRequest(urlLines, headers, fieldLines) {
     }
     for (const [name, value] of init.headers) sent += `${name}:${value};`;
   }
-  const fields = { credentials, mode, cache, referrerPolicy };
+  // In the order a refusal's message is searched for the field to blame: Chromium's and
+  // undici's "'only-if-cached' can be set only with 'same-origin' mode" is about `cache`.
+  const fields = { cache, credentials, mode, referrerPolicy };
   let refusable = false;
   for (const name in fields) {
     if (fields[name] !== undefined) {
@@ -100,7 +102,8 @@ export function buildRequest(urlLines, headers, fieldLines) {
     try {
       message = String(refusal?.message ?? "");
     } catch {}
-    const field = Object.keys(fields).find((name) => message.includes(name)) ?? "options";
+    const set = Object.keys(fields).filter((name) => fields[name] !== undefined);
+    const field = set.find((name) => message.includes(name)) ?? "options";
     return [field, message];
   }
 }

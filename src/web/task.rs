@@ -111,7 +111,8 @@ pub fn promise(future: impl Future<Output = Result<JsValue, JsValue>> + 'static)
 
 /// Awaits a JS promise inside a task. Instead of a waker closure per promise (two wasm-bindgen
 /// closures, each with a finalizer, per attempt), the promise's reaction polls the task by id,
-/// in the task's own context.
+/// in the task's own context. So it ignores the poll's waker: it is only for futures the task
+/// polls with its own (plain `.await` and `race`), not for a combinator that substitutes wakers.
 pub struct Settled {
     promise: Option<Promise>,
     /// Empty until the promise settles, then `[fulfilled, value]`.

@@ -274,5 +274,8 @@ describe("buildRequest and resolveUrls (src/web/request.js)", async () => {
     assert.equal(field, "mode");
     assert.match(message, /mode|navigate/i);
     assert.deepEqual(buildRequest("https://a.example/1", 5, "\n\n\n\n\n"), ["headers", "is not a valid headers init"]);
+    // "'only-if-cached' can be set only with 'same-origin' mode" names a mode the caller never
+    // set: the field to blame is among those set.
+    assert.equal(buildRequest("https://a.example/1", undefined, "\n\n\n=only-if-cached\n")[0], "cache");
   });
 });
