@@ -26,6 +26,7 @@ use crate::platform::Clock;
 use crate::race::{race, Either};
 use crate::redact::redact_url;
 use crate::retry::{fetch_with_retries, Cause, Delivered, Effects, Event, GaveUp};
+use crate::text::pieces;
 use crate::Error;
 
 /// Hosts a client remembers; past this, idle ones are forgotten (and leave `stats()`).
@@ -82,15 +83,15 @@ impl ClientInner {
     pub async fn fetch(self: Rc<Self>, url: JsValue, options: JsValue) -> Result<JsValue, JsValue> {
         let shown = url.as_string().map(|u| redact_url(&u)).unwrap_or_default();
         let prepared = self.prepare(&url, &options).map_err(|e| early_error(e, &shown))?;
-        let Prepared { options, urls, route, inputs, init, headers, signal, on_retry } = prepared;
-        let shown = redact_url(&urls[0]);
+        let Prepared { options, url_lines, route, inputs, init, headers, signal, on_retry } = prepared;
+        let shown = redact_url(pieces(&url_lines, b'\n').next().unwrap_or(""));
         let own_abort = AbortWatch::new(signal);
         if own_abort.is_aborted() {
             route[0].borrow_mut().counters.aborted += 1;
             return Err(caller_error(Error::Aborted, Some(own_abort.reason()), 0, 0.0, &shown));
         }
         let called = JsClock.now_ms();
-        let key = flight_key(&urls, &options, &headers);
+        let key = flight_key(&url_lines, &options, &headers);
         // A flight whose callers all left is being aborted, or that ends much sooner than this
         // call's deadline (by more than a quarter of it): the call starts a new one.
         let own_end = called + options.deadline_ms;
@@ -168,17 +169,19 @@ impl ClientInner {
         // The call's options over the client's: enough to expand `{s}` and find the host. A
         // host with rules of its own starts from its own options.
         let options = self.config.options.with(&entries)?;
-        let urls = read_urls(url, options.subdomains.as_deref())?;
-        let options = match self.config.rule(&host_key(&urls[0])) {
+        let url_lines = read_urls(url, options.subdomains.as_deref())?;
+        let hosts: Vec<String> = pieces(&url_lines, b'\n').map(host_key).collect();
+        // `pieces` yields at least one piece, so the first mirror is always there.
+        let options = match hosts.first().and_then(|primary| self.config.rule(primary)) {
             Some(rule) => rule.options.with(&entries)?,
             None => options,
         };
         let headers = js.headers.or_else(|| self.headers.clone());
-        let (inputs, init, sent) = build_request(&urls, &options, headers.as_ref())?;
-        let route = urls.iter().map(|u| self.host(&host_key(u))).collect();
+        let (inputs, init, sent) = build_request(&url_lines, &options, headers.as_ref())?;
+        let route = hosts.iter().map(|host| self.host(host)).collect();
         Ok(Prepared {
             options,
-            urls,
+            url_lines,
             route,
             inputs,
             init,
@@ -269,7 +272,8 @@ impl ClientInner {
 
 struct Prepared {
     options: Options,
-    urls: Vec<String>,
+    /// The mirrors' URLs, one per line (as resolved, and as sent).
+    url_lines: String,
     route: Vec<SharedHost>,
     inputs: js_sys::Array,
     init: web_sys::RequestInit,
@@ -293,8 +297,8 @@ struct FlightRun {
 /// Calls are identical when they fetch the same mirrors with the same request headers and
 /// fields and judge responses alike; timing options may differ (each caller keeps its own
 /// deadline and signal, and joins only a flight that lasts at least as long).
-fn flight_key(urls: &[String], options: &Options, headers: &str) -> String {
-    let mut key = urls.join("\n");
+fn flight_key(url_lines: &str, options: &Options, headers: &str) -> String {
+    let mut key = String::from(url_lines);
     // What decides whether a response is a tile must match too.
     key.push('\n');
     key.push_str(&options.verdict_key());

@@ -125,12 +125,12 @@ extern "C" {
 /// platform may refuse: workerd refuses `cache` on old compatibility dates), the init every
 /// attempt sends, and its headers as one string (`name:value;` each, empty without headers).
 pub fn build_request(
-    urls: &[String],
+    url_lines: &str,
     options: &Options,
     headers: Option<&JsValue>,
 ) -> Result<(Array, RequestInit, String), Error> {
     // One string per kind instead of one argument per field: each argument costs the module
-    // its own conversion code. A URL from the URL parser has no line breaks; nor has `accept`.
+    // its own conversion code. `accept` has no line breaks (options.rs refuses them).
     let mut fields = String::new();
     for field in
         [options.accept.as_deref(), options.credentials, options.mode, options.cache, options.referrer_policy]
@@ -141,7 +141,7 @@ pub fn build_request(
         }
         fields.push('\n');
     }
-    let built = build_request_js(&urls.join("\n"), headers, &fields);
+    let built = build_request_js(url_lines, headers, &fields);
     let first = built.get(0);
     match first.as_string() {
         Some(field) => {
@@ -164,12 +164,14 @@ pub fn build_request(
 /// The mirrors of a call: a URL, an array of URLs, or a template with `{s}` expanded over
 /// `subdomains` (default a, b, c), each resolved to an absolute http(s) URL in the parser's form
 /// (one spelling per host: `H:443` and `h` are one host to the per-host state). Resolved in JS,
-/// against the page's or worker's location when there is one; refusals are worded here.
-pub fn read_urls(url: &JsValue, subdomains: Option<&[String]>) -> Result<Vec<String>, Error> {
+/// against the page's or worker's location when there is one; refusals are worded here. The
+/// URLs come one per line, the form the flight key and `buildRequest` take them in (a URL from
+/// the URL parser has no line breaks).
+pub fn read_urls(url: &JsValue, subdomains: Option<&[String]>) -> Result<String, Error> {
     let labels = subdomains.map_or_else(|| "a\nb\nc".to_string(), |labels| labels.join("\n"));
     let resolved = resolve_urls(url, &labels);
     if let Some(lines) = resolved.as_string() {
-        return Ok(crate::text::pieces(&lines, b'\n').map(String::from).collect());
+        return Ok(lines);
     }
     let refused: Array = resolved.unchecked_into();
     let text = refused.get(1).as_string().unwrap_or_default();

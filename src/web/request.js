@@ -9,7 +9,7 @@ const ABSOLUTE = /^https?:\/\//i;
  * one; or why not: 1 not a valid URL, 2 relative with nothing to resolve it against, 3 not
  * http(s), 4 has credentials in it.
  */
-export function resolveUrl(text) {
+function resolveUrl(text) {
   const absolute = ABSOLUTE.test(text);
   let base;
   try {
