@@ -7,10 +7,16 @@
 # can ever see (a panic traps either way, and no caller input may reach one). Tests, clippy and
 # the wasm-bindgen tests use stable. Without the reference-types feature wasm-bindgen keeps JS values
 # in a table of its glue instead of an externref table: 0.9 KB less to download.
+# MIR inlining (off by default at opt-level "z"), with every small function inlinable across crates
+# and no shared generic copies, lets LLVM fold the async state machines and std's helpers into
+# less code: 5.1 KB less gzip. The hint threshold 35 sits mid-way in a flat range (30–40 measured
+# within 60 B; 100, the default, costs 0.8 KB).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-RUSTFLAGS="-Zunstable-options -Cpanic=immediate-abort -Zlocation-detail=none -Zfmt-debug=none -Ctarget-feature=-reference-types,-multivalue" \
+RUSTFLAGS="-Zunstable-options -Cpanic=immediate-abort -Zlocation-detail=none -Zfmt-debug=none \
+  -Ctarget-feature=-reference-types,-multivalue -Zinline-mir=yes -Zinline-mir-threshold=800 -Zinline-mir-hint-threshold=35 \
+  -Zcross-crate-inline-threshold=always -Zshare-generics=no" \
   cargo +nightly build --quiet --release --target wasm32-unknown-unknown \
   -Zbuild-std=std,panic_abort -Zbuild-std-features=optimize_for_size --target-dir target/release-wasm
 rm -rf pkg/gen
