@@ -3,7 +3,7 @@
 use crate::error::cat;
 use crate::options::Options;
 use crate::retry_after::parse_retry_after;
-use crate::text::{before_any, contains, pieces};
+use crate::text::{before_any, contains, decimal_value, pieces};
 use crate::Error;
 
 /// How many leading body bytes classification looks at (copied out of the JS heap).
@@ -43,7 +43,7 @@ pub enum Verdict {
 /// Whether a delivered response is older than `maxAgeS` says it may be (its `Age` header).
 pub fn is_stale(facts: &ResponseFacts, options: &Options) -> bool {
     let Some(max_age) = options.max_age_s else { return false };
-    let age = facts.age.as_deref().and_then(|a| a.trim_ascii().parse::<u64>().ok());
+    let age = facts.age.as_deref().and_then(|a| decimal_value(a.trim_ascii()));
     age.is_some_and(|age| age as f64 > max_age)
 }
 
@@ -164,8 +164,12 @@ fn exception_code(body: &[u8]) -> Option<String> {
             let start = at + attribute.len();
             let quote = attribute[attribute.len() - 1];
             let end = body[start..].iter().position(|b| *b == quote)?;
-            let code = core::str::from_utf8(&body[start..start + end]).ok()?.trim_ascii().to_string();
-            return (!code.is_empty()).then_some(code);
+            let code = body[start..start + end].trim_ascii();
+            // Codes are ASCII names; anything else is no code this library knows.
+            if code.is_empty() || !code.iter().all(|b| b.is_ascii_graphic()) {
+                return None;
+            }
+            return Some(code.iter().map(|&b| char::from(b)).collect());
         }
     }
     None
@@ -187,7 +191,7 @@ fn truncation(facts: &ResponseFacts) -> Option<&'static str> {
         .content_encoding
         .as_deref()
         .is_some_and(|e| !e.trim_ascii().is_empty() && !e.eq_ignore_ascii_case("identity"));
-    let declared = facts.content_length.as_deref().and_then(|v| v.trim_ascii().parse::<u64>().ok());
+    let declared = facts.content_length.as_deref().and_then(|v| decimal_value(v.trim_ascii()));
     match declared {
         Some(length) if !encoded && (facts.body_len as u64) < length => {
             Some("truncated body (fewer bytes than Content-Length)")

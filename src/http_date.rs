@@ -5,7 +5,7 @@ const MONTHS: [&str; 12] =
 const DAYS: [&str; 7] = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"];
 const LONG_DAYS: [&str; 7] = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"];
 
-use crate::text::{pieces, split_at_byte, split_once};
+use crate::text::{decimal_value, pieces, split_at_byte, split_once};
 
 /// Parses `Sun, 06 Nov 1994 08:49:37 GMT` (IMF-fixdate), `Sunday, 06-Nov-94 08:49:37 GMT`
 /// (RFC 850) or `Sun Nov  6 08:49:37 1994` (asctime). Returns `None` for anything else.
@@ -84,10 +84,11 @@ fn two_digits(text: &str) -> Option<u32> {
 }
 
 fn digits(text: &str, len: usize) -> Option<u32> {
-    if text.len() != len || !text.bytes().all(|b| b.is_ascii_digit()) {
+    if text.len() != len {
         return None;
     }
-    text.parse().ok()
+    // At most four digits here, so the value fits.
+    decimal_value(text).map(|n| n as u32)
 }
 
 /// `hh:mm:ss` plus a calendar date to epoch milliseconds; rejects impossible fields.

@@ -71,6 +71,23 @@ impl<'a> Iterator for Pieces<'a> {
     }
 }
 
+/// `text` as a non-negative decimal integer: ASCII digits only (no sign, no spaces), `None` when
+/// empty or past `u64::MAX`. Not `str::parse`, which brings its own copy of the digit loop per
+/// integer type and accepts a leading `+` that no HTTP header number has.
+pub fn decimal_value(text: &str) -> Option<u64> {
+    if text.is_empty() {
+        return None;
+    }
+    let mut value = 0u64;
+    for b in text.bytes() {
+        if !b.is_ascii_digit() {
+            return None;
+        }
+        value = value.checked_mul(10)?.checked_add(u64::from(b - b'0'))?;
+    }
+    Some(value)
+}
+
 /// At most the first `max` characters of `text`.
 pub fn first_chars(text: &str, max: usize) -> &str {
     // Characters start at every byte that is not a continuation byte (0b10xx_xxxx).
@@ -112,6 +129,17 @@ mod tests {
                     text.split(byte as char).collect::<Vec<_>>()
                 );
             }
+        }
+    }
+
+    #[test]
+    fn decimal_value_reads_what_std_reads_from_plain_digits_only() {
+        for text in ["0", "7", "0042", "1234567890", "18446744073709551615", "18446744073709551616"] {
+            assert_eq!(decimal_value(text), text.parse::<u64>().ok(), "{text:?}");
+        }
+        // std takes a leading `+`; no header number has one.
+        for text in ["", "+5", "-1", " 5", "5 ", "1.5", "1e3", "٣", "99999999999999999999999"] {
+            assert_eq!(decimal_value(text), None, "{text:?}");
         }
     }
 

@@ -168,7 +168,19 @@ pub fn build_request(
 /// URLs come one per line, the form the flight key and `buildRequest` take them in (a URL from
 /// the URL parser has no line breaks).
 pub fn read_urls(url: &JsValue, subdomains: Option<&[String]>) -> Result<String, Error> {
-    let labels = subdomains.map_or_else(|| "a\nb\nc".to_string(), |labels| labels.join("\n"));
+    let mut labels = String::new();
+    match subdomains {
+        // Leaflet's default.
+        None => labels.push_str("a\nb\nc"),
+        Some(list) => {
+            for (i, label) in list.iter().enumerate() {
+                if i > 0 {
+                    labels.push('\n');
+                }
+                labels.push_str(label);
+            }
+        }
+    }
     let resolved = resolve_urls(url, &labels);
     if let Some(lines) = resolved.as_string() {
         return Ok(lines);
