@@ -7,7 +7,9 @@ use crate::host::breaker::BreakerConfig;
 use crate::host::budget::BudgetConfig;
 use crate::host::slots::QueueOrder;
 use crate::host::HostConfig;
-use crate::options::{millis, one_of, unknown_among, wrong_type, Options, Preset, Value, KEYS};
+use crate::options::{
+    entries_of, millis, one_of, unknown_among, wrong_type, Entry, Options, Preset, Value, KEYS,
+};
 use crate::Error;
 
 /// Keys only a client (or a `hosts` entry) takes.
@@ -35,12 +37,16 @@ pub struct ClientConfig {
 
 impl ClientConfig {
     pub fn parse(entries: &[(&str, Value)]) -> Result<ClientConfig, Error> {
+        ClientConfig::from_entries(&entries_of(entries))
+    }
+
+    pub fn from_entries(entries: &[Entry]) -> Result<ClientConfig, Error> {
         let mut defaults = Vec::new();
         let mut host_entries = Vec::new();
         let mut hosts_value = None;
         let mut has_on_event = false;
-        for (key, value) in entries {
-            match *key {
+        for &(key, value) in entries {
+            match key {
                 "hosts" => hosts_value = Some(value),
                 "onEvent" => match value {
                     Value::Absent => {}
@@ -50,12 +56,12 @@ impl ClientConfig {
                 k if CALL_ONLY.contains(&k) && !matches!(value, Value::Absent) => {
                     return Err(Error::invalid_options(k, "belongs to one call: pass it to client.fetchTile"))
                 }
-                k if HOST_KEYS.contains(&k) => host_entries.push((k, value.clone())),
-                k if KEYS.contains(&k) => defaults.push((k, value.clone())),
+                k if HOST_KEYS.contains(&k) => host_entries.push((k, value)),
+                k if KEYS.contains(&k) => defaults.push((k, value)),
                 k => return Err(unknown_client_key(k)),
             }
         }
-        let options = Options::parse(&defaults)?;
+        let options = Options::preset(Preset::Interactive).with(&defaults)?;
         let host = host_config(base_host_config(options.preset), &host_entries, "")?;
 
         let mut hosts = Vec::new();
@@ -110,12 +116,12 @@ fn host_rule(name: &str, rule: &Value, client: &Options, base: HostConfig) -> Re
     let mut host_entries = Vec::new();
     for (key, value) in fields {
         match key.as_str() {
-            k if HOST_KEYS.contains(&k) => host_entries.push((k, value.clone())),
+            k if HOST_KEYS.contains(&k) => host_entries.push((k, value)),
             // Headers are JS objects kept by the client, for the client as a whole only.
             k if CALL_ONLY.contains(&k) || k == "subdomains" || k == "headers" => {
                 return Err(within(Error::invalid_options(k, "cannot be set per host")))
             }
-            k if KEYS.contains(&k) => entries.push((k, value.clone())),
+            k if KEYS.contains(&k) => entries.push((k, value)),
             k => return Err(within(unknown_client_key(k))),
         }
     }
@@ -136,12 +142,12 @@ fn nested(path: &str, error: Error) -> Error {
     }
 }
 
-fn host_config(mut config: HostConfig, entries: &[(&str, Value)], path: &str) -> Result<HostConfig, Error> {
-    for (key, value) in entries {
+fn host_config(mut config: HostConfig, entries: &[Entry], path: &str) -> Result<HostConfig, Error> {
+    for &(key, value) in entries {
         if matches!(value, Value::Absent) {
             continue;
         }
-        match *key {
+        match key {
             "maxConcurrent" => {
                 config.max_concurrent = count(key, value, 1, 100_000).map_err(|e| nested(path, e))? as usize
             }
@@ -287,9 +293,10 @@ mod tests {
         assert_eq!(config.breaker.open_ms, 5000.0);
         assert_eq!(config.breaker.max_open_ms, 5000.0, "raised to openMs");
         assert!(c.has_on_event);
-        let merged = c.options_for("tiles.example.com").with(&[("deadlineMs", n(3000.0))]).unwrap();
+        let merged =
+            c.options_for("tiles.example.com").with(&entries_of(&[("deadlineMs", n(3000.0))])).unwrap();
         assert_eq!((merged.base_delay_ms, merged.deadline_ms), (500.0, 3000.0));
-        let other = c.options_for("elsewhere").with::<&str>(&[]).unwrap();
+        let other = c.options_for("elsewhere").with(&[]).unwrap();
         assert_eq!(other.base_delay_ms, 200.0);
     }
 

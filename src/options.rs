@@ -41,6 +41,14 @@ impl Value {
     }
 }
 
+/// One field of an options object: its key and its value, borrowed from where they were read.
+pub type Entry<'a> = (&'a str, &'a Value);
+
+/// Borrows owned `(key, value)` pairs as entries.
+pub fn entries_of<K: AsRef<str>>(owned: &[(K, Value)]) -> Vec<Entry<'_>> {
+    owned.iter().map(|(k, v)| (k.as_ref(), v)).collect()
+}
+
 /// Named sets of defaults; explicit fields override them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Preset {
@@ -185,16 +193,15 @@ impl Options {
     /// Validates the entries of an options object. The first problem found is returned as
     /// [`Error::InvalidOptions`] naming the field.
     pub fn parse(entries: &[(&str, Value)]) -> Result<Options, Error> {
-        Options::preset(Preset::Interactive).with(entries)
+        Options::preset(Preset::Interactive).with(&entries_of(entries))
     }
 
     /// These options with `entries` applied over them, as if the entries came after the ones
     /// these were parsed from: a client's options, then a host's, then a call's. A `preset` among
     /// them (the last wins) changes the fields that no entry so far has set.
-    pub fn with<K: AsRef<str>>(&self, entries: &[(K, Value)]) -> Result<Options, Error> {
+    pub fn with(&self, entries: &[Entry]) -> Result<Options, Error> {
         let mut options = self.clone();
-        let preset =
-            entries.iter().rev().find(|(k, v)| k.as_ref() == "preset" && !matches!(v, Value::Absent));
+        let preset = entries.iter().rev().find(|(k, v)| *k == "preset" && !matches!(v, Value::Absent));
         match preset {
             None => {}
             Some((_, Value::Text(name))) if name == "interactive" || name == "batch" => {
@@ -224,7 +231,7 @@ impl Options {
             }
         }
         for (key, value) in entries {
-            options.apply(key.as_ref(), value)?;
+            options.apply(key, value)?;
         }
         Ok(options)
     }
@@ -667,13 +674,13 @@ mod tests {
         let interactive = || ("preset", Value::Text("interactive".into()));
         let timing = |o: &Options| (o.base_delay_ms, o.max_delay_ms, o.attempt_timeout_ms, o.deadline_ms);
         let client = parse(&[("deadlineMs", Value::Number(900.0))]).unwrap();
-        let call = client.with(&[batch()]).unwrap();
+        let call = client.with(&entries_of(&[batch()])).unwrap();
         assert_eq!(timing(&call), (500.0, 30_000.0, 60_000.0, 900.0));
         assert_eq!(call.preset, Preset::Batch);
         let client = parse(&[batch(), ("baseDelayMs", Value::Number(50.0))]).unwrap();
-        let host = client.with(&[("maxDelayMs", Value::Number(100.0))]).unwrap();
-        assert_eq!(timing(&host.with(&[interactive()]).unwrap()), (50.0, 100.0, 4000.0, 6000.0));
-        assert_eq!(timing(&host.with::<&str>(&[]).unwrap()), (50.0, 100.0, 60_000.0, 180_000.0));
+        let host = client.with(&entries_of(&[("maxDelayMs", Value::Number(100.0))])).unwrap();
+        assert_eq!(timing(&host.with(&entries_of(&[interactive()])).unwrap()), (50.0, 100.0, 4000.0, 6000.0));
+        assert_eq!(timing(&host.with(&[]).unwrap()), (50.0, 100.0, 60_000.0, 180_000.0));
     }
 
     /// Options parsed in layers (client, host, call) are the options of all entries at once.
@@ -691,7 +698,8 @@ mod tests {
             for b in &layers {
                 for c in &layers {
                     let all: Vec<(&str, Value)> = a.iter().chain(b).chain(c).cloned().collect();
-                    let layered = parse(a).unwrap().with(b).unwrap().with(c).unwrap();
+                    let layered =
+                        parse(a).unwrap().with(&entries_of(b)).unwrap().with(&entries_of(c)).unwrap();
                     assert_eq!(layered, parse(&all).unwrap(), "{a:?} / {b:?} / {c:?}");
                 }
             }

@@ -34,7 +34,7 @@ fuzz_target!(|data: &[u8]| {
     match ClientConfig::parse(&borrowed) {
         Ok(config) => {
             let host = config.host_config("tiles.example.com:8080");
-            let _ = config.options_for("tiles.example.com").with(&entries);
+            let _ = config.options_for("tiles.example.com").with(&tilefetch::options::entries_of(&entries));
             let _ = host;
         }
         Err(error) => assert!(!error.to_string().is_empty()),

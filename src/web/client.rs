@@ -21,7 +21,7 @@ use crate::client_config::ClientConfig;
 use crate::error::cat;
 use crate::host::state::{Hold, SharedHost};
 use crate::host::{host_key, HostState};
-use crate::options::{Options, Value};
+use crate::options::{entries_of, Options};
 use crate::platform::Clock;
 use crate::race::{race, Either};
 use crate::redact::redact_url;
@@ -45,8 +45,7 @@ pub struct ClientInner {
 impl ClientInner {
     pub fn new(config: &JsValue) -> Result<ClientInner, Error> {
         let (entries, js) = read_entries(config, "config")?;
-        let borrowed: Vec<(&str, Value)> = entries.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
-        let config = ClientConfig::parse(&borrowed)?;
+        let config = ClientConfig::from_entries(&entries_of(&entries))?;
         Ok(ClientInner {
             config,
             headers: js.headers,
@@ -166,6 +165,7 @@ impl ClientInner {
 
     fn prepare(&self, url: &JsValue, options: &JsValue) -> Result<Prepared, Error> {
         let (entries, js) = read_entries(options, "options")?;
+        let entries = entries_of(&entries);
         // The call's options over the client's: enough to expand `{s}` and find the host. A
         // host with rules of its own starts from its own options.
         let options = self.config.options.with(&entries)?;
