@@ -105,8 +105,9 @@ pub struct Options {
     /// fetched once more, with a cache-busting query parameter. Default: off.
     pub max_age_s: Option<f64>,
     /// `subdomains`: what `{s}` in a URL template expands to, one mirror each. Default
-    /// `["a", "b", "c"]` (Leaflet's), used only when the URL has `{s}`.
-    pub subdomains: Option<Vec<String>>,
+    /// `["a", "b", "c"]` (Leaflet's), used only when the URL has `{s}`. Kept as one label per
+    /// line, the form the URL resolver takes them in.
+    pub subdomains: Option<String>,
     /// `headers`, `signal` and `onRetry` are JS objects the wasm layer keeps; here only whether
     /// they were given (and of the right type).
     pub has_headers: bool,
@@ -436,29 +437,36 @@ pub(crate) fn millis(key: &str, value: &Value, positive: bool) -> Result<f64, Er
     Ok(*n)
 }
 
-fn subdomains(key: &str, value: &Value) -> Result<Vec<String>, Error> {
+/// The labels one per line.
+fn subdomains(key: &str, value: &Value) -> Result<String, Error> {
     let Value::List(items) = value else {
         return Err(wrong_type(key, "an array of strings", value));
     };
-    let names: Option<Vec<String>> = items
-        .iter()
-        .map(|item| match item {
+    fn label(item: &Value) -> Option<&str> {
+        match item {
             Value::Text(s)
                 if !s.is_empty()
                     && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'.') =>
             {
-                Some(s.clone())
+                Some(s)
             }
             _ => None,
-        })
-        .collect();
-    match names {
-        Some(names) if !names.is_empty() && names.len() <= 16 => Ok(names),
-        _ => Err(Error::invalid_options(
+        }
+    }
+    if items.is_empty() || items.len() > 16 || !items.iter().all(|item| label(item).is_some()) {
+        return Err(Error::invalid_options(
             key,
             "must be an array of 1 to 16 host names or labels such as [\"a\", \"b\"]",
-        )),
+        ));
     }
+    let mut lines = String::new();
+    for (i, name) in items.iter().filter_map(label).enumerate() {
+        if i > 0 {
+            lines.push('\n');
+        }
+        lines.push_str(name);
+    }
+    Ok(lines)
 }
 
 fn statuses(key: &str, value: &Value) -> Result<StatusSet, Error> {
@@ -583,7 +591,7 @@ mod tests {
             (o.credentials, o.mode, o.referrer_policy, o.cache),
             (Some("omit"), Some("no-cors"), Some("origin"), Some("reload"))
         );
-        assert_eq!(o.subdomains, Some(vec!["x".to_string()]));
+        assert_eq!(o.subdomains.as_deref(), Some("x"));
         assert_eq!(o.accept.as_deref(), Some("image/png"));
         assert_eq!(
             (o.retry_on.iter().collect::<Vec<_>>(), o.empty_on.iter().collect::<Vec<_>>()),
@@ -592,6 +600,9 @@ mod tests {
         for (i, name) in Jitter::NAMES.iter().enumerate() {
             assert_eq!(Jitter::parse(name), Some(Jitter::ALL[i]));
         }
+        let three = ["a", "b-1", "c.d"].map(|s| Value::Text(s.into())).to_vec();
+        let labels = parse(&[("subdomains", Value::List(three))]).unwrap();
+        assert_eq!(labels.subdomains.as_deref(), Some("a\nb-1\nc.d"));
     }
 
     #[test]
@@ -621,6 +632,13 @@ mod tests {
             ("onRetry", Value::Number(3.0)),
             ("headers", Value::Text("a: b".into())),
             ("preset", Value::Text("fast".into())),
+            ("subdomains", Value::List(vec![])),
+            ("subdomains", Value::List(vec![Value::Text("a".into()), Value::Number(1.0)])),
+            ("subdomains", Value::List(vec![Value::Text("a b".into())])),
+            ("subdomains", Value::List(vec![Value::Text("".into())])),
+            ("subdomains", Value::List(vec![Value::Text("a\nb".into())])),
+            ("subdomains", Value::List(vec![Value::Text("a".into()); 17])),
+            ("subdomains", Value::Text("abc".into())),
         ];
         for (key, value) in cases {
             let shown = format!("{key} = {value:?}");

@@ -167,21 +167,9 @@ pub fn build_request(
 /// against the page's or worker's location when there is one; refusals are worded here. The
 /// URLs come one per line, the form the flight key and `buildRequest` take them in (a URL from
 /// the URL parser has no line breaks).
-pub fn read_urls(url: &JsValue, subdomains: Option<&[String]>) -> Result<String, Error> {
-    let mut labels = String::new();
-    match subdomains {
-        // Leaflet's default.
-        None => labels.push_str("a\nb\nc"),
-        Some(list) => {
-            for (i, label) in list.iter().enumerate() {
-                if i > 0 {
-                    labels.push('\n');
-                }
-                labels.push_str(label);
-            }
-        }
-    }
-    let resolved = resolve_urls(url, &labels);
+pub fn read_urls(url: &JsValue, subdomains: Option<&str>) -> Result<String, Error> {
+    // Leaflet's default.
+    let resolved = resolve_urls(url, subdomains.unwrap_or("a\nb\nc"));
     if let Some(lines) = resolved.as_string() {
         return Ok(lines);
     }
