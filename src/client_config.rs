@@ -101,9 +101,7 @@ fn base_host_config(preset: Preset) -> HostConfig {
 }
 
 fn unknown_client_key(key: &str) -> Error {
-    let known: Vec<&str> =
-        KEYS.iter().chain(HOST_KEYS.iter()).chain(["hosts", "onEvent"].iter()).copied().collect();
-    unknown_among(key, &known)
+    unknown_among(key, &[&KEYS, &HOST_KEYS, &["hosts", "onEvent"]])
 }
 
 fn host_rule(name: &str, rule: &Value, client: &Options, base: HostConfig) -> Result<HostRule, Error> {
@@ -165,7 +163,7 @@ fn host_config(mut config: HostConfig, entries: &[Entry], path: &str) -> Result<
                 other => return Err(nested(path, wrong_type(key, "a boolean", other))),
             },
             // Only HOST_KEYS reach here; an error, not a panic, should that ever change.
-            other => return Err(nested(path, unknown_among(other, &HOST_KEYS))),
+            other => return Err(nested(path, unknown_among(other, &[&HOST_KEYS]))),
         }
     }
     Ok(config)
@@ -195,7 +193,7 @@ fn breaker(mut config: BreakerConfig, value: &Value) -> Result<BreakerConfig, Er
             k => {
                 return Err(within(unknown_among(
                     k,
-                    &["failureThreshold", "openMs", "halfOpenProbes", "maxOpenMs"],
+                    &[&["failureThreshold", "openMs", "halfOpenProbes", "maxOpenMs"]],
                 )))
             }
         }
@@ -218,7 +216,7 @@ fn budget(mut config: BudgetConfig, value: &Value) -> Result<BudgetConfig, Error
         match key.as_str() {
             "ratio" => config.ratio = number,
             "minPerSecond" => config.min_per_second = number,
-            k => return Err(within(unknown_among(k, &["ratio", "minPerSecond"]))),
+            k => return Err(within(unknown_among(k, &[&["ratio", "minPerSecond"]]))),
         }
     }
     Ok(config)

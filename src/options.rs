@@ -374,13 +374,14 @@ pub(crate) fn one_of(key: &str, allowed: &[&str], value: &Value) -> Error {
 }
 
 fn unknown_key(key: &str) -> Error {
-    unknown_among(key, &KEYS)
+    unknown_among(key, &[&KEYS])
 }
 
-/// "unknown option", with a suggestion from `known` when `key` looks like a typo of one.
-pub(crate) fn unknown_among(key: &str, known: &[&str]) -> Error {
+/// "unknown option", with a suggestion from the `known` lists when `key` looks like a typo of
+/// one of their keys.
+pub(crate) fn unknown_among(key: &str, known: &[&[&str]]) -> Error {
     let shown = crate::text::first_chars(key, 60).to_string();
-    let message = match known.iter().find(|known| near(known, key)) {
+    let message = match known.iter().flat_map(|list| list.iter()).find(|known| near(known, key)) {
         Some(known) => cat(&["unknown option (did you mean `", known, "`?)"]),
         None => "unknown option".to_string(),
     };
