@@ -16,16 +16,8 @@ export const gzipBytes = (buffers) => execFileSync("gzip", ["-9", "-c"], { input
 const read = (rel) => fs.readFileSync(path.join(ROOT, rel));
 const sum = (xs) => xs.reduce((a, b) => a + b, 0);
 
-// As scripts/build.sh: the glue is the minified wasm-bindgen JS, its snippets and the entry.
-const snippets = fs
-  .readdirSync(path.join(ROOT, "pkg/gen/snippets"))
-  .flatMap((d) => {
-    const dir = `pkg/gen/snippets/${d}/src/web`;
-    return fs.existsSync(path.join(ROOT, dir)) ? fs.readdirSync(path.join(ROOT, dir)).map((f) => `${dir}/${f}`) : [];
-  })
-  .filter((f) => f.endsWith(".js"))
-  .sort();
-const glueFiles = ["pkg/gen/tilefetch.js", ...snippets, "pkg/browser.js"];
+// As scripts/build.sh: the glue (wasm-bindgen's JS with the crate's snippets folded in) and the entry.
+const glueFiles = ["pkg/gen/tilefetch.js", "pkg/browser.js"];
 const wasm = read("pkg/gen/tilefetch_bg.wasm");
 const core = {
   wasmRaw: wasm.length,

@@ -34,11 +34,11 @@ node_modules/.bin/wasm-opt --minify-imports-and-exports-and-modules --enable-bul
   pkg/gen/tilefetch_bg.wasm -o pkg/gen/tilefetch_bg.wasm >target/wasm-names.json
 node scripts/shrink-names.mjs pkg/gen/tilefetch.js target/wasm-names.json pkg/gen/tilefetch_bg.wasm
 
-node scripts/minify.mjs pkg/gen/tilefetch.js pkg/gen/snippets/*/src/web/*.js
+node scripts/bundle-glue.mjs pkg/gen/tilefetch.js
 
 gz() { cat "$@" | gzip -9 -c | wc -c; }
 wasm_gz=$(gz pkg/gen/tilefetch_bg.wasm)
-glue_gz=$(gz pkg/gen/tilefetch.js pkg/gen/snippets/*/src/web/*.js pkg/browser.js)
+glue_gz=$(gz pkg/gen/tilefetch.js pkg/browser.js)
 total=$((wasm_gz + glue_gz))
 echo "tilefetch size (gzip -9): wasm ${wasm_gz} B + JS glue ${glue_gz} B = ${total} B" \
   "($(awk "BEGIN { printf \"%.1f\", $total / 1024 }") KB); raw wasm $(wc -c <pkg/gen/tilefetch_bg.wasm) B"
