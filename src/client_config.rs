@@ -140,30 +140,38 @@ fn nested(path: &str, error: Error) -> Error {
     }
 }
 
-fn host_config(mut config: HostConfig, entries: &[Entry], path: &str) -> Result<HostConfig, Error> {
+fn host_config(config: HostConfig, entries: &[Entry], path: &str) -> Result<HostConfig, Error> {
+    host_fields(config, entries).map_err(|e| nested(path, e))
+}
+
+fn host_fields(mut config: HostConfig, entries: &[Entry]) -> Result<HostConfig, Error> {
     for &(key, value) in entries {
         if matches!(value, Value::Absent) {
             continue;
         }
         match key {
-            "maxConcurrent" => {
-                config.max_concurrent = count(key, value, 1, 100_000).map_err(|e| nested(path, e))? as usize
-            }
+            "maxConcurrent" => config.max_concurrent = count(key, value, 1, 100_000)? as usize,
             "queueOrder" => {
                 config.queue_order = match value {
                     Value::Text(s) if s == "fifo" => QueueOrder::Fifo,
                     Value::Text(s) if s == "lifo" => QueueOrder::Lifo,
-                    other => return Err(nested(path, one_of(key, &["fifo", "lifo"], other))),
+                    other => return Err(one_of(key, &["fifo", "lifo"], other)),
                 }
             }
-            "breaker" => config.breaker = breaker(config.breaker, value).map_err(|e| nested(path, e))?,
-            "retryBudget" => config.budget = budget(config.budget, value).map_err(|e| nested(path, e))?,
+            "breaker" => {
+                let fields = record(key, value, "an object such as {failureThreshold: 5, openMs: 500}")?;
+                config.breaker = breaker(config.breaker, fields).map_err(|e| nested(key, e))?;
+            }
+            "retryBudget" => {
+                let fields = record(key, value, "an object such as {ratio: 0.2, minPerSecond: 5}")?;
+                config.budget = budget(config.budget, fields).map_err(|e| nested(key, e))?;
+            }
             "learnRate" => match value {
                 Value::Bool(b) => config.learn_rate = *b,
-                other => return Err(nested(path, wrong_type(key, "a boolean", other))),
+                other => return Err(wrong_type(key, "a boolean", other)),
             },
             // Only HOST_KEYS reach here; an error, not a panic, should that ever change.
-            other => return Err(nested(path, unknown_among(other, &[&HOST_KEYS]))),
+            other => return Err(unknown_among(other, &[&HOST_KEYS])),
         }
     }
     Ok(config)
@@ -176,25 +184,21 @@ fn record<'v>(key: &str, value: &'v Value, expected: &str) -> Result<&'v [(Strin
     }
 }
 
-fn breaker(mut config: BreakerConfig, value: &Value) -> Result<BreakerConfig, Error> {
-    let fields = record("breaker", value, "an object such as {failureThreshold: 5, openMs: 500}")?;
+fn breaker(mut config: BreakerConfig, fields: &[(String, Value)]) -> Result<BreakerConfig, Error> {
     for (key, value) in fields {
-        let within = |e| nested("breaker", e);
         if matches!(value, Value::Absent) {
             continue;
         }
         match key.as_str() {
-            "failureThreshold" => {
-                config.failure_threshold = count(key, value, 1, 1_000_000).map_err(within)?
-            }
-            "openMs" => config.open_ms = millis(key, value, true).map_err(within)?,
-            "halfOpenProbes" => config.half_open_probes = count(key, value, 1, 1000).map_err(within)?,
-            "maxOpenMs" => config.max_open_ms = millis(key, value, true).map_err(within)?,
+            "failureThreshold" => config.failure_threshold = count(key, value, 1, 1_000_000)?,
+            "openMs" => config.open_ms = millis(key, value, true)?,
+            "halfOpenProbes" => config.half_open_probes = count(key, value, 1, 1000)?,
+            "maxOpenMs" => config.max_open_ms = millis(key, value, true)?,
             k => {
-                return Err(within(unknown_among(
+                return Err(unknown_among(
                     k,
                     &[&["failureThreshold", "openMs", "halfOpenProbes", "maxOpenMs"]],
-                )))
+                ))
             }
         }
     }
@@ -202,21 +206,19 @@ fn breaker(mut config: BreakerConfig, value: &Value) -> Result<BreakerConfig, Er
     Ok(config)
 }
 
-fn budget(mut config: BudgetConfig, value: &Value) -> Result<BudgetConfig, Error> {
-    let fields = record("retryBudget", value, "an object such as {ratio: 0.2, minPerSecond: 5}")?;
+fn budget(mut config: BudgetConfig, fields: &[(String, Value)]) -> Result<BudgetConfig, Error> {
     for (key, value) in fields {
-        let within = |e| nested("retryBudget", e);
         if matches!(value, Value::Absent) {
             continue;
         }
         let number = match value {
             Value::Number(n) if n.is_finite() && *n >= 0.0 => *n,
-            other => return Err(within(wrong_type(key, "a finite number ≥ 0", other))),
+            other => return Err(wrong_type(key, "a finite number ≥ 0", other)),
         };
         match key.as_str() {
             "ratio" => config.ratio = number,
             "minPerSecond" => config.min_per_second = number,
-            k => return Err(within(unknown_among(k, &[&["ratio", "minPerSecond"]]))),
+            k => return Err(unknown_among(k, &[&["ratio", "minPerSecond"]])),
         }
     }
     Ok(config)
