@@ -176,8 +176,9 @@ impl ClientInner {
             Some(rule) => rule.options.with(&entries)?,
             None => options,
         };
-        let headers = js.headers.or_else(|| self.headers.clone());
-        let (inputs, init, sent) = build_request(&url_lines, &options, headers.as_ref())?;
+        // Borrowed, not moved out of `js`: each early return then drops `js` whole.
+        let headers = js.headers.as_ref().or(self.headers.as_ref());
+        let (inputs, init, sent) = build_request(&url_lines, &options, headers)?;
         let route = hosts.iter().map(|host| self.host(host)).collect();
         Ok(Prepared {
             options,
