@@ -152,25 +152,32 @@ pub(crate) fn show_number(n: f64) -> String {
     if n.is_nan() {
         return "NaN".into();
     }
-    if n.is_infinite() {
-        return if n > 0.0 { "Infinity".into() } else { "-Infinity".into() };
-    }
-    let sign = if n < 0.0 { "-" } else { "" };
     let abs = n.abs();
-    if abs >= 1e21 {
-        return cat(&[sign, &decimal((abs / 1e21) as u64), "e+21+"]);
+    if abs >= 1e15 {
+        // Past what a message needs to tell apart (and where f64 has no fraction left to show).
+        let sign = if n < 0.0 { "-" } else { "" };
+        return cat(&[sign, if n.is_infinite() { "Infinity" } else { "1e+15+" }]);
     }
-    let whole = abs.trunc() as u64;
-    let thousandths = ((abs - abs.trunc()) * 1000.0).round() as u64;
-    match thousandths {
-        0 => cat(&[sign, &decimal(whole)]),
-        1000 => cat(&[sign, &decimal(whole + 1)]),
-        t => {
-            // Three digits with leading zeros (7 → "007"), then no trailing ones ("250" → "25").
-            let padded = decimal(1000 + t);
-            cat(&[sign, &decimal(whole), ".", padded[1..].trim_end_matches('0')])
-        }
+    let mut whole = abs.trunc() as u64;
+    let mut fraction = ((abs - abs.trunc()) * 1000.0).round() as u64;
+    if fraction == 1000 {
+        whole += 1;
+        fraction = 0;
     }
+    // No "-0" for a negative number that rounds to zero.
+    let sign = if n < 0.0 && whole + fraction > 0 { "-" } else { "" };
+    let mut text = cat(&[sign, &decimal(whole)]);
+    // Up to three decimals, without trailing zeros: 3.050 → "3.05", 1.007 → "1.007".
+    let mut unit = 100;
+    if fraction > 0 {
+        text.push('.');
+    }
+    while fraction > 0 {
+        text.push(char::from(b'0' + (fraction / unit) as u8));
+        fraction %= unit;
+        unit /= 10;
+    }
+    text
 }
 
 #[cfg(test)]
@@ -214,7 +221,10 @@ mod tests {
             (1.9999, "2"),
             (3.05, "3.05"),
             (1.007, "1.007"),
-            (1e21, "1e+21+"),
+            (1e21, "1e+15+"),
+            (1e15 - 1.0, "999999999999999"),
+            (-0.0004, "0"),
+            (0.0005, "0.001"),
             (f64::NAN, "NaN"),
             (f64::INFINITY, "Infinity"),
             (f64::NEG_INFINITY, "-Infinity"),
