@@ -18,7 +18,6 @@ use super::js_options::{build_request, read_entries, read_urls};
 use super::transport::{FetchTransport, WebBody};
 use super::{early_error, failure_to_js};
 use crate::client_config::ClientConfig;
-use crate::error::cat;
 use crate::host::state::{Hold, SharedHost};
 use crate::host::{host_key, HostState};
 use crate::options::{entries_of, Options};
@@ -245,27 +244,33 @@ impl ClientInner {
             let mut h = host.borrow_mut();
             let tokens = h.budget.tokens(now);
             let c = &h.counters;
-            text.push_str(&cat(&[&h.name, "\n", h.breaker.state(now).name(), "\n"]));
-            numbers.extend(
-                [c.requests, c.attempts, c.retries, c.successes, c.aborted, c.coalesced]
-                    .into_iter()
-                    .chain([h.slots.in_flight() as u64, h.slots.queued() as u64])
-                    .map(|n| n as f64),
-            );
+            for line in [&*h.name, "\n", h.breaker.state(now).name(), "\n"] {
+                text.push_str(line);
+            }
+            let latency = |p: f64| or_nan(c.latency.percentile(p));
+            numbers.extend([
+                c.requests as f64,
+                c.attempts as f64,
+                c.retries as f64,
+                c.successes as f64,
+                c.aborted as f64,
+                c.coalesced as f64,
+                h.slots.in_flight() as f64,
+                h.slots.queued() as f64,
+                to_epoch(h.breaker.changed_at()),
+                (tokens * 100.0).round() / 100.0,
+                or_nan(h.paused_until(now).map(to_epoch)),
+                or_nan(h.rate().map(|r| (r * 10.0).round() / 10.0)),
+                latency(0.5),
+                latency(0.95),
+                latency(0.99),
+            ]);
             for (kind, n) in &c.give_ups {
                 text.push_str(kind);
                 text.push(' ');
                 numbers.push(*n as f64);
             }
             text.push('\n');
-            let latency = [0.5, 0.95, 0.99].map(|p| or_nan(c.latency.percentile(p)));
-            numbers.extend([
-                to_epoch(h.breaker.changed_at()),
-                (tokens * 100.0).round() / 100.0,
-                or_nan(h.paused_until(now).map(to_epoch)),
-                or_nan(h.rate().map(|r| (r * 10.0).round() / 10.0)),
-            ]);
-            numbers.extend(latency);
         }
         make_stats(&text, &numbers)
     }

@@ -85,8 +85,9 @@ export function readFields(value) {
 
 // Per-host statistics, built from one string and one array of numbers (one boundary crossing,
 // not forty per host). `text` holds three lines per host: its name, its breaker state, and its
-// give-up kinds separated by spaces. `numbers` holds per host the COUNTS, one count per give-up
-// kind, then changedAt, retryTokens, pausedUntil, rateLimitPerSecond, p50, p95, p99; NaN is null.
+// give-up kinds separated by spaces. `numbers` holds per host the COUNTS, then changedAt,
+// retryTokens, pausedUntil, rateLimitPerSecond, p50, p95, p99 (NaN is null), then one count per
+// give-up kind.
 const COUNTS = ["requests", "attempts", "retries", "successes", "aborted", "coalesced", "inFlight", "queued"];
 
 export function makeStats(text, numbers) {
@@ -101,13 +102,14 @@ export function makeStats(text, numbers) {
   for (let i = 0; i + 2 < lines.length; i += 3) {
     const stats = {};
     for (const name of COUNTS) stats[name] = next();
-    stats.giveUps = {};
-    for (const kind of lines[i + 2].split(" ")) if (kind) stats.giveUps[kind] = next();
+    const giveUps = {};
+    stats.giveUps = giveUps;
     stats.breaker = { state: lines[i + 1], changedAt: next() };
     stats.retryTokens = next();
     stats.pausedUntil = orNull();
     stats.rateLimitPerSecond = orNull();
     stats.latencyMs = { p50: orNull(), p95: orNull(), p99: orNull() };
+    for (const kind of lines[i + 2].split(" ")) if (kind) giveUps[kind] = next();
     // Defined, not assigned: a host named `__proto__` is a key like any other.
     Object.defineProperty(out, lines[i], { value: stats, enumerable: true, writable: true, configurable: true });
   }
