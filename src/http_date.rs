@@ -5,99 +5,65 @@ const MONTHS: [&str; 12] =
 const DAYS: [&str; 7] = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"];
 const LONG_DAYS: [&str; 7] = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"];
 
-use crate::text::{decimal_value, pieces, split_at_byte, split_once};
+use crate::text::{decimal_value, split_once};
 
 /// Parses `Sun, 06 Nov 1994 08:49:37 GMT` (IMF-fixdate), `Sunday, 06-Nov-94 08:49:37 GMT`
-/// (RFC 850) or `Sun Nov  6 08:49:37 1994` (asctime). Returns `None` for anything else.
+/// (RFC 850) or `Sun Nov  6 08:49:37 1994` (asctime). Returns `None` for anything else. Each
+/// form is fixed-width once the day name is off, so its fields are read by position.
 pub fn parse_http_date(text: &str) -> Option<f64> {
     let text = text.trim_ascii();
-    if let Some((day, rest)) = split_once(text, ", ") {
-        if DAYS.contains(&day) {
-            return imf_fixdate(rest);
+    let (year, month, day, time) = match split_once(text, ", ") {
+        // `06 Nov 1994 08:49:37 GMT`
+        Some((name, rest)) if DAYS.contains(&name) => {
+            layout(rest, &[(2, b' '), (6, b' '), (11, b' ')], " GMT", 24)?;
+            (number(rest, 7, 4)?, at(rest, 3, 3)?, number(rest, 0, 2)?, at(rest, 12, 8)?)
         }
-        if LONG_DAYS.contains(&day) {
-            return rfc850(rest);
+        // `06-Nov-94 08:49:37 GMT`; a two-digit year is read as 1970–2069.
+        Some((name, rest)) if LONG_DAYS.contains(&name) => {
+            layout(rest, &[(2, b'-'), (6, b'-'), (9, b' ')], " GMT", 22)?;
+            let yy = number(rest, 7, 2)?;
+            let year = if yy < 70 { 2000 + yy } else { 1900 + yy };
+            (year, at(rest, 3, 3)?, number(rest, 0, 2)?, at(rest, 10, 8)?)
         }
-        return None;
-    }
-    asctime(text)
-}
-
-/// `06 Nov 1994 08:49:37 GMT`
-fn imf_fixdate(rest: &str) -> Option<f64> {
-    let mut parts = pieces(rest, b' ');
-    let day = two_digits(parts.next()?)?;
-    let month = month(parts.next()?)?;
-    let year = digits(parts.next()?, 4)?;
-    let time = parts.next()?;
-    if parts.next()? != "GMT" || parts.next().is_some() {
-        return None;
-    }
+        Some(_) => return None,
+        // `Sun Nov  6 08:49:37 1994`: the day of month may be space-padded.
+        None => {
+            layout(text, &[(3, b' '), (7, b' '), (10, b' '), (19, b' ')], "", 24)?;
+            if !DAYS.contains(&at(text, 0, 3)?) {
+                return None;
+            }
+            let day = at(text, 8, 2)?;
+            let day = decimal_value(day.strip_prefix(' ').unwrap_or(day))? as u32;
+            (number(text, 20, 4)?, at(text, 4, 3)?, day, at(text, 11, 8)?)
+        }
+    };
+    let month = MONTHS.iter().position(|m| *m == month)? as u32 + 1;
     epoch_ms(year, month, day, time)
 }
 
-/// `06-Nov-94 08:49:37 GMT`; a two-digit year is read as 1970–2069.
-fn rfc850(rest: &str) -> Option<f64> {
-    let (date, rest) = split_at_byte(rest, b' ')?;
-    let (time, zone) = split_at_byte(rest, b' ')?;
-    if zone != "GMT" {
-        return None;
-    }
-    let mut fields = pieces(date, b'-');
-    let day = two_digits(fields.next()?)?;
-    let month = month(fields.next()?)?;
-    let yy = two_digits(fields.next()?)?;
-    if fields.next().is_some() {
-        return None;
-    }
-    let year = if yy < 70 { 2000 + yy } else { 1900 + yy };
-    epoch_ms(year, month, day, time)
+/// Whether `text` is `len` bytes long, with the given bytes at the given places, ending in `end`.
+fn layout(text: &str, bytes: &[(usize, u8)], end: &str, len: usize) -> Option<()> {
+    let fits = text.len() == len
+        && text.ends_with(end)
+        && bytes.iter().all(|&(i, b)| text.as_bytes().get(i) == Some(&b));
+    fits.then_some(())
 }
 
-/// `Nov  6 08:49:37 1994` after the day name; the day of month may be space-padded.
-fn asctime(text: &str) -> Option<f64> {
-    let (day_name, rest) = split_at_byte(text, b' ')?;
-    if !DAYS.contains(&day_name) {
-        return None;
-    }
-    let mut parts = pieces(rest, b' ').filter(|p| !p.is_empty());
-    let month = month(parts.next()?)?;
-    let day_text = parts.next()?;
-    if day_text.is_empty() || day_text.len() > 2 {
-        return None;
-    }
-    let day = digits(day_text, day_text.len())?;
-    let time = parts.next()?;
-    let year = digits(parts.next()?, 4)?;
-    if parts.next().is_some() {
-        return None;
-    }
-    epoch_ms(year, month, day, time)
+/// `len` bytes of `text` from `from` (`None` past its end or off a character boundary).
+fn at(text: &str, from: usize, len: usize) -> Option<&str> {
+    text.get(from..from + len)
 }
 
-fn month(name: &str) -> Option<u32> {
-    MONTHS.iter().position(|m| *m == name).map(|i| i as u32 + 1)
-}
-
-fn two_digits(text: &str) -> Option<u32> {
-    digits(text, 2)
-}
-
-fn digits(text: &str, len: usize) -> Option<u32> {
-    if text.len() != len {
-        return None;
-    }
-    // At most four digits here, so the value fits.
-    decimal_value(text).map(|n| n as u32)
+/// `len` decimal digits of `text` from `from` (at most four here, so the value fits).
+fn number(text: &str, from: usize, len: usize) -> Option<u32> {
+    decimal_value(at(text, from, len)?).map(|n| n as u32)
 }
 
 /// `hh:mm:ss` plus a calendar date to epoch milliseconds; rejects impossible fields.
 fn epoch_ms(year: u32, month: u32, day: u32, time: &str) -> Option<f64> {
-    let mut hms = pieces(time, b':');
-    let hour = two_digits(hms.next()?)?;
-    let minute = two_digits(hms.next()?)?;
-    let second = two_digits(hms.next()?)?;
-    if hms.next().is_some() || hour > 23 || minute > 59 || second > 60 {
+    layout(time, &[(2, b':'), (5, b':')], "", 8)?;
+    let (hour, minute, second) = (number(time, 0, 2)?, number(time, 3, 2)?, number(time, 6, 2)?);
+    if hour > 23 || minute > 59 || second > 60 {
         return None;
     }
     if day == 0 || day > days_in_month(year, month) {
@@ -140,6 +106,8 @@ mod tests {
         assert_eq!(parse_http_date("Sunday, 06-Nov-94 08:49:37 GMT"), Some(EXAMPLE_MS));
         assert_eq!(parse_http_date("Sun Nov  6 08:49:37 1994"), Some(EXAMPLE_MS));
         assert_eq!(parse_http_date("  Sun, 06 Nov 1994 08:49:37 GMT "), Some(EXAMPLE_MS));
+        assert_eq!(parse_http_date("Sun Nov 06 08:49:37 1994"), Some(EXAMPLE_MS));
+        assert_eq!(parse_http_date("Wed Nov 16 08:49:37 1994"), Some(EXAMPLE_MS + 10.0 * 86_400_000.0));
     }
 
     #[test]
@@ -165,6 +133,16 @@ mod tests {
             "Sun Nov 100 08:49:37 1994",
             "1994-11-06T08:49:37Z",
             "Sun, 06 Nov +994 08:49:37 GMT",
+            "Sun Nov   6 08:49:37 1994",
+            "Sun Nov  6 08-49-37 1994",
+            "Sun Nov 06 08:49:37 199x",
+            "Sun, 06 Nov 1994 08:49:37 GMTX",
+            "Sun, 06 Növ 1994 08:49:37 GMT",
+            "Sun, 06 Nö 1994 08:49:37 GMT",
+            "Sunday, 06-Nov-1994 08:49:37 GMT",
+            "Sunday, 06-Nov-94 08:49:37 UTC",
+            "Sunday, 06 Nov 94 08:49:37 GMT",
+            "Thu Jan  0 00:00:00 1970",
         ] {
             assert_eq!(parse_http_date(bad), None, "{bad:?}");
         }
