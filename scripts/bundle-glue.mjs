@@ -13,7 +13,7 @@ const bundle = await rolldown({ input: glue, treeshake: true, logLevel: "warn" }
 // functions' names are not worth the bytes.
 const keepNames = { class: true, function: false };
 const minify = { mangle: { keepNames }, compress: { keepNames } };
-const { output } = await bundle.generate({ format: "es", minify });
+const { output } = await bundle.generate({ format: "es", minify, comments: false });
 await bundle.close();
 const chunks = output.filter((o) => o.type === "chunk");
 if (chunks.length !== 1 || output.length !== 1) {

@@ -134,9 +134,8 @@ fn is_xml_media(media: &str) -> bool {
 
 /// An OGC exception report (or another XML document where a tile should be).
 fn ogc_exception(status: u16, media: Option<&str>, body: &[u8]) -> Option<Verdict> {
-    let report = find(body, b"ServiceExceptionReport").is_some()
-        || find(body, b"ExceptionReport").is_some()
-        || find(body, b"<ServiceException").is_some();
+    // `ExceptionReport` also finds WMS's `ServiceExceptionReport`.
+    let report = find(body, b"ExceptionReport").is_some() || find(body, b"<ServiceException").is_some();
     let xml_body = body.starts_with(b"<?xml") || report;
     let svg = media == Some("image/svg+xml") || (media.is_none() && find(body, b"<svg").is_some());
     if svg && !report {
