@@ -67,7 +67,10 @@ function fakeFetch() {
  */
 export async function runSoak({ calls = 100_000 } = {}) {
   const { fetchTile, stats } = await import("../pkg/node.js");
-  const { wasmMemoryBytes } = await import("../pkg/gen/tilefetch.js");
+  // The module's own exports (initSync hands back the instance node.js made), for its memory.
+  const { initSync } = await import("../pkg/gen/tilefetch.js");
+  const memory = Object.values(initSync()).find((value) => value instanceof WebAssembly.Memory);
+  const wasmMemoryBytes = () => memory.buffer.byteLength;
   const platformFetch = globalThis.fetch;
   const fake = fakeFetch();
   globalThis.fetch = fake.fetch;

@@ -20,7 +20,8 @@ RUSTFLAGS="-Zunstable-options -Cpanic=immediate-abort -Zlocation-detail=none -Zf
   cargo +nightly build --quiet --release --target wasm32-unknown-unknown \
   -Zbuild-std=std,panic_abort -Zbuild-std-features=optimize_for_size --target-dir target/release-wasm
 rm -rf pkg/gen
-wasm-bindgen --target web --no-typescript --out-dir pkg/gen --out-name tilefetch \
+# --omit-default-module-path: browser.js always says where the .wasm is.
+wasm-bindgen --target web --no-typescript --omit-default-module-path --out-dir pkg/gen --out-name tilefetch \
   target/release-wasm/wasm32-unknown-unknown/release/tilefetch.wasm
 node_modules/.bin/wasm-opt -Oz --converge --low-memory-unused --zero-filled-memory \
   --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \

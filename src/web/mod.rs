@@ -68,12 +68,6 @@ pub fn stats() -> JsValue {
     DEFAULT_CLIENT.with(|client| client.stats())
 }
 
-/// The wasm module's linear memory in bytes, for soak tests (not re-exported by the entries).
-#[wasm_bindgen(js_name = wasmMemoryBytes)]
-pub fn wasm_memory_bytes() -> f64 {
-    (core::arch::wasm32::memory_size::<0>() * 65536) as f64
-}
-
 /// The `TileError` class, re-exported by the package entries so `instanceof` works.
 #[wasm_bindgen(js_name = tileErrorClass)]
 pub fn tile_error_class() -> JsValue {
