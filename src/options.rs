@@ -379,11 +379,24 @@ fn unknown_key(key: &str) -> Error {
 /// one of their keys.
 pub(crate) fn unknown_among(key: &str, known: &[&[&str]]) -> Error {
     let shown = crate::text::first_chars(key, 60).to_string();
-    let message = match known.iter().flat_map(|list| list.iter()).find(|known| near(known, key)) {
+    let message = match suggestion(key, known) {
         Some(known) => cat(&["unknown option (did you mean `", known, "`?)"]),
         None => "unknown option".to_string(),
     };
     Error::InvalidOptions { field: shown, message }
+}
+
+/// The first known key `typed` is near. Loops, not `flat_map().find()`: the flattening
+/// adapter alone cost the wasm module 0.6 KB.
+fn suggestion<'k>(typed: &str, known: &[&[&'k str]]) -> Option<&'k str> {
+    for list in known {
+        for key in *list {
+            if near(key, typed) {
+                return Some(key);
+            }
+        }
+    }
+    None
 }
 
 /// A likely typo: same letters ignoring case, or at most two edits apart.
