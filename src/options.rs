@@ -454,29 +454,27 @@ fn subdomains(key: &str, value: &Value) -> Result<String, Error> {
     let Value::List(items) = value else {
         return Err(wrong_type(key, "an array of strings", value));
     };
-    fn label(item: &Value) -> Option<&str> {
-        match item {
-            Value::Text(s)
-                if !s.is_empty()
-                    && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'.') =>
-            {
-                Some(s)
-            }
-            _ => None,
+    let mut lines = String::new();
+    for item in items {
+        let label = match item {
+            Value::Text(s) if s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'.') => s,
+            _ => "",
+        };
+        // An empty label (or a wrong item) empties the lines, which the check below refuses.
+        if label.is_empty() {
+            lines.clear();
+            break;
         }
+        if !lines.is_empty() {
+            lines.push('\n');
+        }
+        lines.push_str(label);
     }
-    if items.is_empty() || items.len() > 16 || !items.iter().all(|item| label(item).is_some()) {
+    if lines.is_empty() || items.len() > 16 {
         return Err(Error::invalid_options(
             key,
             "must be an array of 1 to 16 host names or labels such as [\"a\", \"b\"]",
         ));
-    }
-    let mut lines = String::new();
-    for (i, name) in items.iter().filter_map(label).enumerate() {
-        if i > 0 {
-            lines.push('\n');
-        }
-        lines.push_str(name);
     }
     Ok(lines)
 }
