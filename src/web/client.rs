@@ -169,7 +169,10 @@ impl ClientInner {
         // host with rules of its own starts from its own options.
         let options = self.config.options.with(&entries)?;
         let url_lines = read_urls(url, options.subdomains.as_deref())?;
-        let hosts: Vec<String> = pieces(&url_lines, b'\n').map(host_key).collect();
+        let mut hosts = Vec::new();
+        for url in pieces(&url_lines, b'\n') {
+            hosts.push(host_key(url));
+        }
         // `pieces` yields at least one piece, so the first mirror is always there.
         let options = match hosts.first().and_then(|primary| self.config.rule(primary)) {
             Some(rule) => rule.options.with(&entries)?,
