@@ -287,7 +287,7 @@ if (!soak) {
   md.push(`${int(soak.fetches)} requests, ${fixed(soak.ms / 1000, 1)} s.`);
   md.push("");
   md.push(table(["", "after warm-up", `after ${int(soak.calls)} calls`], [
-    ["wasm linear memory (`wasmMemoryBytes()`)", `${int(soak.before.wasmMemoryBytes)} B`, `${int(soak.after.wasmMemoryBytes)} B`],
+    ["wasm linear memory (the instance's `memory` export)", `${int(soak.before.wasmMemoryBytes)} B`, `${int(soak.after.wasmMemoryBytes)} B`],
     ["JS heap used (after gc)", `${fixed(soak.before.heapUsed / 1e6, 2)} MB`, `${fixed(soak.after.heapUsed / 1e6, 2)} MB`],
     ["pending timers (`process.getActiveResourcesInfo()`)", soak.before.timers, soak.after.timers],
     ["tiles and errors handed out / garbage-collected", "", `${int(soak.results.registered)} / ${int(soak.results.collected)}`],

@@ -20,19 +20,25 @@ if (chunks.length !== 1 || output.length !== 1) {
   console.error(`bundle-glue: expected one module, got ${output.map((o) => o.fileName).join(", ")}`);
   process.exit(1);
 }
-// The entry's exports are the glue's: every one must survive (the entries import them by name).
-const source = fs.readFileSync(glue, "utf8");
-const before = [
-  ...[...source.matchAll(/export\s*(?:class|function|const|let)\s+([\w$]+)/g)].map((m) => m[1]),
-  ...[...source.matchAll(/export\s*\{([^}]*)\}/g)].flatMap((m) => m[1].split(",").map((s) => s.trim().split(/\s+as\s+/).pop())),
-];
-const missing = before.filter((name) => !chunks[0].exports.includes(name));
-if (missing.length > 0) {
-  console.error(`bundle-glue: exports lost: ${missing.join(", ")}`);
-  process.exit(1);
+// Every name a package entry imports from the glue must survive the bundling.
+const entries = ["browser.js", "node.js", "workerd.js"].map((f) => path.join(path.dirname(glue), "..", f));
+const wanted = new Set();
+for (const entry of entries) {
+  const source = fs.readFileSync(entry, "utf8");
+  const clause = source.match(/^import\s+([^;"']*?)\s+from\s+["']\.\/gen\/tilefetch\.js["']/m);
+  if (!clause) {
+    console.error(`bundle-glue: ${entry} does not import ./gen/tilefetch.js`);
+    process.exit(1);
+  }
+  const [, imported] = clause;
+  if (/^[\w$]+/.test(imported) && !imported.startsWith("{")) wanted.add("default");
+  for (const name of imported.match(/\{([^}]*)\}/)?.[1].split(",") ?? []) {
+    if (name.trim()) wanted.add(name.trim().split(/\s+as\s+/)[0]);
+  }
 }
-if (before.length < 6) {
-  console.error(`bundle-glue: found only ${before.length} exports in the glue (${before.join(", ")}): has its form changed?`);
+const missing = [...wanted].filter((name) => !chunks[0].exports.includes(name));
+if (wanted.size < 5 || missing.length > 0) {
+  console.error(`bundle-glue: the entries import ${[...wanted].join(", ")}; the bundle lacks ${missing.join(", ")}`);
   process.exit(1);
 }
 fs.writeFileSync(glue, chunks[0].code);

@@ -164,8 +164,9 @@ fn exception_code(body: &[u8]) -> Option<String> {
             let quote = attribute[attribute.len() - 1];
             let end = body[start..].iter().position(|b| *b == quote)?;
             let code = body[start..start + end].trim_ascii();
-            // Codes are ASCII names; anything else is no code this library knows.
-            if code.is_empty() || !code.iter().all(|b| b.is_ascii_graphic()) {
+            // Codes are ASCII names (some spaced); anything else is no code this library knows, and
+            // reading it as UTF-8 would cost the module std's validator.
+            if code.is_empty() || !code.iter().all(|b| b.is_ascii_graphic() || *b == b' ') {
                 return None;
             }
             return Some(code.iter().map(|&b| char::from(b)).collect());

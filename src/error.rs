@@ -146,15 +146,16 @@ pub(crate) fn decimal(mut n: u64) -> String {
     digits[at..].iter().map(|&d| char::from(d)).collect()
 }
 
-/// A number as JS would print it, for the integers and simple fractions that messages show.
-/// Written by hand because Rust's float formatting would add ~20 KB to the wasm module.
+/// A number for a message: as JS prints integers below 1e15 and fractions of up to three
+/// decimals; other fractions rounded to three, and 1e15 or more as "1e+15+". Written by hand
+/// because Rust's float formatting would add ~20 KB to the wasm module.
 pub(crate) fn show_number(n: f64) -> String {
     if n.is_nan() {
         return "NaN".into();
     }
     let abs = n.abs();
     if abs >= 1e15 {
-        // Past what a message needs to tell apart (and where f64 has no fraction left to show).
+        // Past what a message needs to tell apart.
         let sign = if n < 0.0 { "-" } else { "" };
         return cat(&[sign, if n.is_infinite() { "Infinity" } else { "1e+15+" }]);
     }
@@ -164,8 +165,9 @@ pub(crate) fn show_number(n: f64) -> String {
         whole += 1;
         fraction = 0;
     }
-    // No "-0" for a negative number that rounds to zero.
-    let sign = if n < 0.0 && whole + fraction > 0 { "-" } else { "" };
+    // A negative number that rounds to zero stays visibly negative ("-0"): it is shown because
+    // it was refused for being negative.
+    let sign = if n < 0.0 { "-" } else { "" };
     let mut text = cat(&[sign, &decimal(whole)]);
     // Up to three decimals, without trailing zeros: 3.050 → "3.05", 1.007 → "1.007".
     let mut unit = 100;
@@ -223,7 +225,8 @@ mod tests {
             (1.007, "1.007"),
             (1e21, "1e+15+"),
             (1e15 - 1.0, "999999999999999"),
-            (-0.0004, "0"),
+            (-0.0004, "-0"),
+            (-0.0, "0"),
             (0.0005, "0.001"),
             (f64::NAN, "NaN"),
             (f64::INFINITY, "Infinity"),

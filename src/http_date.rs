@@ -5,11 +5,11 @@ const MONTHS: [&str; 12] =
 const DAYS: [&str; 7] = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"];
 const LONG_DAYS: [&str; 7] = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"];
 
-use crate::text::{decimal_value, split_once};
+use crate::text::{decimal_value, pieces, split_once};
 
 /// Parses `Sun, 06 Nov 1994 08:49:37 GMT` (IMF-fixdate), `Sunday, 06-Nov-94 08:49:37 GMT`
-/// (RFC 850) or `Sun Nov  6 08:49:37 1994` (asctime). Returns `None` for anything else. Each
-/// form is fixed-width once the day name is off, so its fields are read by position.
+/// (RFC 850) or `Sun Nov  6 08:49:37 1994` (asctime). Returns `None` for anything else. The
+/// first two are fixed-width once the day name is off, so their fields are read by position.
 pub fn parse_http_date(text: &str) -> Option<f64> {
     let text = text.trim_ascii();
     let (year, month, day, time) = match split_once(text, ", ") {
@@ -26,15 +26,16 @@ pub fn parse_http_date(text: &str) -> Option<f64> {
             (year, at(rest, 3, 3)?, number(rest, 0, 2)?, at(rest, 10, 8)?)
         }
         Some(_) => return None,
-        // `Sun Nov  6 08:49:37 1994`: the day of month may be space-padded.
+        // `Sun Nov  6 08:49:37 1994`: the day of month is space-padded, and servers that pad
+        // it otherwise (or not at all) are common enough to take: fields between any spaces.
         None => {
-            layout(text, &[(3, b' '), (7, b' '), (10, b' '), (19, b' ')], "", 24)?;
-            if !DAYS.contains(&at(text, 0, 3)?) {
+            let mut fields = pieces(text, b' ').filter(|field| !field.is_empty());
+            let (name, month, day, time, year) =
+                (fields.next()?, fields.next()?, fields.next()?, fields.next()?, fields.next()?);
+            if fields.next().is_some() || !DAYS.contains(&name) || day.len() > 2 || year.len() != 4 {
                 return None;
             }
-            let day = at(text, 8, 2)?;
-            let day = decimal_value(day.strip_prefix(' ').unwrap_or(day))? as u32;
-            (number(text, 20, 4)?, at(text, 4, 3)?, day, at(text, 11, 8)?)
+            (decimal_value(year)? as u32, month, decimal_value(day)? as u32, time)
         }
     };
     let month = MONTHS.iter().position(|m| *m == month)? as u32 + 1;
@@ -107,6 +108,9 @@ mod tests {
         assert_eq!(parse_http_date("Sun Nov  6 08:49:37 1994"), Some(EXAMPLE_MS));
         assert_eq!(parse_http_date("  Sun, 06 Nov 1994 08:49:37 GMT "), Some(EXAMPLE_MS));
         assert_eq!(parse_http_date("Sun Nov 06 08:49:37 1994"), Some(EXAMPLE_MS));
+        // asctime with other spacing, as the parser before this one (and servers) had it.
+        assert_eq!(parse_http_date("Sun Nov 6 08:49:37 1994"), Some(EXAMPLE_MS));
+        assert_eq!(parse_http_date("Sun  Nov   6  08:49:37  1994"), Some(EXAMPLE_MS));
         assert_eq!(parse_http_date("Wed Nov 16 08:49:37 1994"), Some(EXAMPLE_MS + 10.0 * 86_400_000.0));
     }
 
@@ -133,7 +137,9 @@ mod tests {
             "Sun Nov 100 08:49:37 1994",
             "1994-11-06T08:49:37Z",
             "Sun, 06 Nov +994 08:49:37 GMT",
-            "Sun Nov   6 08:49:37 1994",
+            "Sun Nov 006 08:49:37 1994",
+            "Sun Nov  6 08:49:37 01994",
+            "Sun Nov  6 08:49:37 1994 GMT",
             "Sun Nov  6 08-49-37 1994",
             "Sun Nov 06 08:49:37 199x",
             "Sun, 06 Nov 1994 08:49:37 GMTX",

@@ -324,7 +324,8 @@ impl Options {
     /// The options that decide what a response means (for coalescing identical calls).
     pub fn verdict_key(&self) -> String {
         let mut key = String::new();
-        // The sets' bitmaps, not their codes: cheaper to write on every call, as telling.
+        // The sets' bitmap words rather than their codes: they tell sets apart just as well and
+        // take less code to write on every call.
         for word in self.retry_on.words().into_iter().chain(self.empty_on.words()) {
             key.push_str(&decimal(word));
             key.push(',');

@@ -39,7 +39,7 @@ impl StatusSet {
         self.0
     }
 
-    /// The codes in ascending order, by scanning set bits.
+    /// The codes in ascending order.
     pub fn iter(&self) -> impl Iterator<Item = u16> + '_ {
         self.0.iter().enumerate().flat_map(|(word, &bits)| {
             let mut rest = bits;

@@ -30,16 +30,12 @@ const FAST = { baseDelayMs: 10, maxDelayMs: 50 };
 /** Every module the fixture needs, named relative to the repo root. */
 function modules() {
   const js = (p) => ({ type: "ESModule", path: path.join(ROOT, p) });
-  const snippets = fs.existsSync(path.join(GEN, "snippets"))
-    ? fs.readdirSync(path.join(GEN, "snippets"), { recursive: true }).filter((f) => f.endsWith(".js")).map((f) => js(path.join("pkg/gen/snippets", f)))
-    : [];
   return [
     js("tests/workerd/fixtures/proxy-worker.mjs"), // the entry
     js("pkg/worker.js"),
     ...fs.readdirSync(path.join(ROOT, "pkg/worker")).filter((f) => f.endsWith(".js")).map((f) => js(`pkg/worker/${f}`)),
     js("pkg/workerd.js"),
     js("pkg/gen/tilefetch.js"),
-    ...snippets,
     { type: "CompiledWasm", path: path.join(GEN, "tilefetch_bg.wasm") },
   ];
 }

@@ -28,16 +28,6 @@ after(async () => {
   await srv?.close();
 });
 
-/** Every .js under pkg/gen/snippets/ (the directory's hash changes with each build). */
-function snippetModules() {
-  const dir = path.join(GEN, "snippets");
-  if (!fs.existsSync(dir)) return [];
-  return fs
-    .readdirSync(dir, { recursive: true })
-    .filter((f) => f.endsWith(".js"))
-    .map((f) => ({ type: "ESModule", path: path.join(dir, f) }));
-}
-
 const tile = (run, [z, x, y], q = "") => `${srv.url}/tile/${z}/${x}/${y}.png?run=${run}${q}`;
 
 for (const compatibilityDate of COMPATIBILITY_DATES) {
@@ -55,7 +45,6 @@ for (const compatibilityDate of COMPATIBILITY_DATES) {
           { type: "ESModule", path: path.join(ROOT, "tests/workerd/fixtures/worker.mjs") }, // the entry
           { type: "ESModule", path: path.join(ROOT, "pkg/workerd.js") },
           { type: "ESModule", path: path.join(GEN, "tilefetch.js") },
-          ...snippetModules(),
           { type: "CompiledWasm", path: path.join(GEN, "tilefetch_bg.wasm") },
         ],
       });
