@@ -31,7 +31,7 @@ for (const entry of entries) {
     process.exit(1);
   }
   const [, imported] = clause;
-  if (/^[\w$]+/.test(imported) && !imported.startsWith("{")) wanted.add("default");
+  if (/^[\w$]/.test(imported)) wanted.add("default");
   for (const name of imported.match(/\{([^}]*)\}/)?.[1].split(",") ?? []) {
     if (name.trim()) wanted.add(name.trim().split(/\s+as\s+/)[0]);
   }

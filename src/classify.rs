@@ -3,7 +3,7 @@
 use crate::error::cat;
 use crate::options::Options;
 use crate::retry_after::parse_retry_after;
-use crate::text::{before_any, contains, decimal_value, pieces};
+use crate::text::{before_any, contains, decimal_value, find_bytes, pieces};
 use crate::Error;
 
 /// How many leading body bytes classification looks at (copied out of the JS heap).
@@ -135,9 +135,10 @@ fn is_xml_media(media: &str) -> bool {
 /// An OGC exception report (or another XML document where a tile should be).
 fn ogc_exception(status: u16, media: Option<&str>, body: &[u8]) -> Option<Verdict> {
     // `ExceptionReport` also finds WMS's `ServiceExceptionReport`.
-    let report = find(body, b"ExceptionReport").is_some() || find(body, b"<ServiceException").is_some();
+    let report =
+        find_bytes(body, b"ExceptionReport").is_some() || find_bytes(body, b"<ServiceException").is_some();
     let xml_body = body.starts_with(b"<?xml") || report;
-    let svg = media == Some("image/svg+xml") || (media.is_none() && find(body, b"<svg").is_some());
+    let svg = media == Some("image/svg+xml") || (media.is_none() && find_bytes(body, b"<svg").is_some());
     if svg && !report {
         return None;
     }
@@ -159,7 +160,7 @@ fn ogc_exception(status: u16, media: Option<&str>, body: &[u8]) -> Option<Verdic
 /// The value of the first `code="…"` or `exceptionCode="…"` attribute.
 fn exception_code(body: &[u8]) -> Option<String> {
     for attribute in [&b"exceptionCode=\""[..], b"code=\"", b"exceptionCode='", b"code='"] {
-        if let Some(at) = find(body, attribute) {
+        if let Some(at) = find_bytes(body, attribute) {
             let start = at + attribute.len();
             let quote = attribute[attribute.len() - 1];
             let end = body[start..].iter().position(|b| *b == quote)?;
@@ -216,10 +217,6 @@ fn trim_start(body: &[u8]) -> &[u8] {
 
 fn starts_with_ignore_case(body: &[u8], prefix: &[u8]) -> bool {
     body.len() >= prefix.len() && body[..prefix.len()].eq_ignore_ascii_case(prefix)
-}
-
-fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
-    haystack.windows(needle.len()).position(|w| w == needle)
 }
 
 #[cfg(test)]

@@ -6,10 +6,15 @@
 
 /// The byte offset of the first `needle` in `haystack` (0 for an empty needle).
 pub fn find(haystack: &str, needle: &str) -> Option<usize> {
+    find_bytes(haystack.as_bytes(), needle.as_bytes())
+}
+
+/// [`find`] for bytes (a response body).
+pub fn find_bytes(haystack: &[u8], needle: &[u8]) -> Option<usize> {
     if needle.is_empty() {
         return Some(0);
     }
-    haystack.as_bytes().windows(needle.len()).position(|window| window == needle.as_bytes())
+    haystack.windows(needle.len()).position(|window| window == needle)
 }
 
 pub fn contains(haystack: &str, needle: &str) -> bool {

@@ -79,8 +79,10 @@ impl ClientInner {
 
     /// One call of `fetchTile`.
     pub async fn fetch(self: Rc<Self>, url: JsValue, options: JsValue) -> Result<JsValue, JsValue> {
-        let shown = url.as_string().map(|u| redact_url(&u)).unwrap_or_default();
-        let prepared = self.prepare(&url, &options).map_err(|e| early_error(e, &shown))?;
+        let prepared = self.prepare(&url, &options).map_err(|e| {
+            // Redacted only when needed: a call that prepares well shows its resolved URL.
+            early_error(e, &url.as_string().map(|u| redact_url(&u)).unwrap_or_default())
+        })?;
         let Prepared { options, url_lines, route, inputs, init, headers, signal, on_retry } = prepared;
         let shown = redact_url(pieces(&url_lines, b'\n').next().unwrap_or(""));
         let own_abort = AbortWatch::new(signal);
