@@ -210,6 +210,14 @@ export class TileError extends Error {
   elapsedMs: number;
   /** The server's Retry-After in milliseconds (kind "rate-limited"). */
   retryAfterMs?: number;
+  /**
+   * When the body was an OGC exception report (WMS `ServiceException`, OWS `Exception`), on any
+   * status and for any kind ("service-exception", "http", and the `cause` of "deadline"): its
+   * `code`/`exceptionCode`, e.g. "LayerNotDefined", "TileOutOfRange", "NoApplicableCode".
+   */
+  exceptionCode?: string;
+  /** The report's text, whitespace collapsed, URLs and secret parameters redacted, at most 200 characters. */
+  exceptionText?: string;
   url: string;
   /** "deadline"/"rate-limited"/"circuit-open": the last attempt's TileError; "network": the platform's error; "aborted": the signal's reason. */
   cause?: unknown;

@@ -92,13 +92,13 @@ export function createTileHandler(config) {
     return Math.min(3600, Math.max(1, Math.ceil(ms / 1000)));
   }
 
-  function startFlight(key, urls, env, ctx, cache) {
+  function startFlight(key, urls, env, ctx, cache, referer) {
     const waitUntil = (p) => (ctx?.waitUntil ? ctx.waitUntil(p.catch(() => {})) : p.catch(() => {}));
     const gate = gateStub(env, cfg.gate, gateName);
     const reserved = (cache ? 2 : 0) + (gate ? 2 : 0) + extraFetch;
     const cap = Math.max(1, cfg.maxSubrequests - reserved);
     const control = contextFreeAbort();
-    const flight = callUpstream({ client, urls, cap, control, limiter, deadlineMs, gate, gateCfg, gateTimeoutMs: cfg.gate?.timeoutMs, waitUntil });
+    const flight = callUpstream({ client, urls, cap, control, limiter, deadlineMs, gate, gateCfg, gateTimeoutMs: cfg.gate?.timeoutMs, waitUntil, referer, clientHeaders: cfg.client.headers });
     flight.abort = control.abort;
     flights.set(key, flight);
     const settled = flight.then(
@@ -148,7 +148,9 @@ export function createTileHandler(config) {
 
       let flight = flights.get(key);
       const coalesced = flight !== undefined;
-      if (!coalesced) flight = startFlight(key, urls, env, ctx, cache);
+      // The map page's Referer goes upstream (tile policies ask for it); the User-Agent is the
+      // library's own (the core's default on workerd), not the visitor's browser.
+      if (!coalesced) flight = startFlight(key, urls, env, ctx, cache, request.headers.get("referer"));
       const t = performance.now();
       const stranded = () => {
         if (!coalesced) flight.abort(new Error("the upstream call did not settle in time"));

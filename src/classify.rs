@@ -1,6 +1,7 @@
 //! What one HTTP response means for a tile: deliver it, retry, or give up.
 
 use crate::error::cat;
+use crate::ogc_exception::{read_report, OgcException};
 use crate::options::Options;
 use crate::retry_after::parse_retry_after;
 use crate::text::{before_any, contains, decimal_value, find_bytes, pieces};
@@ -47,18 +48,6 @@ pub fn is_stale(facts: &ResponseFacts, options: &Options) -> bool {
     age.is_some_and(|age| age as f64 > max_age)
 }
 
-/// OGC exception codes that say the request itself is wrong: retrying cannot help.
-const PERMANENT_OGC_CODES: [&str; 8] = [
-    "InvalidParameterValue",
-    "MissingParameterValue",
-    "LayerNotDefined",
-    "InvalidFormat",
-    "InvalidCRS",
-    "InvalidSRS",
-    "TileOutOfRange",
-    "OperationNotSupported",
-];
-
 const PNG_SIGNATURE: &[u8] = b"\x89PNG\r\n\x1a\n";
 const PNG_IEND: &[u8] = b"\0\0\0\0IEND\xaeB`\x82";
 
@@ -71,6 +60,24 @@ pub fn classify(facts: &ResponseFacts, options: &Options, client_now_ms: f64) ->
     if status == 0 {
         return Verdict::Reject(invalid(status, "opaque response: a `no-cors` request cannot read the tile"));
     }
+    let media_type = facts.content_type.as_deref().map(media_type);
+    let body = trim_start(&facts.head);
+    // Only markup is searched for exception reports: a binary tile never starts with `<`, and
+    // scanning every PNG's first 2 KB for XML markers was most of classification's cost.
+    let markup = body.first() == Some(&b'<')
+        || media_type.as_deref().is_some_and(|m| is_xml_media(m) || m.starts_with("text/"));
+    let document = if markup { xml_document(media_type.as_deref(), body) } else { None };
+    // An exception report is read whatever the status: servers send them with 200 (WMS's
+    // default), 400/404 (WMTS) and 500 (MapProxy's WMS), and a code that says the request is
+    // wrong is wrong on every retry, even on a `retryOn` status.
+    let (exception, other_xml) = match document {
+        Some(Document::Report(exception)) if exception.is_permanent() => {
+            return Verdict::Reject(Error::ServiceException { status, exception });
+        }
+        Some(Document::Report(exception)) => (Some(exception), false),
+        Some(Document::Other) => (None, true),
+        None => (None, false),
+    };
     if options.retry_on.contains(status) {
         let retry_after_ms = if status == 429 || status == 503 {
             let server_now = facts.date.as_deref().and_then(crate::http_date::parse_http_date);
@@ -78,21 +85,16 @@ pub fn classify(facts: &ResponseFacts, options: &Options, client_now_ms: f64) ->
         } else {
             None
         };
-        return Verdict::Retry { error: Error::Http { status }, retry_after_ms };
+        return Verdict::Retry { error: Error::Http { status, exception }, retry_after_ms };
     }
     if !(200..300).contains(&status) {
-        return Verdict::Reject(Error::Http { status });
+        return Verdict::Reject(Error::Http { status, exception });
     }
-    let media_type = facts.content_type.as_deref().map(media_type);
-    let body = trim_start(&facts.head);
-    // Only markup is searched for exception reports: a binary tile never starts with `<`, and
-    // scanning every PNG's first 2 KB for XML markers was most of classification's cost.
-    let markup = body.first() == Some(&b'<')
-        || media_type.as_deref().is_some_and(|m| is_xml_media(m) || m.starts_with("text/"));
-    if markup {
-        if let Some(verdict) = ogc_exception(status, media_type.as_deref(), body) {
-            return verdict;
-        }
+    if let Some(exception) = exception {
+        return retry(Error::ServiceException { status, exception });
+    }
+    if other_xml {
+        return retry(invalid(status, "an XML document"));
     }
     if media_type.as_deref().is_some_and(|m| m == "text/html" || m == "application/xhtml+xml")
         || starts_with_ignore_case(body, b"<!doctype html")
@@ -132,48 +134,22 @@ fn is_xml_media(media: &str) -> bool {
         && (media.ends_with("/xml") || media.ends_with("+xml") || contains(media, "se_xml"))
 }
 
-/// An OGC exception report (or another XML document where a tile should be).
-fn ogc_exception(status: u16, media: Option<&str>, body: &[u8]) -> Option<Verdict> {
-    // `ExceptionReport` also finds WMS's `ServiceExceptionReport`.
-    let report =
-        find_bytes(body, b"ExceptionReport").is_some() || find_bytes(body, b"<ServiceException").is_some();
-    let xml_body = body.starts_with(b"<?xml") || report;
-    let svg = media == Some("image/svg+xml") || (media.is_none() && find_bytes(body, b"<svg").is_some());
-    if svg && !report {
-        return None;
-    }
-    if !(media.is_some_and(is_xml_media) || xml_body) {
-        return None;
-    }
-    if !report {
-        return Some(retry(invalid(status, "an XML document")));
-    }
-    let code = exception_code(body);
-    let error = Error::ServiceException { status, code: code.clone() };
-    if code.is_some_and(|c| PERMANENT_OGC_CODES.contains(&c.as_str())) {
-        Some(Verdict::Reject(error))
-    } else {
-        Some(retry(error))
-    }
+/// An XML document where a tile should be.
+enum Document {
+    Report(OgcException),
+    Other,
 }
 
-/// The value of the first `code="…"` or `exceptionCode="…"` attribute.
-fn exception_code(body: &[u8]) -> Option<String> {
-    for attribute in [&b"exceptionCode=\""[..], b"code=\"", b"exceptionCode='", b"code='"] {
-        if let Some(at) = find_bytes(body, attribute) {
-            let start = at + attribute.len();
-            let quote = attribute[attribute.len() - 1];
-            let end = body[start..].iter().position(|b| *b == quote)?;
-            let code = body[start..start + end].trim_ascii();
-            // Codes are ASCII names (some spaced); anything else is no code this library knows, and
-            // reading it as UTF-8 would cost the module std's validator.
-            if code.is_empty() || !code.iter().all(|b| b.is_ascii_graphic() || *b == b' ') {
-                return None;
-            }
-            return Some(code.iter().map(|&b| char::from(b)).collect());
+/// The XML document `body` is, if it is one (an SVG tile is an image, not a document).
+fn xml_document(media: Option<&str>, body: &[u8]) -> Option<Document> {
+    let report = read_report(body);
+    if report.is_none() {
+        let svg = media == Some("image/svg+xml") || (media.is_none() && find_bytes(body, b"<svg").is_some());
+        if svg || !(media.is_some_and(is_xml_media) || body.starts_with(b"<?xml")) {
+            return None;
         }
     }
-    None
+    Some(report.map_or(Document::Other, Document::Report))
 }
 
 /// Why the body is shorter than the tile it claims to be, if it is.
@@ -308,26 +284,20 @@ mod tests {
         r.retry_after = Some("2".into());
         assert_eq!(
             classify(&r, &o, 0.0),
-            Verdict::Retry { error: Error::Http { status: 429 }, retry_after_ms: Some(2000.0) }
+            Verdict::Retry { error: Error::http(429), retry_after_ms: Some(2000.0) }
         );
         r.status = 503;
         r.retry_after = Some("Sun, 06 Nov 1994 08:49:47 GMT".into());
         r.date = Some("Sun, 06 Nov 1994 08:49:37 GMT".into());
         assert_eq!(
             classify(&r, &o, 1e15),
-            Verdict::Retry { error: Error::Http { status: 503 }, retry_after_ms: Some(10_000.0) }
+            Verdict::Retry { error: Error::http(503), retry_after_ms: Some(10_000.0) }
         );
         r.status = 502;
-        assert_eq!(
-            classify(&r, &o, 0.0),
-            Verdict::Retry { error: Error::Http { status: 502 }, retry_after_ms: None }
-        );
+        assert_eq!(classify(&r, &o, 0.0), Verdict::Retry { error: Error::http(502), retry_after_ms: None });
         r.status = 429;
         r.retry_after = Some("-5".into());
-        assert_eq!(
-            classify(&r, &o, 0.0),
-            Verdict::Retry { error: Error::Http { status: 429 }, retry_after_ms: None }
-        );
+        assert_eq!(classify(&r, &o, 0.0), Verdict::Retry { error: Error::http(429), retry_after_ms: None });
     }
 
     const SE_REPORT: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
@@ -339,33 +309,57 @@ mod tests {
 </ows:ExceptionReport>"#;
 
     #[test]
-    fn ogc_exceptions_are_failures_and_request_errors_are_permanent() {
+    fn ogc_exceptions_are_failures_and_request_errors_are_permanent_on_any_status() {
         let o = defaults();
         for template in [SE_REPORT, OWS_REPORT] {
-            for content_type in
-                [Some("application/vnd.ogc.se_xml"), Some("text/xml; charset=UTF-8"), Some("image/png"), None]
-            {
-                for (code, expected) in [
-                    ("NoApplicableCode", "retry"),
-                    ("InvalidParameterValue", "reject"),
-                    ("MissingParameterValue", "reject"),
-                    ("LayerNotDefined", "reject"),
-                    ("InvalidFormat", "reject"),
-                    ("InvalidCRS", "reject"),
-                    ("InvalidSRS", "reject"),
-                    ("TileOutOfRange", "reject"),
+            for content_type in [
+                Some("application/vnd.ogc.se_xml"),
+                Some("text/xml; charset=UTF-8"),
+                Some("application/xml"),
+                Some("image/png"),
+                None,
+            ] {
+                for code in crate::ogc_exception::PERMANENT_CODES {
+                    for status in [200, 400, 404, 429, 500, 503] {
+                        let body = template.replace("CODE", code);
+                        let verdict = classify(&response(status, content_type, body.as_bytes()), &o, 0.0);
+                        let Verdict::Reject(Error::ServiceException { status: s, exception }) = verdict
+                        else {
+                            panic!("{code} {status} {content_type:?}: {verdict:?}");
+                        };
+                        assert_eq!((s, exception.code.as_deref()), (status, Some(code)));
+                        assert!(exception.text.is_some());
+                    }
+                }
+                // No request error: the status decides, and the error keeps what the server said.
+                let body = template.replace("CODE", "NoApplicableCode");
+                for (status, expected) in [
+                    (200, ("retry", "service-exception")),
+                    (500, ("retry", "http")),
+                    (503, ("retry", "http")),
+                    (404, ("reject", "http")),
+                    (400, ("reject", "http")),
                 ] {
-                    let body = template.replace("CODE", code);
-                    let verdict = classify(&response(200, content_type, body.as_bytes()), &o, 0.0);
-                    assert_eq!(kind(&verdict), (expected, "service-exception"), "{code} {content_type:?}");
-                    let error = match verdict {
-                        Verdict::Retry { error, .. } | Verdict::Reject(error) => error,
-                        Verdict::Deliver { .. } => unreachable!(),
+                    let verdict = classify(&response(status, content_type, body.as_bytes()), &o, 0.0);
+                    assert_eq!(kind(&verdict), expected, "{status} {content_type:?}");
+                    let (Verdict::Retry { error, .. } | Verdict::Reject(error)) = verdict else {
+                        unreachable!()
                     };
-                    assert_eq!(error, Error::ServiceException { status: 200, code: Some(code.into()) });
+                    assert_eq!(error.exception().and_then(|e| e.code.as_deref()), Some("NoApplicableCode"));
                 }
             }
         }
+    }
+
+    #[test]
+    fn empty_on_still_wins_over_an_exception_report() {
+        // `emptyOn: [404]` says what a 404 means on this server, whatever its body.
+        let o = Options::parse(&[("emptyOn", Value::List(vec![Value::Number(404.0)]))]).unwrap();
+        let body = OWS_REPORT.replace("CODE", "TileOutOfRange");
+        assert_eq!(
+            kind(&classify(&response(404, Some("text/xml"), body.as_bytes()), &o, 0.0)),
+            ("empty", "")
+        );
     }
 
     #[test]
@@ -374,13 +368,17 @@ mod tests {
         let v = classify(&response(200, Some("application/xml"), b"<?xml version='1.0'?><x/>"), &o, 0.0);
         assert_eq!(kind(&v), ("retry", "invalid-response"));
         let v = classify(&response(200, None, b"\xef\xbb\xbf  <ServiceExceptionReport><ServiceException>down</ServiceException></ServiceExceptionReport>"), &o, 0.0);
+        let exception = OgcException { code: None, text: Some("down".into()) };
         assert_eq!(
             v,
             Verdict::Retry {
-                error: Error::ServiceException { status: 200, code: None },
+                error: Error::ServiceException { status: 200, exception },
                 retry_after_ms: None
             }
         );
+        // An XML document on an error status is that status's failure.
+        let v = classify(&response(503, Some("application/xml"), b"<?xml version='1.0'?><x/>"), &o, 0.0);
+        assert_eq!(v, Verdict::Retry { error: Error::http(503), retry_after_ms: None });
     }
 
     #[test]

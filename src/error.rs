@@ -3,12 +3,15 @@
 
 use core::fmt;
 
+use crate::ogc_exception::OgcException;
+
 /// Why a tile could not be delivered (or why one attempt failed, when it is a `cause`).
 #[non_exhaustive]
 #[derive(Debug, Clone, PartialEq)]
 pub enum Error {
-    /// The server answered with a status that is not retried (or retries ran out on it).
-    Http { status: u16 },
+    /// The server answered with a status that is not retried (or retries ran out on it);
+    /// `exception` when its body was an OGC exception report with no request-error code.
+    Http { status: u16, exception: Option<OgcException> },
     /// The request or the body read failed below HTTP (DNS, refused, reset, CORS…).
     Network { message: String },
     /// One attempt took longer than `attemptTimeoutMs` and was aborted.
@@ -22,8 +25,9 @@ pub enum Error {
     RateLimited { status: Option<u16>, retry_after_ms: f64 },
     /// The host's circuit breaker is open and will not let a probe through before the deadline.
     CircuitOpen { retry_after_ms: Option<f64> },
-    /// A 2xx body that is an OGC exception report (WMS/WMTS/WCS `ServiceException`).
-    ServiceException { status: u16, code: Option<String> },
+    /// An OGC exception report (WMS/WMTS/WCS `ServiceException`) where a tile should be: on
+    /// any status when its code says the request is wrong, else on a 2xx.
+    ServiceException { status: u16, exception: OgcException },
     /// A 2xx body that cannot be a tile: HTML, truncated, or contradicting `accept`.
     InvalidResponse { status: u16, reason: String },
     /// A bad argument: `field` names it (`url`, `options`, or an option's key).
@@ -50,10 +54,19 @@ impl Error {
     /// The HTTP status behind the error, when there was a response.
     pub fn status(&self) -> Option<u16> {
         match self {
-            Error::Http { status }
+            Error::Http { status, .. }
             | Error::ServiceException { status, .. }
             | Error::InvalidResponse { status, .. } => Some(*status),
             Error::RateLimited { status, .. } => *status,
+            _ => None,
+        }
+    }
+
+    /// The OGC exception report the server sent, when the body was one.
+    pub fn exception(&self) -> Option<&OgcException> {
+        match self {
+            Error::Http { exception, .. } => exception.as_ref(),
+            Error::ServiceException { exception, .. } => Some(exception),
             _ => None,
         }
     }
@@ -64,6 +77,11 @@ impl Error {
             Error::CircuitOpen { retry_after_ms } => *retry_after_ms,
             _ => None,
         }
+    }
+
+    /// An HTTP error whose body was no exception report.
+    pub fn http(status: u16) -> Error {
+        Error::Http { status, exception: None }
     }
 
     pub fn invalid_options(field: &str, message: impl Into<String>) -> Error {
@@ -77,7 +95,14 @@ impl Error {
     pub fn message(&self) -> String {
         let status = |s: &u16| decimal(u64::from(*s));
         match self {
-            Error::Http { status: s } => cat(&["HTTP ", &status(s)]),
+            Error::Http { status: s, exception: None } => cat(&["HTTP ", &status(s)]),
+            Error::Http { status: s, exception: Some(exception) } => cat(&[
+                "HTTP ",
+                &status(s),
+                ", OGC service exception",
+                &code_part(exception),
+                &text_part(exception),
+            ]),
             Error::Network { message } => cat(&["network error: ", message]),
             Error::Timeout { after_ms } => cat(&["attempt timed out after ", &show_number(*after_ms), " ms"]),
             Error::Deadline { deadline_ms } => {
@@ -99,11 +124,9 @@ impl Error {
             Error::CircuitOpen { .. } => {
                 "circuit open: the host is failing and no probe can go before the deadline".into()
             }
-            Error::ServiceException { status: s, code: Some(code) } => {
-                cat(&["OGC service exception ", code, " (HTTP ", &status(s), ")"])
-            }
-            Error::ServiceException { status: s, code: None } => {
-                cat(&["OGC service exception (HTTP ", &status(s), ")"])
+            Error::ServiceException { status: s, exception } => {
+                let code = code_part(exception);
+                cat(&["OGC service exception", &code, " (HTTP ", &status(s), ")", &text_part(exception)])
             }
             Error::InvalidResponse { status: s, reason } => {
                 cat(&["not a tile (HTTP ", &status(s), "): ", reason])
@@ -120,6 +143,16 @@ impl fmt::Display for Error {
 }
 
 impl std::error::Error for Error {}
+
+/// ` CODE`, when the server sent one.
+fn code_part(exception: &OgcException) -> String {
+    exception.code.as_deref().map_or(String::new(), |code| cat(&[" ", code]))
+}
+
+/// `: text`, when the server sent one.
+fn text_part(exception: &OgcException) -> String {
+    exception.text.as_deref().map_or(String::new(), |text| cat(&[": ", text]))
+}
 
 /// Joins `parts` into one string.
 pub(crate) fn cat(parts: &[&str]) -> String {
@@ -189,13 +222,16 @@ mod tests {
     #[test]
     fn kinds_are_the_documented_strings() {
         let all = [
-            (Error::Http { status: 404 }, "http"),
+            (Error::http(404), "http"),
             (Error::Network { message: "x".into() }, "network"),
             (Error::Timeout { after_ms: 1.0 }, "timeout"),
             (Error::Deadline { deadline_ms: 1.0 }, "deadline"),
             (Error::Aborted, "aborted"),
             (Error::RateLimited { status: Some(429), retry_after_ms: 5.0 }, "rate-limited"),
-            (Error::ServiceException { status: 200, code: None }, "service-exception"),
+            (
+                Error::ServiceException { status: 200, exception: OgcException::default() },
+                "service-exception",
+            ),
             (Error::InvalidResponse { status: 200, reason: "x".into() }, "invalid-response"),
             (Error::invalid_options("deadlineMs", "x"), "invalid-options"),
         ];
@@ -243,7 +279,22 @@ mod tests {
             Error::invalid_options("deadlineMs", "must be a finite number").to_string(),
             "invalid `deadlineMs`: must be a finite number"
         );
-        assert_eq!(Error::Http { status: 404 }.status(), Some(404));
+        assert_eq!(Error::http(404).status(), Some(404));
+        let exception =
+            OgcException { code: Some("LayerNotDefined".into()), text: Some("no layer x".into()) };
+        assert_eq!(
+            Error::ServiceException { status: 500, exception: exception.clone() }.to_string(),
+            "OGC service exception LayerNotDefined (HTTP 500): no layer x"
+        );
+        let text_only = OgcException { code: None, text: Some("busy".into()) };
+        assert_eq!(
+            Error::Http { status: 503, exception: Some(text_only) }.to_string(),
+            "HTTP 503, OGC service exception: busy"
+        );
+        assert_eq!(
+            Error::ServiceException { status: 200, exception: OgcException::default() }.to_string(),
+            "OGC service exception (HTTP 200)"
+        );
         assert_eq!(Error::Aborted.status(), None);
         assert_eq!(Error::RateLimited { status: Some(429), retry_after_ms: 9.0 }.retry_after_ms(), Some(9.0));
     }

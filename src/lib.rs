@@ -18,6 +18,7 @@ pub mod deadline;
 pub mod error;
 pub mod host;
 mod http_date;
+pub mod ogc_exception;
 pub mod options;
 pub mod platform;
 mod race;
@@ -36,3 +37,11 @@ pub mod web;
 
 /// The longest delay a JavaScript timer can represent (2^31 − 1 ms); every delay is clamped to it.
 pub const MAX_DELAY_MS: f64 = 2_147_483_647.0;
+
+/// The `User-Agent` sent where the platform lets a script set one (Node, Deno, Bun, workerd;
+/// never a browser, where it would force a CORS preflight) and the caller's `headers` have none.
+/// OpenStreetMap's tile usage policy asks every client for one that names it, and libraries for
+/// a default naming the library and its documentation. Cargo.toml's version and homepage, which
+/// pkg/package.json repeats (tests/js/user-agent.test.mjs checks that they agree).
+pub const USER_AGENT: &str =
+    concat!("tilefetch/", env!("CARGO_PKG_VERSION"), " (+", env!("CARGO_PKG_HOMEPAGE"), ")");

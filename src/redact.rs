@@ -30,9 +30,11 @@ pub fn redact_url(url: &str) -> String {
     out
 }
 
-/// Redacts every URL inside free text (a platform's error message may quote the request URL).
+/// Redacts every URL inside free text (a platform's error message, a server's exception text),
+/// and every query string without its URL (`?key=…`, `LAYERS=a&token=…`), which a server may
+/// echo on its own.
 pub fn redact_text(text: &str) -> String {
-    if !contains(text, "://") {
+    if !text.bytes().any(|b| b == b'=' || b == b'@') {
         return text.to_string();
     }
     let mut out = String::with_capacity(text.len());
@@ -40,8 +42,10 @@ pub fn redact_text(text: &str) -> String {
         if i > 0 {
             out.push(' ');
         }
-        if contains(word, "://") {
+        if contains(word, "://") || contains(word, "?") {
             out.push_str(&redact_url(word));
+        } else if contains(word, "=") {
+            redact_params(word, &mut out);
         } else {
             out.push_str(word);
         }
@@ -190,6 +194,10 @@ mod tests {
             "Request cannot be constructed from a URL that includes credentials: https://***@h/a?key=***"
         );
         assert_eq!(redact_text("fetch failed"), "fetch failed");
+        assert_eq!(
+            redact_text("bad value in ?token=T&x=1 and LAYERS=a&api_key=K (see x@y)"),
+            "bad value in ?token=***&x=1 and LAYERS=a&api_key=*** (see x@y)"
+        );
     }
 
     #[test]

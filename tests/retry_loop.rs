@@ -12,6 +12,7 @@ use tilefetch::host::breaker::BreakerConfig;
 use tilefetch::host::budget::BudgetConfig;
 use tilefetch::host::state::SharedHost;
 use tilefetch::host::{HostConfig, HostState};
+use tilefetch::ogc_exception::OgcException;
 use tilefetch::options::Value;
 use tilefetch::platform::{Attempt, Cancel, Clock, Random, Sleep, Transport, Woke};
 use tilefetch::retry::{fetch_with_retries, Cause, Delivered, Effects, Event, GaveUp, RetryInfo};
@@ -255,7 +256,7 @@ fn permanent_statuses_are_not_retried() {
         let world = World::new(vec![(30.0, status(code))]);
         let (out, retries) = run(&world, &[]);
         let g = gave_up(out);
-        assert_eq!((g.failure.error.clone(), g.attempts), (Error::Http { status: code }, 1));
+        assert_eq!((g.failure.error.clone(), g.attempts), (Error::http(code), 1));
         assert_eq!(world.sent.get(), 1);
         assert!(retries.is_empty());
     }
@@ -290,9 +291,80 @@ fn request_errors_in_an_ogc_exception_are_permanent() {
     let g = gave_up(run(&world, &[]).0);
     assert_eq!(
         g.failure.error,
-        Error::ServiceException { status: 200, code: Some("LayerNotDefined".into()) }
+        Error::ServiceException {
+            status: 200,
+            exception: OgcException { code: Some("LayerNotDefined".into()), text: Some("no".into()) }
+        }
     );
     assert_eq!(world.sent.get(), 1);
+}
+
+#[test]
+fn a_request_error_code_rejects_after_one_request_whatever_the_status() {
+    // MapProxy sends WMS exceptions with 500, WMTS servers with 400/404; some proxies with 429.
+    const BODY: &[u8] = b"<?xml version=\"1.0\"?><ServiceExceptionReport version=\"1.3.0\"><ServiceException code=\"InvalidCRS\">unknown crs</ServiceException></ServiceExceptionReport>";
+    for code in [200, 400, 404, 429, 500, 503] {
+        let world = World::new(vec![(
+            20.0,
+            Reply::Status(code, &[("content-type", "text/xml"), ("retry-after", "1")], BODY),
+        )]);
+        let g =
+            gave_up(run(&world, &[("retryOn", Value::List(vec![n(400.0), n(429.0), n(500.0), n(503.0)]))]).0);
+        assert_eq!(g.failure.error.kind(), "service-exception", "HTTP {code}");
+        assert_eq!(g.failure.error.exception().and_then(|e| e.code.as_deref()), Some("InvalidCRS"));
+        assert_eq!((g.attempts, world.sent.get()), (1, 1), "HTTP {code}");
+    }
+}
+
+#[test]
+fn a_transient_code_keeps_the_statuss_verdict_and_its_exception() {
+    const BODY: &[u8] = b"<ServiceExceptionReport><ServiceException code=\"NoApplicableCode\">database busy</ServiceException></ServiceExceptionReport>";
+    let world = World::new(vec![
+        (20.0, Reply::Status(500, &[("content-type", "application/vnd.ogc.se_xml")], BODY)),
+        (20.0, ok()),
+    ]);
+    let (out, retries) = run(&world, &[("baseDelayMs", n(10.0))]);
+    assert_eq!(out.unwrap().attempts, 2);
+    assert_eq!(retries[0].reason, "http");
+    let world = World::new(vec![(20.0, Reply::Status(403, &[], BODY))]);
+    let g = gave_up(run(&world, &[]).0);
+    let exception =
+        OgcException { code: Some("NoApplicableCode".into()), text: Some("database busy".into()) };
+    assert_eq!(g.failure.error, Error::Http { status: 403, exception: Some(exception) });
+    assert_eq!(world.sent.get(), 1);
+}
+
+#[test]
+fn request_errors_leave_the_breaker_the_budget_and_the_good_tiles_alone() {
+    // One host, a threshold of 2 and no retry budget to spare: a mistyped layer's tiles must not
+    // open the breaker, spend the budget or pause the host for the good layer's tiles.
+    let config = HostConfig {
+        breaker: BreakerConfig {
+            failure_threshold: 2,
+            open_ms: 60_000.0,
+            half_open_probes: 1,
+            max_open_ms: 60_000.0,
+        },
+        budget: BudgetConfig { ratio: 0.0, min_per_second: 0.0 },
+        ..PERMISSIVE
+    };
+    let route = [host(&config)];
+    const BAD: &[u8] = b"<ServiceExceptionReport><ServiceException code=\"LayerNotDefined\">unknown layer: osmm</ServiceException></ServiceExceptionReport>";
+    for _ in 0..12 {
+        let world = World::new(vec![(
+            20.0,
+            Reply::Status(500, &[("content-type", "text/xml"), ("retry-after", "60")], BAD),
+        )]);
+        let g = gave_up(run_on(&world, &[], &route).0);
+        assert_eq!((g.failure.error.kind(), world.sent.get()), ("service-exception", 1));
+        let world = World::new(vec![(20.0, ok())]);
+        let tile = run_on(&world, &[], &route).0.unwrap();
+        assert_eq!((tile.attempts, tile.elapsed_ms), (1, 20.0), "a good tile at its healthy latency");
+    }
+    let host = route[0].borrow();
+    assert_eq!(host.breaker.state(0.0).name(), "closed");
+    assert_eq!(host.paused_until(0.0), None);
+    assert_eq!(host.counters.retries, 0);
 }
 
 #[test]
@@ -329,7 +401,7 @@ fn retry_after_beyond_the_deadline_rejects_at_once_as_rate_limited() {
     let (out, retries) = run(&world, &[]);
     let g = gave_up(out);
     assert_eq!(g.failure.error, Error::RateLimited { status: Some(429), retry_after_ms: 86_400_000.0 });
-    assert_eq!(last_error(&g), &Error::Http { status: 429 });
+    assert_eq!(last_error(&g), &Error::http(429));
     assert_eq!((g.attempts, g.elapsed_ms), (1, 20.0));
     assert!(retries.is_empty() && world.sleeps.borrow().is_empty());
 }
@@ -355,7 +427,7 @@ fn a_sleep_past_the_deadline_is_never_started() {
     let (out, retries) = run(&world, &[none_jitter(), ("deadlineMs", n(2000.0)), ("baseDelayMs", n(200.0))]);
     let g = gave_up(out);
     assert_eq!(g.failure.error, Error::Deadline { deadline_ms: 2000.0 });
-    assert_eq!(last_error(&g), &Error::Http { status: 503 });
+    assert_eq!(last_error(&g), &Error::http(503));
     // 100 + 200 + 100 + 400 + 100 + 800 = 1700; the next sleep (1600) would end past 2000.
     assert_eq!(*world.sleeps.borrow(), vec![200.0, 400.0, 800.0]);
     assert_eq!((g.attempts, g.elapsed_ms, retries.len()), (4, 1800.0, 3));
@@ -528,7 +600,7 @@ fn a_spent_retry_budget_ends_the_call_with_its_last_failure() {
     let world = World::new((0..10).map(|_| (10.0, status(503))).collect());
     let (out, events) = run_on(&world, &[none_jitter(), ("baseDelayMs", n(10.0))], &route);
     let g = gave_up(out);
-    assert_eq!(g.failure.error, Error::Http { status: 503 });
+    assert_eq!(g.failure.error, Error::http(503));
     // One retry from the reserve, then the reserve refills at 1/s: 10 ms later it is empty.
     assert_eq!(g.attempts, 2);
     assert_eq!(events.iter().filter(|e| matches!(e, Event::Retry { .. })).count(), 1);

@@ -4,6 +4,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use tilefetch::classify::{classify, ResponseFacts, Verdict, HEAD_BYTES, TAIL_BYTES};
+use tilefetch::ogc_exception::MAX_TEXT_CHARS;
 use tilefetch::options::{Options, Preset};
 use tilefetch_fuzz::Bytes;
 
@@ -35,7 +36,17 @@ fuzz_target!(|data: &[u8]| {
     let options =
         Options::preset(if bytes.byte().is_multiple_of(2) { Preset::Interactive } else { Preset::Batch });
     let now = bytes.f64();
-    if let Verdict::Deliver { empty } = classify(&facts, &options, now) {
+    let verdict = classify(&facts, &options, now);
+    if let Verdict::Retry { error, .. } | Verdict::Reject(error) = &verdict {
+        // What the server said is kept short; a code is a printable ASCII name.
+        if let Some(exception) = error.exception() {
+            let text = exception.text.as_deref().unwrap_or("");
+            assert!(text.chars().count() <= MAX_TEXT_CHARS, "{text:?}");
+            let code = exception.code.as_deref().unwrap_or("");
+            assert!(code.bytes().all(|b| b.is_ascii_graphic() || b == b' '), "{code:?}");
+        }
+    }
+    if let Verdict::Deliver { empty } = verdict {
         assert!((200..300).contains(&facts.status), "{facts:?}");
         if empty {
             return;

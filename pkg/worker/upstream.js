@@ -25,9 +25,11 @@ import { gateCall } from "./gate.js";
  * @param {object} p.gateCfg what the gate is told about its thresholds
  * @param {number} p.gateTimeoutMs
  * @param {(p: Promise<unknown>) => void} p.waitUntil
+ * @param {string | null} p.referer  the incoming request's Referer, sent upstream when there is one
+ * @param {HeadersInit | undefined} p.clientHeaders  the client's `headers`, which a call's own replace
  * @returns {Promise<Outcome>}
  */
-export async function callUpstream({ client, urls, cap, control, limiter, deadlineMs, gate, gateCfg, gateTimeoutMs, waitUntil }) {
+export async function callUpstream({ client, urls, cap, control, limiter, deadlineMs, gate, gateCfg, gateTimeoutMs, waitUntil, referer, clientHeaders }) {
   const timing = [];
   let admitted = null;
   if (gate) {
@@ -54,7 +56,7 @@ export async function callUpstream({ client, urls, cap, control, limiter, deadli
   let out;
   try {
     if (!release || control.signal.aborted || queuedMs >= deadlineMs) throw Object.assign(new Error("deadline while queued"), { kind: "deadline", attempts: 0 });
-    const options = { signal: control.signal, onRetry, ...(queuedMs > 0 ? { deadlineMs: deadlineMs - queuedMs } : {}) };
+    const options = { signal: control.signal, onRetry, ...(queuedMs > 0 ? { deadlineMs: deadlineMs - queuedMs } : {}), ...(referer ? { headers: withReferer(clientHeaders, referer) } : {}) };
     const tile = await client.fetchTile(urls.length === 1 ? urls[0] : urls, options);
     out = { kind: "tile", status: tile.status, data: tile.data, contentType: tile.contentType, empty: tile.empty, attempts: tile.attempts, healthy: true };
   } catch (error) {
@@ -74,6 +76,13 @@ export async function callUpstream({ client, urls, cap, control, limiter, deadli
   return out;
 }
 
+/** The client's headers plus the page's Referer (a call's `headers` replace the client's whole). */
+function withReferer(clientHeaders, referer) {
+  const headers = new Headers(clientHeaders ?? undefined);
+  headers.set("referer", referer);
+  return headers;
+}
+
 /** A TileError (or anything thrown) → an outcome. */
 function classify(error, last) {
   const attempts = Number.isInteger(error?.attempts) ? error.attempts : 0;
@@ -84,6 +93,10 @@ function classify(error, last) {
     case "invalid-options":
       console.error(`tilefetch/worker: ${error.message}`); // the answer does not name the upstream
       return { kind: "fail", status: 500, errorKind: kind, retryAfterMs: null, message: "tile proxy misconfigured (see the worker's log)", attempts, healthy: null };
+    case "service-exception":
+      // The upstream is up and says the request is wrong (LayerNotDefined, TileOutOfRange …):
+      // an answer, like a permanent 4xx, that must not count against the upstream's health.
+      return { kind: "answer", status: 502, message: `upstream service exception${error.exceptionCode ? ` ${error.exceptionCode}` : ""}`, attempts, healthy: true };
     case "http":
       // A permanent 4xx (404, 410, 403 …): the upstream is up and has answered. A 5xx (or 408,
       // 425, 429) comes as "http" too when it was not retried (the retry budget refused, or it is
@@ -93,10 +106,8 @@ function classify(error, last) {
       }
     // falls through
     default: {
-      // rate-limited, circuit-open, deadline, network, timeout, invalid-response, service-exception,
-      // aborted (our subrequest cap): no tile now. 429 when the upstream said so, else 503.
-      // (A service exception may be permanent, "the request is wrong", or one whose retries the
-      // budget refused: the error does not tell them apart, so both are a 503 that is not cached.)
+      // rate-limited, circuit-open, deadline, network, timeout, invalid-response, aborted (our
+      // subrequest cap): no tile now. 429 when the upstream said so, else 503.
       const upstream429 = error?.status === 429 || error?.cause?.status === 429 || last?.status === 429;
       const retryAfterMs = Number.isFinite(error?.retryAfterMs) ? error.retryAfterMs : (last?.retryAfterMs ?? null);
       return {

@@ -10,6 +10,8 @@ export class TileError extends Error {
     this.attempts = fields.attempts;
     this.elapsedMs = fields.elapsedMs;
     if (fields.retryAfterMs !== undefined) this.retryAfterMs = fields.retryAfterMs;
+    if (fields.exceptionCode !== undefined) this.exceptionCode = fields.exceptionCode;
+    if (fields.exceptionText !== undefined) this.exceptionText = fields.exceptionText;
     this.url = fields.url;
   }
 }
@@ -18,8 +20,8 @@ export function tileErrorClass() {
   return TileError;
 }
 
-export function makeTileError(message, kind, status, attempts, elapsedMs, retryAfterMs, url, cause) {
-  return new TileError(message, { kind, status, attempts, elapsedMs, retryAfterMs, url, cause });
+export function makeTileError(message, kind, status, attempts, elapsedMs, retryAfterMs, exceptionCode, exceptionText, url, cause) {
+  return new TileError(message, { kind, status, attempts, elapsedMs, retryAfterMs, exceptionCode, exceptionText, url, cause });
 }
 
 // A tile for one caller of a (possibly shared) request. The first caller gets the body and headers

@@ -18,6 +18,8 @@ extern "C" {
         attempts: u32,
         elapsed_ms: f64,
         retry_after_ms: Option<f64>,
+        exception_code: Option<&str>,
+        exception_text: Option<&str>,
         url: &str,
         cause: &JsValue,
     ) -> JsValue;

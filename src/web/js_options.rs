@@ -118,7 +118,12 @@ extern "C" {
 
     /// `[inputs, init, headers]`, or `[field, message]` (see request.js for the line format).
     #[wasm_bindgen(js_name = buildRequest)]
-    fn build_request_js(url_lines: &str, headers: Option<&JsValue>, field_lines: &str) -> Array;
+    fn build_request_js(
+        url_lines: &str,
+        headers: Option<&JsValue>,
+        field_lines: &str,
+        user_agent: Option<&str>,
+    ) -> Array;
 }
 
 /// The fetch input per mirror (a URL, or a `Request` checked once when the call sets fields a
@@ -141,7 +146,7 @@ pub fn build_request(
         }
         fields.push('\n');
     }
-    let built = build_request_js(url_lines, headers, &fields);
+    let built = build_request_js(url_lines, headers, &fields, super::default_user_agent());
     let first = built.get(0);
     match first.as_string() {
         Some(field) => {

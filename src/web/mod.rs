@@ -10,6 +10,7 @@ mod js_options;
 mod task;
 mod transport;
 
+use std::cell::Cell;
 use std::rc::Rc;
 
 use wasm_bindgen::prelude::*;
@@ -24,6 +25,23 @@ thread_local! {
     /// in this page, worker or isolate.
     static DEFAULT_CLIENT: Rc<ClientInner> =
         Rc::new(ClientInner::new(&JsValue::UNDEFINED).expect_throw("the default config is valid"));
+}
+
+thread_local! {
+    /// Set by the package entries of platforms that let a script set `User-Agent`.
+    static SENDS_USER_AGENT: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Called once by the Node (also Deno and Bun) and workerd entries of the package: from then
+/// on every request without a `User-Agent` in its `headers` sends [`crate::USER_AGENT`].
+#[wasm_bindgen(js_name = sendUserAgent)]
+pub fn send_user_agent() {
+    SENDS_USER_AGENT.with(|sends| sends.set(true));
+}
+
+/// The `User-Agent` to send when the caller set none, on this platform.
+fn default_user_agent() -> Option<&'static str> {
+    SENDS_USER_AGENT.with(Cell::get).then_some(crate::USER_AGENT)
 }
 
 /// `fetchTile(url, options?)` on the default client: see pkg/index.d.ts for the JS contract.
@@ -103,6 +121,7 @@ fn failure_to_js(failure: &Failure<JsValue>, attempts: u32, elapsed_ms: f64, url
         Some(Cause::Platform(js)) => js.clone(),
         Some(Cause::Attempt(last)) => failure_to_js(last, attempts, elapsed_ms, url),
     };
+    let exception = error.exception();
     make_tile_error(
         &message,
         error.kind(),
@@ -110,6 +129,8 @@ fn failure_to_js(failure: &Failure<JsValue>, attempts: u32, elapsed_ms: f64, url
         attempts,
         elapsed_ms,
         error.retry_after_ms(),
+        exception.and_then(|e| e.code.as_deref()),
+        exception.and_then(|e| e.text.as_deref()),
         url,
         &cause,
     )

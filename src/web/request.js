@@ -62,9 +62,11 @@ export function resolveUrls(url, labelLines) {
  * is set, so a refusal is the caller's error, reported at once, not a network failure retried
  * until the deadline. Strings cross from wasm in two: `urlLines`, one URL per line, and
  * `fieldLines`, a line each for accept, credentials, mode, cache and referrerPolicy: "" when not
- * set, "=" and the value when set (the referrer policy "" is a value).
+ * set, "=" and the value when set (the referrer policy "" is a value). `userAgent`, when given,
+ * is sent unless the caller's headers have a User-Agent; being the same for every call, it is
+ * left out of the headers string.
  */
-export function buildRequest(urlLines, headers, fieldLines) {
+export function buildRequest(urlLines, headers, fieldLines, userAgent) {
   const urls = urlLines.split("\n");
   const [accept, credentials, mode, cache, referrerPolicy] = fieldLines
     .split("\n")
@@ -83,6 +85,9 @@ export function buildRequest(urlLines, headers, fieldLines) {
       return ["accept", "is not a valid header value"];
     }
     for (const [name, value] of init.headers) sent += `${name}:${value};`;
+    if (userAgent !== undefined && !init.headers.has("user-agent")) init.headers.set("user-agent", userAgent);
+  } else if (userAgent !== undefined) {
+    init.headers = { "user-agent": userAgent };
   }
   // In the order a refusal's message is searched for the field to blame: Chromium's and
   // undici's "'only-if-cached' can be set only with 'same-origin' mode" is about `cache`.
