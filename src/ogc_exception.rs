@@ -53,8 +53,13 @@ pub struct OgcException {
 impl OgcException {
     /// Whether the code says the request itself is wrong.
     pub fn is_permanent(&self) -> bool {
-        self.code.as_deref().is_some_and(|code| PERMANENT_CODES.contains(&code))
+        self.code.as_deref().is_some_and(is_request_error)
     }
+}
+
+/// Whether an exception code is one of [`PERMANENT_CODES`].
+pub fn is_request_error(code: &str) -> bool {
+    PERMANENT_CODES.contains(&code)
 }
 
 /// The exception report in `body` (leading whitespace already trimmed), if it is one.

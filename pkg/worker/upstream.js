@@ -3,6 +3,8 @@
 // result to a plain outcome object (no I/O objects), so that requests coalesced onto this call
 // in other request contexts can use it safely.
 import { TileError } from "../workerd.js";
+// The core's list of request-error codes (the same module instance workerd.js initialised).
+import { isRequestError } from "../gen/tilefetch.js";
 import { gateCall } from "./gate.js";
 
 /**
@@ -95,8 +97,12 @@ function classify(error, last) {
       return { kind: "fail", status: 500, errorKind: kind, retryAfterMs: null, message: "tile proxy misconfigured (see the worker's log)", attempts, healthy: null };
     case "service-exception":
       // The upstream is up and says the request is wrong (LayerNotDefined, TileOutOfRange …):
-      // an answer, like a permanent 4xx, that must not count against the upstream's health.
-      return { kind: "answer", status: 502, message: `upstream service exception${error.exceptionCode ? ` ${error.exceptionCode}` : ""}`, attempts, healthy: true };
+      // an answer, like a permanent 4xx, that must not count against the upstream's health. (A
+      // transient one whose retries were refused is a failure like those below.)
+      if (typeof error.exceptionCode === "string" && isRequestError(error.exceptionCode)) {
+        return { kind: "answer", status: 502, message: `upstream service exception ${error.exceptionCode}`, attempts, healthy: true };
+      }
+    // falls through
     case "http":
       // A permanent 4xx (404, 410, 403 …): the upstream is up and has answered. A 5xx (or 408,
       // 425, 429) comes as "http" too when it was not retried (the retry budget refused, or it is

@@ -44,6 +44,13 @@ fn default_user_agent() -> Option<&'static str> {
     SENDS_USER_AGENT.with(Cell::get).then_some(crate::USER_AGENT)
 }
 
+/// Whether an OGC exception code says the request itself is wrong: asked by the edge proxy
+/// (pkg/worker/upstream.js), so the list has one owner, `ogc_exception::PERMANENT_CODES`.
+#[wasm_bindgen(js_name = isRequestError)]
+pub fn is_request_error(code: &str) -> bool {
+    crate::ogc_exception::is_request_error(code)
+}
+
 /// `fetchTile(url, options?)` on the default client: see pkg/index.d.ts for the JS contract.
 #[wasm_bindgen(js_name = fetchTile)]
 pub fn fetch_tile(url: JsValue, options: JsValue) -> js_sys::Promise {
