@@ -46,3 +46,7 @@ if ! [ -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modu
   step "npm install (from package-lock.json)"
   npm install --no-audit --no-fund --loglevel=error
 fi
+
+# The real-server suite (tests/real-servers/): MapServer from Debian, MapProxy from PyPI.
+# shellcheck source=../tests/real-servers/install.sh
+source tests/real-servers/install.sh

@@ -7,7 +7,8 @@
 #   4. wasm-bindgen tests with real fetch against the loopback fault server: Node, headless
 #      Chromium, and a dedicated worker in Chromium
 #   5. JS tests (node:test) on the built pkg/: fault server, fetchTile and TileClient behaviour,
-#      a soak, npm pack + install, workerd (miniflare); then, one file at a time, Chromium: a
+#      a soak, npm pack + install, workerd (miniflare), real map servers (MapProxy, MapServer
+#      behind a counting proxy, tests/real-servers/); then, one file at a time, Chromium: a
 #      page, a worker, Vite builds, the map adapters with the real libraries and the demo page
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -63,8 +64,8 @@ grep -q 'Running headless tests in Chrome' "$log/wasm-browser" || { echo "the br
 kill "$server_pid" && wait "$server_pid" 2>/dev/null || true
 server_pid=""
 
-step "JS tests on pkg/ (node --test): server, Node, workerd"
-run js node --test --test-concurrency=2 tests/server/ tests/js/ tests/workerd/
+step "JS tests on pkg/ (node --test): server, Node, workerd, real map servers"
+run js node --test --test-concurrency=2 tests/server/ tests/js/ tests/workerd/ tests/real-servers/
 step "JS tests on pkg/ (node --test): Chromium, one file at a time (their timings are asserted)"
 run browser node --test --test-concurrency=1 tests/browser/
 

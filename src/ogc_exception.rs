@@ -109,13 +109,13 @@ fn exception_text(body: &[u8]) -> Option<String> {
         Err(error) => core::str::from_utf8(&text[..error.valid_up_to()]).ok()?,
     };
     let redacted = redact_text(text);
-    let short = first_chars(&redacted, MAX_TEXT_CHARS);
-    if short.len() < redacted.len() {
-        let mut cut = short.trim_end().to_string();
-        cut.push('…');
-        return Some(cut);
+    if first_chars(&redacted, MAX_TEXT_CHARS).len() == redacted.len() {
+        return Some(redacted);
     }
-    Some(redacted)
+    // Cut, with an ellipsis as the last of the characters kept.
+    let mut cut = first_chars(&redacted, MAX_TEXT_CHARS - 1).trim_end().to_string();
+    cut.push('…');
+    Some(cut)
 }
 
 /// What follows the start tag of the first element whose name ends in `name`; `None` when there
@@ -266,7 +266,16 @@ mod tests {
             format!("<ServiceException code=\"InvalidFormat\">{}</ServiceException>", "é ".repeat(300));
         let text = read(&long).unwrap().text.unwrap();
         assert_eq!(text.chars().count(), MAX_TEXT_CHARS);
-        assert!(text.ends_with('…'));
+        assert!(text.ends_with("é…"));
+        let exact = format!("<ServiceException>{}</ServiceException>", "x".repeat(MAX_TEXT_CHARS));
+        assert_eq!(
+            read(&exact).unwrap().text.unwrap().len(),
+            MAX_TEXT_CHARS,
+            "200 characters are kept whole"
+        );
+        let over = format!("<ServiceException>{}</ServiceException>", "x".repeat(MAX_TEXT_CHARS + 1));
+        let text = read(&over).unwrap().text.unwrap();
+        assert_eq!((text.chars().count(), text.ends_with("x…")), (MAX_TEXT_CHARS, true));
         let secret = "<ServiceException>bad request https://h/wms?LAYERS=x&apikey=S3CRET see ?token=T0K&x=1</ServiceException>";
         let text = read(secret).unwrap().text.unwrap();
         assert!(!text.contains("S3CRET") && !text.contains("T0K"), "{text}");

@@ -1,0 +1,102 @@
+// A counting reverse proxy in front of a real server, for the real-server tests.
+//
+//   import { startFrontProxy } from "./front-proxy.mjs";
+//   const front = await startFrontProxy(mapproxy.url);
+//   await fetch(`${front.url}/as200/wmts/osm/webmercator/0/0/99.png`);   // upstream 400 -> 200
+//   front.count("/as200/wmts/");   front.requests;   front.reset();   await front.stop();
+//
+// Why: the real servers cannot say how often they were asked, and they send their exception
+// reports with their own statuses only. The proxy records every request it receives (so a test
+// can assert "exactly 1 request" or "retried") and, for paths under /as200/, strips that prefix,
+// forwards the rest and answers the upstream's headers and body with status 200, the way many
+// other servers send exception reports.
+//
+// requests[i] = { method, url (path+query as received, /as200/ included), upstreamUrl (what was
+//   forwarded), headers (as received), as200, t (ms since start), status (sent to the client;
+//   null until the upstream answered), upstreamStatus }.
+
+import http from "node:http";
+
+const AS200 = "/as200/";
+// Hop-by-hop headers (RFC 9110 7.6.1) belong to one connection and are not forwarded.
+const HOP = new Set(["connection", "keep-alive", "proxy-connection", "te", "trailer", "transfer-encoding", "upgrade", "proxy-authorization", "proxy-authenticate"]);
+
+export async function startFrontProxy(upstreamUrl) {
+  const upstream = new URL(upstreamUrl);
+  const agent = new http.Agent({ keepAlive: true });
+  const requests = [];
+  const t0 = performance.now();
+
+  const server = http.createServer((req, res) => {
+    const as200 = req.url.startsWith(AS200);
+    const forwardPath = as200 ? req.url.slice(AS200.length - 1) : req.url;
+    const entry = {
+      method: req.method,
+      url: req.url,
+      upstreamUrl: forwardPath,
+      headers: { ...req.headers },
+      as200,
+      t: performance.now() - t0,
+      status: null,
+      upstreamStatus: null,
+    };
+    requests.push(entry);
+
+    const headers = {};
+    for (const [k, v] of Object.entries(req.headers)) if (!HOP.has(k)) headers[k] = v;
+    headers.host = upstream.host;
+    // The upstream's own base path (if any) is kept in front of the forwarded path.
+    const base = upstream.pathname.replace(/\/$/, "");
+    const up = http.request(
+      { host: upstream.hostname, port: upstream.port, method: req.method, path: base + forwardPath, headers, agent },
+      (upRes) => {
+        entry.upstreamStatus = upRes.statusCode;
+        entry.status = as200 ? 200 : upRes.statusCode;
+        // rawHeaders keep the upstream's spelling and repeated headers; only hop-by-hop ones go.
+        const out = [];
+        for (let i = 0; i < upRes.rawHeaders.length; i += 2) {
+          if (!HOP.has(upRes.rawHeaders[i].toLowerCase())) out.push(upRes.rawHeaders[i], upRes.rawHeaders[i + 1]);
+        }
+        res.writeHead(entry.status, as200 ? "OK" : upRes.statusMessage, out);
+        upRes.pipe(res);
+      },
+    );
+    up.on("error", (e) => {
+      // Not something a real server sends: make it loud rather than plausible.
+      entry.status = 502;
+      if (res.headersSent) return res.destroy();
+      res.writeHead(502, { "Content-Type": "text/plain; charset=utf-8" });
+      res.end(`front proxy: upstream ${upstream.host} failed: ${e.message}\n`);
+    });
+    // A client that gives up (a timeout, an abort) ends the upstream request too.
+    res.on("close", () => {
+      if (!res.writableFinished) up.destroy();
+    });
+    req.pipe(up);
+  });
+
+  await new Promise((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", resolve);
+  });
+  const { port } = server.address();
+
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests,
+    /** Requests received whose url starts with the string, or for which the predicate is true. */
+    count(prefixOrPredicate = () => true) {
+      const match = typeof prefixOrPredicate === "function" ? prefixOrPredicate : (r) => r.url.startsWith(prefixOrPredicate);
+      return requests.filter(match).length;
+    },
+    reset() {
+      requests.length = 0;
+    },
+    stop: () =>
+      new Promise((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+        agent.destroy();
+      }),
+  };
+}

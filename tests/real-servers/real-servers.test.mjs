@@ -1,0 +1,154 @@
+// fetchTile against real map servers installed from the registries (scripts/setup.sh): MapProxy
+// 7.0.0 (PyPI, its `debug` source) and MapServer 8.0 (Debian, CGI behind cgi.mjs), each behind
+// a counting front proxy (front-proxy.mjs) on loopback. Every case of cases.mjs, with the
+// verdict kept next to what the server sends; then the mixed map view: good tiles and tiles of a
+// mistyped layer on one host at once. Runs against the BUILT package (pkg/node.js).
+import { describe, test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { TileClient, TileError } from "../../pkg/node.js";
+import { MAPPROXY_CASES, MAPSERVER_CASES, caseUrl } from "./cases.mjs";
+import { startFrontProxy } from "./front-proxy.mjs";
+import { startMapProxy } from "./mapproxy/server.mjs";
+import { startMapServer } from "./mapserver/cgi.mjs";
+
+// The options of an image layer (an `accept` says what a tile is: without one, a 200 text/plain
+// or JSON body could be a tile format), with a deadline short enough that a retried case ends
+// within a second or two and still gets several attempts.
+const OPTIONS = { accept: "image/*", deadlineMs: 1200, baseDelayMs: 10, maxDelayMs: 40 };
+// Per case, a client whose breaker and retry budget never end a retried call before its
+// deadline: what is checked is the verdict on the server's answer (the mixed view below uses
+// the defaults).
+const CLIENT = { breaker: { failureThreshold: 100000 }, retryBudget: { ratio: 1, minPerSecond: 100000 } };
+
+/** Runs one case through `front` and checks its verdict and the requests that reached the server. */
+async function check(c, front, direct) {
+  const url = caseUrl(front.url, c);
+  // `/x?` reaches the server as `/x`.
+  const sent = () => front.count((r) => r.url === c.path || `${r.url}?` === c.path);
+  const before = sent();
+  const reasons = []; // why each failed attempt was retried
+  let tile;
+  let error;
+  try {
+    tile = await new TileClient(CLIENT).fetchTile(url, { ...OPTIONS, onRetry: (info) => reasons.push(info.reason) });
+  } catch (e) {
+    error = e;
+  }
+  const requests = sent() - before;
+  const e = c.expect;
+  const seen = error ? `${error.kind}: ${error.message}` : `a tile of ${tile.data.length} B`;
+  if (e.outcome === "tile") {
+    assert.ok(tile, `expected a tile, got ${seen}`);
+    const truth = new Uint8Array(await (await fetch(caseUrl(direct, c))).arrayBuffer());
+    assert.deepEqual(tile.data, truth, "the bytes of a direct fetch");
+    assert.equal(requests, 1);
+    return `tile, ${tile.data.length} B, 1 request`;
+  }
+  assert.ok(error instanceof TileError, `expected a TileError, got ${seen}`);
+  const exceptionOf = (err) => ({ code: err.exceptionCode ?? null, text: err.exceptionText ?? null });
+  if (e.outcome === "reject") {
+    assert.equal(error.kind, e.kind, seen);
+    assert.equal(requests, 1, `${seen}: one request`);
+    if (e.status !== undefined) assert.equal(error.status, e.status);
+    if (e.exceptionCode !== undefined) assert.equal(exceptionOf(error).code, e.exceptionCode, seen);
+    if (e.exceptionText !== undefined) assert.equal(exceptionOf(error).text, e.exceptionText, seen);
+    if (error.exceptionCode) assert.ok(error.message.includes(error.exceptionCode), "the message shows the code");
+    return `${error.kind}${error.exceptionCode ? ` ${error.exceptionCode}` : ""}, 1 request`;
+  }
+  assert.equal(e.outcome, "retry");
+  assert.equal(error.kind, "deadline", seen);
+  assert.ok(requests >= 2, `${seen}: retried (${requests} requests)`);
+  assert.equal(reasons[0], e.causeKind, `${seen}: why the first attempt was retried`);
+  assert.ok(error.cause instanceof TileError, "the last failure is the cause");
+  // The last attempt may have been cut by the deadline (a timeout); any other is the server's.
+  if (error.cause.kind !== "timeout") {
+    assert.equal(error.cause.kind, e.causeKind, seen);
+    if (e.exceptionCode !== undefined) assert.equal(exceptionOf(error.cause).code, e.exceptionCode, seen);
+  }
+  return `deadline after ${requests} requests, retried as ${reasons[0]}${error.cause.exceptionCode ? ` (${error.cause.exceptionCode})` : ""}`;
+}
+
+/** The cases of one server as tests, a few at a time (mapserv is one process per request). */
+function suite(name, cases, start) {
+  describe(name, { concurrency: 4 }, () => {
+    let server;
+    let front;
+    before(async () => {
+      server = await start();
+      front = await startFrontProxy(server.url);
+    });
+    after(async () => {
+      await front?.stop();
+      await server?.stop();
+    });
+    test("every case has its own path (requests are counted by path)", () => {
+      assert.equal(new Set(cases.map((c) => c.path)).size, cases.length);
+    });
+    for (const c of cases) {
+      test(c.name, async (t) => {
+        const sends = c.sends;
+        t.diagnostic(`server sends ${sends.status} ${sends.type}${sends.report ? ` report ${sends.code ?? "(no code)"}` : ""} → ${await check(c, front, server.url)}`);
+      });
+    }
+  });
+}
+
+suite("MapProxy 7.0.0", MAPPROXY_CASES, () => startMapProxy());
+suite("MapServer 8.0", MAPSERVER_CASES, () => startMapServer());
+
+// z/x/y of web mercator as a WMS BBOX.
+function bbox(z, x, y) {
+  const size = (2 * 20037508.342789244) / 2 ** z;
+  const minx = -20037508.342789244 + x * size;
+  const maxy = 20037508.342789244 - y * size;
+  return [minx, maxy - size, minx + size, maxy].join(",");
+}
+
+describe("a map view with a mistyped layer on the same MapProxy", () => {
+  let server;
+  let front;
+  before(async () => {
+    server = await startMapProxy();
+    front = await startFrontProxy(server.url);
+  });
+  after(async () => {
+    await front?.stop();
+    await server?.stop();
+  });
+
+  test("each bad tile costs one request, the good tiles one each, and the breaker stays closed", async (t) => {
+    const events = [];
+    // The default config (breaker, budget and pause all on), with an observer.
+    const client = new TileClient({ onEvent: (e) => events.push(e) });
+    const url = (layers, z, x, y) =>
+      `${front.url}/service?SERVICE=WMS&VERSION=1.3.0&REQUEST=GetMap&LAYERS=${layers}&STYLES=&CRS=EPSG:3857&BBOX=${bbox(z, x, y)}&WIDTH=256&HEIGHT=256&FORMAT=image/png`;
+    const tiles = [];
+    for (let x = 0; x < 4; x++) for (let y = 0; y < 3; y++) tiles.push([2, x, y]);
+    for (const view of [1, 2]) {
+      front.reset();
+      const good = tiles.map(([z, x, y]) => client.fetchTile(url("osm", z, x + 4 * (view - 1), y)));
+      const bad = tiles.map(([z, x, y]) => client.fetchTile(url("osmm", z, x + 4 * (view - 1), y)));
+      const [goodOut, badOut] = await Promise.all([Promise.allSettled(good), Promise.allSettled(bad)]);
+      for (const out of goodOut) {
+        assert.equal(out.status, "fulfilled", `a good tile failed: ${out.reason?.message}`);
+        assert.equal(out.value.attempts, 1);
+      }
+      for (const out of badOut) {
+        assert.equal(out.status, "rejected");
+        assert.equal(out.reason.kind, "service-exception");
+        assert.equal(out.reason.exceptionCode, "LayerNotDefined");
+        assert.equal(out.reason.status, 500, "MapProxy's status for WMS exceptions");
+      }
+      assert.equal(front.count((r) => r.url.includes("LAYERS=osmm")), 12, "one request per bad tile");
+      assert.equal(front.count((r) => r.url.includes("LAYERS=osm&")), 12, "one request per good tile");
+      const elapsed = goodOut.map((o) => o.value.elapsedMs).sort((a, b) => a - b);
+      t.diagnostic(`view ${view}: 12 good tiles (elapsed ${elapsed[0].toFixed(0)}–${elapsed[11].toFixed(0)} ms), 12 bad tiles (LayerNotDefined), ${front.requests.length} requests`);
+    }
+    const host = Object.values(client.stats())[0];
+    assert.equal(host.breaker.state, "closed");
+    assert.equal(host.retries, 0);
+    assert.equal(host.pausedUntil, null);
+    const held = events.filter((e) => e.type === "breaker" || e.type === "pause" || (e.type === "queue" && e.hold !== "slot"));
+    assert.deepEqual(held, [], "no call was held back by the breaker, a pause or the rate");
+  });
+});
