@@ -92,8 +92,16 @@ test("page: import map + `import { fetchTile, TileError } from \"tilefetch\"`", 
   assert.equal(srv.requests(`${run}/4/2/4`), 2);
   assert.equal(srv.requests(`${run}/4/2/3`), 1);
   assert.ok(web.served.includes("/pkg/gen/tilefetch_bg.wasm"), `the .wasm was fetched: ${web.served.join(", ")}`);
+  assertBrowsersOwnUserAgent(run);
   assert.deepEqual(page.problems(), [], "no unexpected page errors or console errors");
 });
+
+/** In a browser tilefetch sets no User-Agent (it would force a preflight): the browser's own goes. */
+function assertBrowsersOwnUserAgent(run) {
+  const agents = new Set(srv.log.filter((e) => e.key.startsWith(`${run}/`) && e.method === "GET").map((e) => e.headers["user-agent"]));
+  assert.equal(agents.size, 1, [...agents].join(" | "));
+  assert.match([...agents][0], /^Mozilla\/5\.0 .*Chrome\//);
+}
 
 test("dedicated module Worker: import \"/pkg/browser.js\" by path", { timeout: 30_000 }, async () => {
   const run = "worker";
@@ -107,6 +115,7 @@ test("dedicated module Worker: import \"/pkg/browser.js\" by path", { timeout: 3
   assertDelivered(results.cases.flaky, [5, 3, 5], { attempts: 3 });
   assertHttp404(results.cases.notFound);
   assert.equal(srv.requests(run), 1 + 3 + 1);
+  assertBrowsersOwnUserAgent(run);
   assert.deepEqual(page.problems(), [], "no unexpected page, worker or console errors");
 });
 

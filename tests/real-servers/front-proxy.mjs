@@ -16,6 +16,7 @@
 //   null until the upstream answered), upstreamStatus }.
 
 import http from "node:http";
+import { listenOnLoopback } from "./loopback.mjs";
 
 const AS200 = "/as200/";
 // Hop-by-hop headers (RFC 9110 7.6.1) belong to one connection and are not forwarded.
@@ -75,14 +76,10 @@ export async function startFrontProxy(upstreamUrl) {
     req.pipe(up);
   });
 
-  await new Promise((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", resolve);
-  });
-  const { port } = server.address();
+  const url = await listenOnLoopback(server);
 
   return {
-    url: `http://127.0.0.1:${port}`,
+    url,
     requests,
     /** Requests received whose url starts with the string, or for which the predicate is true. */
     count(prefixOrPredicate = () => true) {

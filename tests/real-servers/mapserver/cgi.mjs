@@ -17,6 +17,7 @@ import { spawn, execFileSync } from "node:child_process";
 import { accessSync, constants } from "node:fs";
 import { fileURLToPath } from "node:url";
 import path from "node:path";
+import { listenOnLoopback } from "../loopback.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const REQUEST_TIMEOUT_MS = 30_000;
@@ -130,13 +131,9 @@ export async function startMapServer({ mapfile = path.join(here, "tiles.map") } 
     }
   });
 
-  await new Promise((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", resolve);
-  });
-  const { port } = server.address();
+  const url = await listenOnLoopback(server);
   return {
-    url: `http://127.0.0.1:${port}`,
+    url,
     mapserv,
     stop: () =>
       new Promise((resolve) => {
