@@ -1,9 +1,89 @@
-// Pages, Web Workers and bundlers (Vite): stream-compile the .wasm next to this file. Top-level
-// await means `import { fetchTile } from "tilefetch"` resolves only once it is ready: no init().
-import init, { fetchTile, stats, TileClient, tileErrorClass } from "./gen/tilefetch.js";
+// Pages, Web Workers, service workers and bundlers (Vite): the .wasm next to this file is
+// stream-compiled in the background from the moment of import, without top-level await (a
+// module service worker may not use it, and it would hold back every module that imports this
+// one). No init(): a call made before the module is ready waits for it inside its own deadline
+// (the core counts the deadline from the call); if the module cannot be loaded, every call
+// rejects with a TileError saying so.
+import init, { fetchTileCalledAt, stats as coreStats, TileClient as CoreTileClient, TileError } from "./gen/tilefetch.js";
 
-await init({ module_or_path: new URL("./gen/tilefetch_bg.wasm", import.meta.url) });
+let core = null; // set once the module is ready
+let failure = null; // why it could not be loaded
+const loading = init({ module_or_path: new URL("./gen/tilefetch_bg.wasm", import.meta.url) }).then(
+  () => {
+    core = true;
+  },
+  (cause) => {
+    failure = cause;
+  },
+);
 
-/** @type {typeof import("./index.d.ts").TileError} */
-export const TileError = tileErrorClass();
-export { fetchTile, stats, TileClient };
+const now = () => performance.now();
+
+/**
+ * Every call's rejection when the module could not be loaded: kind "network" (the .wasm is
+ * fetched like a tile), its `cause` the loader's error. `url` is left empty: redacting it is the
+ * module's job (src/redact.rs), and the module is what is missing.
+ */
+function unavailable(called) {
+  const reason = String(failure?.message ?? failure);
+  return new TileError(`tilefetch could not load its WebAssembly module: ${reason}`, {
+    kind: "network",
+    attempts: 0,
+    elapsedMs: now() - called,
+    url: "",
+    cause: failure,
+  });
+}
+
+/** @type {typeof import("./index.d.ts").fetchTile} */
+export function fetchTile(url, options) {
+  const called = now();
+  if (core) return fetchTileCalledAt(called, url, options);
+  return loading.then(() => (core ? fetchTileCalledAt(called, url, options) : Promise.reject(unavailable(called))));
+}
+
+/** @type {typeof import("./index.d.ts").stats} */
+export function stats() {
+  return core ? coreStats() : {};
+}
+
+/**
+ * The core's TileClient, made as soon as the module is ready. A config refused by the core
+ * throws at `new TileClient(...)` when the module is ready by then (as in Node), else every call
+ * rejects with that TileError.
+ * @type {typeof import("./index.d.ts").TileClient}
+ */
+export class TileClient {
+  #client = null;
+  #pending = null;
+
+  constructor(config) {
+    if (core) {
+      this.#client = new CoreTileClient(config);
+      return;
+    }
+    this.#pending = loading.then(() => (core ? (this.#client = new CoreTileClient(config)) : null));
+    // A refused config is each call's rejection, never an unhandled one of its own.
+    this.#pending.catch(() => {});
+  }
+
+  fetchTile(url, options) {
+    const called = now();
+    if (this.#client) return this.#client.fetchTileCalledAt(called, url, options);
+    return this.#pending.then(() => (this.#client ? this.#client.fetchTileCalledAt(called, url, options) : Promise.reject(unavailable(called))));
+  }
+
+  stats() {
+    return this.#client ? this.#client.stats() : {};
+  }
+
+  free() {
+    if (this.#client) this.#client.free();
+    else this.#pending?.then((client) => client?.free(), () => {});
+    this.#client = null;
+    this.#pending = Promise.reject(new TileError("this TileClient was freed", { kind: "invalid-options", attempts: 0, elapsedMs: 0, url: "" }));
+    this.#pending.catch(() => {});
+  }
+}
+
+export { TileError };

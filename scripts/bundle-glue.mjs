@@ -8,7 +8,21 @@ import path from "node:path";
 import { rolldown } from "rolldown";
 
 const [glue] = process.argv.slice(2);
-const bundle = await rolldown({ input: glue, treeshake: true, logLevel: "warn" });
+// The bundle also exports the TileError class itself (from the js_objects.js snippet), so that
+// pkg/browser.js can export it before the wasm module has loaded.
+const snippets = path.join(path.dirname(glue), "snippets");
+const objects = fs
+  .readdirSync(snippets, { recursive: true })
+  .map((f) => path.join(snippets, String(f)))
+  .find((f) => f.endsWith(path.join("src", "web", "js_objects.js")));
+if (!objects) {
+  console.error(`bundle-glue: no js_objects.js snippet under ${snippets}`);
+  process.exit(1);
+}
+const input = path.join(path.dirname(glue), "bundle-entry.js");
+const relative = (f) => `./${path.relative(path.dirname(input), f).split(path.sep).join("/")}`;
+fs.writeFileSync(input, `export * from ${JSON.stringify(relative(glue))};\nexport { default } from ${JSON.stringify(relative(glue))};\nexport { TileError } from ${JSON.stringify(relative(objects))};\n`);
+const bundle = await rolldown({ input, treeshake: true, logLevel: "warn" });
 // Classes keep their names (`TileError.name`, and what consoles show for an instance);
 // functions' names are not worth the bytes.
 const keepNames = { class: true, function: false };
@@ -42,4 +56,5 @@ if (wanted.size < 5 || missing.length > 0) {
   process.exit(1);
 }
 fs.writeFileSync(glue, chunks[0].code);
-fs.rmSync(path.join(path.dirname(glue), "snippets"), { recursive: true, force: true });
+fs.rmSync(snippets, { recursive: true, force: true });
+fs.rmSync(input);

@@ -77,8 +77,14 @@ impl ClientInner {
         host
     }
 
-    /// One call of `fetchTile`.
-    pub async fn fetch(self: Rc<Self>, url: JsValue, options: JsValue) -> Result<JsValue, JsValue> {
+    /// One call of `fetchTile`; its deadline counts from `called_ms` (`performance.now()`), which
+    /// is earlier than now when the call waited for the module to load (pkg/browser.js).
+    pub async fn fetch(
+        self: Rc<Self>,
+        url: JsValue,
+        options: JsValue,
+        called_ms: Option<f64>,
+    ) -> Result<JsValue, JsValue> {
         let prepared = self.prepare(&url, &options).map_err(|e| {
             // Redacted only when needed: a call that prepares well shows its resolved URL.
             early_error(e, &url.as_string().map(|u| redact_url(&u)).unwrap_or_default())
@@ -90,7 +96,8 @@ impl ClientInner {
             route[0].borrow_mut().counters.aborted += 1;
             return Err(caller_error(Error::Aborted, Some(own_abort.reason()), 0, 0.0, &shown));
         }
-        let called = JsClock.now_ms();
+        let now = JsClock.now_ms();
+        let called = called_ms.filter(|at| at.is_finite()).map_or(now, |at| at.min(now));
         let key = flight_key(&url_lines, &options, &headers);
         // A flight whose callers all left is being aborted, or that ends much sooner than this
         // call's deadline (by more than a quarter of it): the call starts a new one.

@@ -16,10 +16,6 @@ export class TileError extends Error {
   }
 }
 
-export function tileErrorClass() {
-  return TileError;
-}
-
 export function makeTileError(message, kind, status, attempts, elapsedMs, retryAfterMs, exceptionCode, exceptionText, url, cause) {
   return new TileError(message, { kind, status, attempts, elapsedMs, retryAfterMs, exceptionCode, exceptionText, url, cause });
 }

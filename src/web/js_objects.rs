@@ -6,9 +6,6 @@ use web_sys::Response;
 
 #[wasm_bindgen(module = "/src/web/js_objects.js")]
 extern "C" {
-    #[wasm_bindgen(js_name = tileErrorClass)]
-    pub fn tile_error_class() -> JsValue;
-
     #[wasm_bindgen(js_name = makeTileError)]
     #[allow(clippy::too_many_arguments)]
     pub fn make_tile_error(

@@ -55,7 +55,15 @@ pub fn is_request_error(code: &str) -> bool {
 #[wasm_bindgen(js_name = fetchTile)]
 pub fn fetch_tile(url: JsValue, options: JsValue) -> js_sys::Promise {
     let client = DEFAULT_CLIENT.with(Rc::clone);
-    task::promise(client.fetch(url, options))
+    task::promise(client.fetch(url, options, None))
+}
+
+/// `fetchTile` for a call made `called_ms` (`performance.now()`) ago, before the module was
+/// ready: pkg/browser.js, which loads the module without top-level await.
+#[wasm_bindgen(js_name = fetchTileCalledAt)]
+pub fn fetch_tile_called_at(called_ms: f64, url: JsValue, options: JsValue) -> js_sys::Promise {
+    let client = DEFAULT_CLIENT.with(Rc::clone);
+    task::promise(client.fetch(url, options, Some(called_ms)))
 }
 
 /// Shared per-host state for the calls made through it: see pkg/index.d.ts.
@@ -78,7 +86,14 @@ impl TileClient {
     #[wasm_bindgen(js_name = fetchTile)]
     pub fn fetch_tile(&self, url: JsValue, options: JsValue) -> js_sys::Promise {
         let inner = self.inner.clone();
-        task::promise(inner.fetch(url, options))
+        task::promise(inner.fetch(url, options, None))
+    }
+
+    /// [`fetch_tile_called_at`] on this client.
+    #[wasm_bindgen(js_name = fetchTileCalledAt)]
+    pub fn fetch_tile_called_at(&self, called_ms: f64, url: JsValue, options: JsValue) -> js_sys::Promise {
+        let inner = self.inner.clone();
+        task::promise(inner.fetch(url, options, Some(called_ms)))
     }
 
     /// Per-host statistics, keyed by `host[:port]`.
@@ -91,12 +106,6 @@ impl TileClient {
 #[wasm_bindgen]
 pub fn stats() -> JsValue {
     DEFAULT_CLIENT.with(|client| client.stats())
-}
-
-/// The `TileError` class, re-exported by the package entries so `instanceof` works.
-#[wasm_bindgen(js_name = tileErrorClass)]
-pub fn tile_error_class() -> JsValue {
-    js_objects::tile_error_class()
 }
 
 /// A TileError for a call that was refused before it sent anything.

@@ -119,6 +119,41 @@ test("dedicated module Worker: import \"/pkg/browser.js\" by path", { timeout: 3
   assert.deepEqual(page.problems(), [], "no unexpected page, worker or console errors");
 });
 
+test("calls made at import wait for the module inside their own deadline; a module that cannot load is each call's TileError", { timeout: 30_000 }, async () => {
+  const run = "lazy";
+  const page = await open("lazy.html", run);
+  const results = await pageResults(page);
+  assert.equal(results.error, undefined, results.error);
+  assert.equal(results.statsAtImport, "{}", "stats() before the module is ready");
+  for (const name of ["early", "viaClient"]) {
+    const r = results[name];
+    assert.equal(r.ok, true, `${name}: ${JSON.stringify(r)}`);
+    assert.equal(r.attempts, 1);
+    // The deadline and elapsedMs count from the call, the wait for the module included.
+    assert.ok(r.elapsedMs <= r.wallMs + 1 && r.elapsedMs >= r.wallMs - 5, `${name}: elapsedMs ${r.elapsedMs} is the call's wall time ${r.wallMs}`);
+  }
+  assert.equal(results.threwAtImport, null, "a config is checked once the module is ready");
+  assert.equal(results.refusedCall.kind, "invalid-options");
+  assert.match(results.refusedCall.message, /maxConcurent/);
+  assert.equal(srv.requests(`${run}/2/2/2`), 0, "the refused client sent nothing");
+  assert.deepEqual(page.problems(), []);
+
+  // The same page when the .wasm cannot be had: every call rejects with a TileError saying so.
+  const blocked = await newCheckedPage(browser, { expectedConsoleError: () => true });
+  pages.add(blocked);
+  await blocked.route("**/tilefetch_bg.wasm", (route) => route.abort("connectionrefused"));
+  await blocked.goto(`${web.url}/tests/browser/fixtures/lazy.html?${new URLSearchParams({ server: srv.url, run: "lazy-blocked" })}`);
+  const failed = await pageResults(blocked);
+  assert.equal(failed.error, undefined, `no unhandled rejection: ${failed.error}`);
+  for (const name of ["early", "viaClient", "refusedCall"]) {
+    const r = failed[name];
+    assert.deepEqual([r.ok, r.isTileError, r.name, r.kind, r.attempts], [false, true, "TileError", "network", 0], `${name}: ${JSON.stringify(r)}`);
+    assert.match(r.message, /could not load its WebAssembly module/);
+  }
+  assert.equal(srv.requests("lazy-blocked"), 0);
+  assert.deepEqual(blocked.problems().filter((p) => p.startsWith("pageerror")), [], "nothing thrown at import");
+});
+
 test("the static server: MIME types and what it refuses", async () => {
   const get = (p) => fetch(`${web.url}${p}`);
   const types = {
