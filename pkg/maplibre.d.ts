@@ -1,5 +1,5 @@
 /**
- * tilefetch/maplibre: a MapLibre GL JS (≥ 4, the `maplibre-gl` peer dependency) protocol that
+ * tilefetch/maplibre: a MapLibre GL JS (5 or 6, the `maplibre-gl` peer dependency; both tested) protocol that
  * loads tiles through {@link fetchTile} (or a shared {@link TileClient}).
  *
  * ```js

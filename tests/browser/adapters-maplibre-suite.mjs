@@ -1,0 +1,42 @@
+// The MapLibre adapter's tests, for each MapLibre GL major the adapter supports (not a test file
+// itself: adapters-maplibre.test.mjs runs them on MapLibre GL 5, adapters-maplibre6.test.mjs on 6).
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { setUp, scenarios } from "./adapters-common.mjs";
+
+/** The tests over the page `entry` (fixtures/adapters/<entry>.html), which runs MapLibre GL `major`. */
+export function maplibreTests(entry, major) {
+  let env;
+  before(async () => {
+    env = await setUp(entry, { webgl: true });
+  });
+  after(async () => {
+    await env?.close();
+  });
+
+  const s = scenarios(() => env, { name: "maplibre" });
+
+  test(`the page runs MapLibre GL ${major}`, { timeout: 30_000 }, async (t) => {
+    const page = await env.open();
+    try {
+      const version = await page.evaluate(() => window.__maplibreVersion);
+      assert.match(version, new RegExp(`^${major}\\.`));
+      t.diagnostic(`MapLibre GL ${version}`);
+    } finally {
+      await page.closeContext();
+    }
+  });
+
+  test("createProtocol: 30 % 503s, every tile of the view loads and is drawn", { timeout: 30_000 }, (t) => s.flaky503(t));
+  test("createProtocol: 429 + Retry-After, every tile loads after the pause", { timeout: 30_000 }, (t) => s.retryAfter429(t));
+  test("createProtocol: 404 tiles end errored within 200 ms, requested once", { timeout: 30_000 }, (t) =>
+    s.notFound(t, {
+      check(r, tile) {
+        assert.equal(r.isTileError, true, `${tile.key}: the protocol rejects with the TileError`);
+        assert.equal(r.status, 404, "MapLibre reads `status`: 404 means no tile here");
+        assert.equal(r.lib, "errored", `${tile.key}: MapLibre's tile state`);
+      },
+    }),
+  );
+  test("createProtocol: panning away aborts slow, queued and sleeping tiles", { timeout: 30_000 }, (t) => s.panAborts(t));
+}
