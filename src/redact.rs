@@ -86,16 +86,23 @@ fn redact_params(params: &str, out: &mut String) {
     }
 }
 
+/// Secret parameter names, as [`is_secret_name`] compares them (lowercase, no `-`, `_` or
+/// spaces): these exactly, those ending in one of [`SECRET_SUFFIXES`], and those starting with one
+/// of [`SECRET_PREFIXES`]. The one statement of the rule: the edge proxy's cache keys ask it too
+/// (`isSecretName`, exported by the wasm module), and its test reads these lists.
+pub const SECRET_NAMES: [&str; 7] =
+    ["sig", "auth", "session", "code", "credential", "credentials", "authorization"];
+/// See [`SECRET_NAMES`].
+pub const SECRET_SUFFIXES: [&str; 7] = ["key", "token", "secret", "signature", "password", "passwd", "pwd"];
+/// See [`SECRET_NAMES`]: signed S3 (`X-Amz-*`) and GCS (`X-Goog-*`) URLs.
+pub const SECRET_PREFIXES: [&str; 2] = ["xamz", "xgoog"];
+
 /// Whether a (possibly percent-encoded) parameter name names a secret.
 pub fn is_secret_name(raw: &str) -> bool {
     let name = normalise(raw);
-    const EXACT: [&[u8]; 7] =
-        [b"sig", b"auth", b"session", b"code", b"credential", b"credentials", b"authorization"];
-    const SUFFIXES: [&[u8]; 7] = [b"key", b"token", b"secret", b"signature", b"password", b"passwd", b"pwd"];
-    EXACT.contains(&name.as_slice())
-        || SUFFIXES.iter().any(|s| name.ends_with(s))
-        || name.starts_with(b"xamz")
-        || name.starts_with(b"xgoog")
+    SECRET_NAMES.iter().any(|n| name == n.as_bytes())
+        || SECRET_SUFFIXES.iter().any(|s| name.ends_with(s.as_bytes()))
+        || SECRET_PREFIXES.iter().any(|p| name.starts_with(p.as_bytes()))
 }
 
 /// Percent-decodes (and `+` → space), ASCII-lowercases and drops `-`, `_` and spaces. Works

@@ -3,9 +3,9 @@
 // platform. An entry is kept by the cache for its TTL plus staleIfErrorS (2xx only), served as
 // fresh while younger than its TTL, and only as a fallback after that.
 
-// Query parameters that carry secrets (as the core's redaction: key, apikey, api_key, token,
-// access_token, signature, sig, X-Amz-*, anything ending in key/token/secret/password/signature).
-const SECRET_PARAM = /^(x-amz-.*|sig|signature|auth|authorization|credential|session|password|passwd|pwd|.*(key|token|secret|password|signature))$/i;
+// Which query parameters carry secrets is the core's rule (src/redact.rs), asked here, never
+// restated: the module instance pkg/workerd.js initialised.
+import { isSecretName } from "../gen/tilefetch.js";
 
 /** The cache key: the upstream URL with secret query parameters removed (and no user-info). */
 export function cacheKeyUrl(upstreamUrl) {
@@ -14,7 +14,7 @@ export function cacheKeyUrl(upstreamUrl) {
   u.password = "";
   u.hash = "";
   for (const name of [...new Set(u.searchParams.keys())]) {
-    if (SECRET_PARAM.test(name)) u.searchParams.delete(name);
+    if (isSecretName(name)) u.searchParams.delete(name);
   }
   return u.href;
 }

@@ -51,6 +51,13 @@ pub fn is_request_error(code: &str) -> bool {
     crate::ogc_exception::is_request_error(code)
 }
 
+/// Whether a query parameter name names a secret (src/redact.rs): asked by the edge proxy's
+/// cache keys (pkg/worker/cache.js), so the rule has one implementation.
+#[wasm_bindgen(js_name = isSecretName)]
+pub fn is_secret_name(name: &str) -> bool {
+    crate::redact::is_secret_name(name)
+}
+
 /// `fetchTile(url, options?)` on the default client: see pkg/index.d.ts for the JS contract.
 #[wasm_bindgen(js_name = fetchTile)]
 pub fn fetch_tile(url: JsValue, options: JsValue) -> js_sys::Promise {

@@ -76,6 +76,27 @@ const tilesOf = (z, n = Infinity) => {
   return out;
 };
 
+/**
+ * Every secret parameter name the core's rule knows (src/redact.rs: SECRET_NAMES, SECRET_SUFFIXES,
+ * SECRET_PREFIXES, read from the source so the test follows the one owner), in the spellings
+ * the rule folds: as listed, in capitals, with `-`/`_` inside, percent-encoded.
+ */
+function secretNames() {
+  const source = fs.readFileSync(path.join(ROOT, "src/redact.rs"), "utf8");
+  const list = (name) => [...source.match(new RegExp(`pub const ${name}: \\[&str; \\d+\\] =\\s*\\[([^\\]]*)\\]`))[1].matchAll(/"([^"]*)"/g)].map((m) => m[1]);
+  const names = list("SECRET_NAMES");
+  const suffixes = list("SECRET_SUFFIXES");
+  const prefixes = list("SECRET_PREFIXES");
+  assert.ok(names.length >= 7 && suffixes.length >= 7 && prefixes.length >= 2, "the lists were found");
+  const spellings = (n) => [n, n.toUpperCase(), `${n.slice(0, 1)}_${n.slice(1)}`, `${n.slice(0, 1)}-${n.slice(1).toUpperCase()}`];
+  return [
+    ...names.flatMap(spellings),
+    ...suffixes.flatMap((x) => [x, `api${x}`, `my_${x}`, `Client-${x.toUpperCase()}`, `access%5F${x}`]),
+    ...prefixes.flatMap((x) => [`${x}-signature`, `${x.replace(/^x/, "X-")}-Credential`, `${x.toUpperCase()}_DATE`]),
+  ];
+}
+const SECRETS = secretNames();
+
 let srv;
 let evil;
 before(async () => {
@@ -122,6 +143,8 @@ describe(`tilefetch/worker: the proxy in one isolate (Cache API, no gate), compa
             scenario("cors", { cors: ["https://maps.example.com"], upstream: up("cors") }),
             scenario("secret", { upstream: up("secret", "&api_key=S3CRET&access_token=T0KEN&style=dark") }),
             scenario("who", { upstream: up("who") }),
+            // every secret name of the core's rule, each with a value that must not reach a key
+            scenario("all-secrets", { upstream: up("all-secrets", `&${SECRETS.map((n, i) => `${n}=SECRET${i}`).join("&")}&style=dark&layer=roads`) }),
             scenario("who-headers", { headers: { "x-api-user": "maps" }, upstream: up("who-headers") }),
           ]),
         },
@@ -330,6 +353,19 @@ describe(`tilefetch/worker: the proxy in one isolate (Cache API, no gate), compa
     const withSecret = await caches.default.match(`${base}&api_key=S3CRET&access_token=T0KEN&style=dark`);
     assert.equal(withSecret, undefined);
     t.diagnostic(`cache key: ${base.replace(srv.url, "<upstream>")}&style=dark`);
+  });
+
+  test("the cache key drops every secret name of the core's rule, and keeps the other parameters", async (t) => {
+    const r = await get(mf, "http://proxy.test/all-secrets/2/2/3.png");
+    assert.equal(r.status, 200, r.text);
+    const sent = srv.log.find((e) => e.key === `${R("all-secrets")}/2/2/3`);
+    assert.ok(SECRETS.every((n, i) => sent.path.includes(`SECRET${i}&`)), "the upstream gets every secret");
+    const caches = await mf.getCaches();
+    const key = `${srv.url}/tile/2/2/3.png?run=${R("all-secrets")}&style=dark&layer=roads`;
+    let hit;
+    for (const end = Date.now() + 2000; !hit && Date.now() < end; await sleep(20)) hit = await caches.default.match(key);
+    assert.ok(hit, `stored under ${key}: the URL without any of the ${SECRETS.length} secret parameters`);
+    t.diagnostic(`${SECRETS.length} secret spellings (${SECRETS.slice(0, 6).join(", ")} …) dropped from the cache key; style and layer kept`);
   });
 
   test("CORS: preflight, allowed and other origins", async () => {
