@@ -32,9 +32,9 @@ core.totalGzip = core.wasmGzip + core.glueGzip;
 // external: the user has them anyway).
 const EXTERNAL = [/\/browser\.js$/, /\/workerd\.js$/, /^ol(\/|$)/, /^leaflet$/, /^maplibre-gl$/];
 const ADAPTERS = {
-  openlayers: ["pkg/openlayers.js"],
-  leaflet: ["pkg/leaflet.js"],
-  maplibre: ["pkg/maplibre.js"],
+  openlayers: ["pkg/openlayers.js", "pkg/adapter-options.js"],
+  leaflet: ["pkg/leaflet.js", "pkg/adapter-options.js"],
+  maplibre: ["pkg/maplibre.js", "pkg/adapter-options.js"],
   worker: ["pkg/worker.js", ...fs.readdirSync(path.join(ROOT, "pkg/worker")).filter((f) => f.endsWith(".js")).sort().map((f) => `pkg/worker/${f}`)],
 };
 const adapters = {};

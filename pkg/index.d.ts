@@ -22,7 +22,11 @@ export function stats(): Record<string, HostStats>;
  * identical concurrent calls, statistics and events.
  */
 export class TileClient {
-  /** Throws a {@link TileError} of kind "invalid-options" naming the field for a bad config. */
+  /**
+   * Throws a {@link TileError} of kind "invalid-options" naming the field for a bad config. In a
+   * browser, a client made before the module has loaded (at import) checks its config once it has:
+   * then each of its calls rejects with that error instead.
+   */
   constructor(config?: TileClientConfig);
   /** As the top-level {@link fetchTile}; per-call options override the client's and the host's. */
   fetchTile(url: string | string[], options?: FetchTileOptions): Promise<Tile>;

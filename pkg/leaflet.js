@@ -1,6 +1,6 @@
 // tilefetch/leaflet: an L.TileLayer that loads every tile through fetchTile. Leaflet is a peer
 // dependency and is passed in (`createTileLayer(L, ...)`), never imported here.
-import { fetchTile, TileClient } from "./browser.js";
+import { adapterOptions } from "./adapter-options.js";
 
 /** Option names that go to fetchTile; every other key is a Leaflet TileLayer option. */
 const FETCH_KEYS = new Set([
@@ -46,32 +46,12 @@ export function createTileLayer(L, urlTemplate, options = {}) {
   if (typeof urlTemplate !== "string" || urlTemplate === "") {
     throw new TypeError("tilefetch/leaflet: createTileLayer needs a URL template");
   }
-  let client = null;
-  const fetchOptions = {};
-  const layerOptions = {};
-  if (options instanceof TileClient) {
-    client = options;
-  } else if (options != null) {
-    if (typeof options !== "object") throw new TypeError("tilefetch/leaflet: options must be an object or a TileClient");
-    for (const [k, v] of Object.entries(options)) {
-      if (k === "client") client = v;
-      else if (FETCH_KEYS.has(k)) fetchOptions[k] = v;
-      else layerOptions[k] = v;
-    }
-    if (client != null && !(client instanceof TileClient)) {
-      throw new TypeError("tilefetch/leaflet: options.client must be a TileClient");
-    }
-  }
+  const { fetchOptions, rest: layerOptions, load: loadWith } = adapterOptions("leaflet", options, (k) => FETCH_KEYS.has(k));
   if (typeof layerOptions.referrerPolicy === "string") fetchOptions.referrerPolicy = layerOptions.referrerPolicy;
   if (layerOptions.crossOrigin === "use-credentials" && fetchOptions.credentials === undefined) {
     fetchOptions.credentials = "include";
   }
-  const userSignal = fetchOptions.signal ?? null;
-  const load = (url, signal, subdomains) => {
-    const opts = { ...fetchOptions, signal: userSignal ? AbortSignal.any([userSignal, signal]) : signal };
-    if (subdomains) opts.subdomains = subdomains;
-    return client ? client.fetchTile(url, opts) : fetchTile(url, opts);
-  };
+  const load = (url, signal, subdomains) => loadWith(url, signal, subdomains ? { subdomains } : undefined);
 
   const pending = new WeakMap(); // tile element -> AbortController
   const abortTile = (el) => {

@@ -1,10 +1,10 @@
-// tilefetch/maplibre: a MapLibre GL JS (≥ 4) protocol whose requests load through fetchTile.
+// tilefetch/maplibre: a MapLibre GL JS (5 or 6) protocol whose requests load through fetchTile.
 //
 //   maplibregl.addProtocol("tilefetch", createProtocol({ deadlineMs: 8000 }));
 //   // style: "tiles": ["tilefetch://https://tiles.example.com/{z}/{x}/{y}.png"]
 //
 // MapLibre is a peer dependency; nothing is imported from it.
-import { fetchTile, TileClient } from "./browser.js";
+import { adapterOptions } from "./adapter-options.js";
 
 const SCHEME = /^[a-z][a-z0-9+.-]*:\/\/(?=[a-z][a-z0-9+.-]*:)/i;
 
@@ -14,31 +14,18 @@ const SCHEME = /^[a-z][a-z0-9+.-]*:\/\/(?=[a-z][a-z0-9+.-]*:)/i;
  * `client` (a TileClient shared by maps and layers), or a TileClient itself.
  */
 export function createProtocol(options) {
-  let client = null;
-  const fetchOptions = {};
-  if (options instanceof TileClient) {
-    client = options;
-  } else if (options != null) {
-    if (typeof options !== "object") throw new TypeError("tilefetch/maplibre: options must be an object or a TileClient");
-    for (const [k, v] of Object.entries(options)) {
-      if (k === "client") client = v;
-      else fetchOptions[k] = v;
-    }
-    if (client != null && !(client instanceof TileClient)) {
-      throw new TypeError("tilefetch/maplibre: options.client must be a TileClient");
-    }
-  }
-  const userSignal = fetchOptions.signal ?? null;
+  const { fetchOptions, load } = adapterOptions("maplibre", options);
 
   return async function tilefetchProtocol(requestParameters, abortController) {
     const url = String(requestParameters.url).replace(SCHEME, "");
     const signal = abortController?.signal ?? new AbortController().signal;
-    const opts = { ...fetchOptions, signal: userSignal ? AbortSignal.any([userSignal, signal]) : signal };
-    if (requestParameters.headers && opts.headers === undefined) opts.headers = requestParameters.headers;
-    if (requestParameters.credentials && opts.credentials === undefined) opts.credentials = requestParameters.credentials;
+    // MapLibre's own request headers and credentials, unless the options set them.
+    const extra = {};
+    if (requestParameters.headers && fetchOptions.headers === undefined) extra.headers = requestParameters.headers;
+    if (requestParameters.credentials && fetchOptions.credentials === undefined) extra.credentials = requestParameters.credentials;
     let tile;
     try {
-      tile = await (client ? client.fetchTile(url, opts) : fetchTile(url, opts));
+      tile = await load(url, signal, extra);
     } catch (error) {
       // MapLibre ignores errors named AbortError; a TileError keeps `status`, so a 404 is
       // treated as "no tile here" (no error event, parent tiles are overzoomed).

@@ -9,37 +9,16 @@
 // tiles still loading when a rendered frame no longer wants them (the view panned or zoomed
 // away) are aborted.
 import TileState from "ol/TileState.js";
-import { fetchTile, TileClient } from "./browser.js";
+import { adapterOptions } from "./adapter-options.js";
 
-const ADAPTER_KEYS = ["client", "map"];
 
 /**
  * Splits adapter options into the function that fetches, the fetchTile options and the map.
  * @returns {{load: (url: string | string[], signal: AbortSignal) => Promise<import("./index.d.ts").Tile>, map: any}}
  */
 function prepare(options) {
-  let client = null;
-  let map = null;
-  let fetchOptions = {};
-  if (options instanceof TileClient) {
-    client = options;
-  } else if (options != null) {
-    if (typeof options !== "object") throw new TypeError("tilefetch/openlayers: options must be an object or a TileClient");
-    for (const [k, v] of Object.entries(options)) {
-      if (!ADAPTER_KEYS.includes(k)) fetchOptions[k] = v;
-    }
-    client = options.client ?? null;
-    map = options.map ?? null;
-    if (client !== null && !(client instanceof TileClient)) {
-      throw new TypeError("tilefetch/openlayers: options.client must be a TileClient");
-    }
-  }
-  const userSignal = fetchOptions.signal ?? null;
-  const load = (url, signal) => {
-    const opts = { ...fetchOptions, signal: userSignal ? AbortSignal.any([userSignal, signal]) : signal };
-    return client ? client.fetchTile(url, opts) : fetchTile(url, opts);
-  };
-  return { load, map };
+  const { rest, load } = adapterOptions("openlayers", options, (k) => k !== "map");
+  return { load, map: rest.map ?? null };
 }
 
 /**
