@@ -1,6 +1,6 @@
 //! What one HTTP response means for a tile: deliver it, retry, or give up.
 
-use crate::error::cat;
+use crate::format::concat;
 use crate::ogc_exception::{read_report, OgcException};
 use crate::options::Options;
 use crate::retry_after::parse_retry_after;
@@ -109,7 +109,7 @@ pub fn classify(facts: &ResponseFacts, options: &Options, client_now_ms: f64) ->
         if !accepts(accept, media) {
             return retry(invalid(
                 status,
-                &cat(&["content type ", media, " does not match accept ", accept]),
+                &concat(&["content type ", media, " does not match accept ", accept]),
             ));
         }
     }

@@ -2,14 +2,13 @@
 //! overrides per `host[:port]`, validated into a [`ClientConfig`]. Nested fields are named by
 //! their path in errors (`breaker.openMs`, `hosts["tiles.example.com"].deadlineMs`).
 
-use crate::error::{cat, decimal};
+use crate::format::{concat, decimal_text};
 use crate::host::breaker::BreakerConfig;
 use crate::host::budget::BudgetConfig;
 use crate::host::slots::QueueOrder;
 use crate::host::HostConfig;
-use crate::options::{
-    entries_of, millis, one_of, unknown_among, wrong_type, Entry, Options, Preset, Value, KEYS,
-};
+use crate::options::{entries_of, Entry, Options, Preset, Value, KEYS};
+use crate::validate::{millis, one_of, unknown_among, wrong_type};
 use crate::Error;
 
 /// Keys only a client (or a `hosts` entry) takes.
@@ -105,7 +104,7 @@ fn unknown_client_key(key: &str) -> Error {
 }
 
 fn host_rule(name: &str, rule: &Value, client: &Options, base: HostConfig) -> Result<HostRule, Error> {
-    let path = cat(&["hosts[\"", crate::text::first_chars(name, 80), "\"]"]);
+    let path = concat(&["hosts[\"", crate::text::first_chars(name, 80), "\"]"]);
     let within = |error: Error| nested(&path, error);
     let Value::Record(fields) = rule else {
         return Err(wrong_type(&path, "an object of options", rule));
@@ -134,7 +133,7 @@ fn host_rule(name: &str, rule: &Value, client: &Options, base: HostConfig) -> Re
 fn nested(path: &str, error: Error) -> Error {
     match error {
         Error::InvalidOptions { field, message } if !path.is_empty() => {
-            Error::InvalidOptions { field: cat(&[path, ".", &field]), message }
+            Error::InvalidOptions { field: concat(&[path, ".", &field]), message }
         }
         other => other,
     }
@@ -229,7 +228,12 @@ fn count(key: &str, value: &Value, min: u32, max: u32) -> Result<u32, Error> {
         Value::Number(n) if n.fract() == 0.0 && *n >= f64::from(min) && *n <= f64::from(max) => Ok(*n as u32),
         other => Err(wrong_type(
             key,
-            &cat(&["an integer from ", &decimal(u64::from(min)), " to ", &decimal(u64::from(max))]),
+            &concat(&[
+                "an integer from ",
+                &decimal_text(u64::from(min)),
+                " to ",
+                &decimal_text(u64::from(max)),
+            ]),
             other,
         )),
     }

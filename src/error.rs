@@ -1,8 +1,9 @@
 //! The one error type of the crate. The wasm layer turns it into a JS `TileError` whose `kind`
-//! is [`Error::kind`] and whose message is [`Error::message`].
+//! is [`Error::kind`] and whose message is [`Error::message`] (written with [`crate::format`]).
 
 use core::fmt;
 
+use crate::format::{concat, decimal_text, number_text};
 use crate::ogc_exception::OgcException;
 
 /// Why a tile could not be delivered (or why one attempt failed, when it is a `cause`).
@@ -93,32 +94,34 @@ impl Error {
     /// The message shown to people. Built by concatenation: `core::fmt` would cost the wasm
     /// module several KB for what a handful of `push_str` calls do.
     pub fn message(&self) -> String {
-        let status = |s: &u16| decimal(u64::from(*s));
+        let status = |s: &u16| decimal_text(u64::from(*s));
         match self {
-            Error::Http { status: s, exception: None } => cat(&["HTTP ", &status(s)]),
-            Error::Http { status: s, exception: Some(exception) } => cat(&[
+            Error::Http { status: s, exception: None } => concat(&["HTTP ", &status(s)]),
+            Error::Http { status: s, exception: Some(exception) } => concat(&[
                 "HTTP ",
                 &status(s),
                 ", OGC service exception",
                 &code_part(exception),
                 &text_part(exception),
             ]),
-            Error::Network { message } => cat(&["network error: ", message]),
-            Error::Timeout { after_ms } => cat(&["attempt timed out after ", &show_number(*after_ms), " ms"]),
+            Error::Network { message } => concat(&["network error: ", message]),
+            Error::Timeout { after_ms } => {
+                concat(&["attempt timed out after ", &number_text(*after_ms), " ms"])
+            }
             Error::Deadline { deadline_ms } => {
-                cat(&["deadline of ", &show_number(*deadline_ms), " ms exceeded"])
+                concat(&["deadline of ", &number_text(*deadline_ms), " ms exceeded"])
             }
             Error::Aborted => "aborted by signal".into(),
-            Error::RateLimited { status: Some(s), retry_after_ms } => cat(&[
+            Error::RateLimited { status: Some(s), retry_after_ms } => concat(&[
                 "rate limited (HTTP ",
                 &status(s),
                 "): the server asks to wait ",
-                &show_number(*retry_after_ms),
+                &number_text(*retry_after_ms),
                 " ms, more than the deadline leaves",
             ]),
-            Error::RateLimited { status: None, retry_after_ms } => cat(&[
+            Error::RateLimited { status: None, retry_after_ms } => concat(&[
                 "rate limited: the host is paused for ",
-                &show_number(*retry_after_ms),
+                &number_text(*retry_after_ms),
                 " ms more, past the deadline",
             ]),
             Error::CircuitOpen { .. } => {
@@ -126,12 +129,12 @@ impl Error {
             }
             Error::ServiceException { status: s, exception } => {
                 let code = code_part(exception);
-                cat(&["OGC service exception", &code, " (HTTP ", &status(s), ")", &text_part(exception)])
+                concat(&["OGC service exception", &code, " (HTTP ", &status(s), ")", &text_part(exception)])
             }
             Error::InvalidResponse { status: s, reason } => {
-                cat(&["not a tile (HTTP ", &status(s), "): ", reason])
+                concat(&["not a tile (HTTP ", &status(s), "): ", reason])
             }
-            Error::InvalidOptions { field, message } => cat(&["invalid `", field, "`: ", message]),
+            Error::InvalidOptions { field, message } => concat(&["invalid `", field, "`: ", message]),
         }
     }
 }
@@ -146,73 +149,12 @@ impl std::error::Error for Error {}
 
 /// ` CODE`, when the server sent one.
 fn code_part(exception: &OgcException) -> String {
-    exception.code.as_deref().map_or(String::new(), |code| cat(&[" ", code]))
+    exception.code.as_deref().map_or(String::new(), |code| concat(&[" ", code]))
 }
 
 /// `: text`, when the server sent one.
 fn text_part(exception: &OgcException) -> String {
-    exception.text.as_deref().map_or(String::new(), |text| cat(&[": ", text]))
-}
-
-/// Joins `parts` into one string.
-pub(crate) fn cat(parts: &[&str]) -> String {
-    // Not `concat()`: its length pre-pass and specialised copies cost more wasm than the pushes.
-    let mut joined = String::new();
-    for part in parts {
-        joined.push_str(part);
-    }
-    joined
-}
-
-/// `n` in decimal digits.
-pub(crate) fn decimal(mut n: u64) -> String {
-    let mut digits = [0u8; 20];
-    let mut at = digits.len();
-    loop {
-        at -= 1;
-        digits[at] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    digits[at..].iter().map(|&d| char::from(d)).collect()
-}
-
-/// A number for a message: as JS prints integers below 1e15 and fractions of up to three
-/// decimals; other fractions rounded to three, and 1e15 or more as "1e+15+". Written by hand
-/// because Rust's float formatting would add ~20 KB to the wasm module.
-pub(crate) fn show_number(n: f64) -> String {
-    if n.is_nan() {
-        return "NaN".into();
-    }
-    let abs = n.abs();
-    if abs >= 1e15 {
-        // Past what a message needs to tell apart.
-        let sign = if n < 0.0 { "-" } else { "" };
-        return cat(&[sign, if n.is_infinite() { "Infinity" } else { "1e+15+" }]);
-    }
-    let mut whole = abs.trunc() as u64;
-    let mut fraction = ((abs - abs.trunc()) * 1000.0).round() as u64;
-    if fraction == 1000 {
-        whole += 1;
-        fraction = 0;
-    }
-    // A negative number that rounds to zero stays visibly negative ("-0"): it is shown because
-    // it was refused for being negative.
-    let sign = if n < 0.0 { "-" } else { "" };
-    let mut text = cat(&[sign, &decimal(whole)]);
-    // Up to three decimals, without trailing zeros: 3.050 → "3.05", 1.007 → "1.007".
-    let mut unit = 100;
-    if fraction > 0 {
-        text.push('.');
-    }
-    while fraction > 0 {
-        text.push(char::from(b'0' + (fraction / unit) as u8));
-        fraction %= unit;
-        unit /= 10;
-    }
-    text
+    exception.text.as_deref().map_or(String::new(), |text| concat(&[": ", text]))
 }
 
 #[cfg(test)]
@@ -238,38 +180,6 @@ mod tests {
         for (error, kind) in all {
             assert_eq!(error.kind(), kind);
             assert!(!error.to_string().is_empty());
-        }
-    }
-
-    #[test]
-    fn decimals_have_every_digit() {
-        for (n, text) in [(0, "0"), (7, "7"), (10, "10"), (404, "404"), (u64::MAX, "18446744073709551615")] {
-            assert_eq!(decimal(n), text);
-        }
-    }
-
-    #[test]
-    fn numbers_print_like_js() {
-        let cases = [
-            (0.0, "0"),
-            (6000.0, "6000"),
-            (-1.0, "-1"),
-            (2.5, "2.5"),
-            (0.125, "0.125"),
-            (1.9999, "2"),
-            (3.05, "3.05"),
-            (1.007, "1.007"),
-            (1e21, "1e+15+"),
-            (1e15 - 1.0, "999999999999999"),
-            (-0.0004, "-0"),
-            (-0.0, "0"),
-            (0.0005, "0.001"),
-            (f64::NAN, "NaN"),
-            (f64::INFINITY, "Infinity"),
-            (f64::NEG_INFINITY, "-Infinity"),
-        ];
-        for (n, text) in cases {
-            assert_eq!(show_number(n), text);
         }
     }
 

@@ -16,6 +16,7 @@ pub mod classify;
 pub mod client_config;
 pub mod deadline;
 pub mod error;
+mod format;
 pub mod host;
 mod http_date;
 pub mod ogc_exception;
@@ -28,6 +29,8 @@ pub mod retry_after;
 pub mod size_class;
 mod status_set;
 pub mod text;
+mod validate;
+mod value;
 
 pub use error::Error;
 pub use options::Options;

@@ -4,50 +4,13 @@
 //! [`Options::parse`]; all rules live here so they are tested natively. Every field is optional;
 //! `undefined` and `null` mean "not given". Each default is documented once, on its field.
 
+pub use crate::value::{entries_of, Entry, Value};
+
 use crate::backoff::{Backoff, Jitter};
-use crate::error::{cat, decimal, show_number};
+use crate::format::{concat, decimal_text};
 use crate::status_set::StatusSet;
+use crate::validate::{describe, millis, one_of, unknown_among, wrong_type};
 use crate::Error;
-
-/// A JS value as the options parser sees it.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Value {
-    /// `undefined` or `null`.
-    Absent,
-    Bool(bool),
-    Number(f64),
-    Text(String),
-    List(Vec<Value>),
-    Function,
-    AbortSignal,
-    /// A plain object's own entries (nested config such as `breaker` and `hosts`).
-    Record(Vec<(String, Value)>),
-    /// Any other object (`Headers`, class instances, …).
-    Object,
-}
-
-impl Value {
-    fn type_name(&self) -> &'static str {
-        match self {
-            Value::Absent => "undefined",
-            Value::Bool(_) => "a boolean",
-            Value::Number(_) => "a number",
-            Value::Text(_) => "a string",
-            Value::List(_) => "an array",
-            Value::Function => "a function",
-            Value::AbortSignal => "an AbortSignal",
-            Value::Record(_) | Value::Object => "an object",
-        }
-    }
-}
-
-/// One field of an options object: its key and its value, borrowed from where they were read.
-pub type Entry<'a> = (&'a str, &'a Value);
-
-/// Borrows owned `(key, value)` pairs as entries.
-pub fn entries_of<K: AsRef<str>>(owned: &[(K, Value)]) -> Vec<Entry<'_>> {
-    owned.iter().map(|(k, v)| (k.as_ref(), v)).collect()
-}
 
 /// Named sets of defaults; explicit fields override them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -227,7 +190,7 @@ impl Options {
             Some((_, other)) => {
                 return Err(Error::invalid_options(
                     "preset",
-                    cat(&["must be \"interactive\" or \"batch\", got ", &describe(other)]),
+                    concat(&["must be \"interactive\" or \"batch\", got ", &describe(other)]),
                 ))
             }
         }
@@ -327,13 +290,13 @@ impl Options {
         // The sets' bitmap words rather than their codes: they tell sets apart just as well and
         // take less code to write on every call.
         for word in self.retry_on.words().into_iter().chain(self.empty_on.words()) {
-            key.push_str(&decimal(word));
+            key.push_str(&decimal_text(word));
             key.push(',');
         }
         key.push_str(self.accept.as_deref().unwrap_or(""));
         key.push(';');
         if let Some(age) = self.max_age_s {
-            key.push_str(&decimal(age as u64));
+            key.push_str(&decimal_text(age as u64));
         }
         key
     }
@@ -348,80 +311,8 @@ impl Options {
     }
 }
 
-fn describe(value: &Value) -> String {
-    match value {
-        Value::Text(s) if s.len() <= 40 => cat(&["\"", s, "\""]),
-        Value::Number(n) => show_number(*n),
-        other => other.type_name().to_string(),
-    }
-}
-
-pub(crate) fn wrong_type(key: &str, expected: &str, value: &Value) -> Error {
-    Error::invalid_options(key, cat(&["must be ", expected, ", got ", &describe(value)]))
-}
-
-pub(crate) fn one_of(key: &str, allowed: &[&str], value: &Value) -> Error {
-    let mut message = String::from("must be one of");
-    for (i, name) in allowed.iter().enumerate() {
-        message.push_str(if i == 0 { " \"" } else { ", \"" });
-        message.push_str(name);
-        message.push('"');
-    }
-    message.push_str(", got ");
-    message.push_str(&describe(value));
-    Error::invalid_options(key, message)
-}
-
 fn unknown_key(key: &str) -> Error {
     unknown_among(key, &[&KEYS])
-}
-
-/// "unknown option", with a suggestion from the `known` lists when `key` looks like a typo of
-/// one of their keys.
-pub(crate) fn unknown_among(key: &str, known: &[&[&str]]) -> Error {
-    let shown = crate::text::first_chars(key, 60).to_string();
-    let message = match suggestion(key, known) {
-        Some(known) => cat(&["unknown option (did you mean `", known, "`?)"]),
-        None => "unknown option".to_string(),
-    };
-    Error::InvalidOptions { field: shown, message }
-}
-
-/// The first known key `typed` is near. Loops, not `flat_map().find()`: the flattening
-/// adapter alone cost the wasm module 0.6 KB.
-fn suggestion<'k>(typed: &str, known: &[&[&'k str]]) -> Option<&'k str> {
-    for list in known {
-        for key in *list {
-            if near(key, typed) {
-                return Some(key);
-            }
-        }
-    }
-    None
-}
-
-/// A likely typo: same letters ignoring case, or at most two edits apart.
-fn near(known: &str, typed: &str) -> bool {
-    if known.eq_ignore_ascii_case(typed) {
-        return true;
-    }
-    // Bytes, not characters: every known key is ASCII, and a non-ASCII one is no typo of them.
-    let a = known.to_ascii_lowercase().into_bytes();
-    let b = typed.to_ascii_lowercase().into_bytes();
-    if b.len() > a.len() + 2 || a.len() > b.len() + 2 {
-        return false;
-    }
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.iter().enumerate() {
-        let mut previous = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let substitute = previous + usize::from(ca != cb);
-            previous = row[j + 1];
-            row[j + 1] = substitute.min(row[j] + 1).min(previous + 1);
-        }
-    }
-    row[b.len()] <= 2
 }
 
 fn text<'v>(_key: &str, value: &'v Value) -> Option<&'v str> {
@@ -429,25 +320,6 @@ fn text<'v>(_key: &str, value: &'v Value) -> Option<&'v str> {
         Value::Text(s) => Some(s),
         _ => None,
     }
-}
-
-/// A duration in milliseconds: a finite number ≥ 0 (> 0 when `positive`). Values above the
-/// timer limit are kept; every delay derived from them is clamped later.
-pub(crate) fn millis(key: &str, value: &Value, positive: bool) -> Result<f64, Error> {
-    let Value::Number(n) = value else {
-        return Err(wrong_type(key, "a number of milliseconds", value));
-    };
-    if !n.is_finite() {
-        return Err(Error::invalid_options(
-            key,
-            cat(&["must be a finite number of milliseconds, got ", &show_number(*n)]),
-        ));
-    }
-    if *n < 0.0 || (positive && *n == 0.0) {
-        let bound = if positive { "greater than 0" } else { "0 or more" };
-        return Err(Error::invalid_options(key, cat(&["must be ", bound, ", got ", &show_number(*n)])));
-    }
-    Ok(*n)
 }
 
 /// The labels one per line.
@@ -491,7 +363,7 @@ fn statuses(key: &str, value: &Value) -> Result<StatusSet, Error> {
             other => {
                 return Err(Error::invalid_options(
                     key,
-                    cat(&["must hold integer HTTP statuses 100–599, got ", &describe(other)]),
+                    concat(&["must hold integer HTTP statuses 100–599, got ", &describe(other)]),
                 ))
             }
         }

@@ -110,7 +110,7 @@ pub struct GaveUp<C> {
 }
 
 /// The platform a call runs on.
-pub struct Effects<'a, T, K, S, R, C> {
+pub struct Runtime<'a, T, K, S, R, C> {
     pub transport: &'a T,
     pub clock: &'a K,
     pub sleeper: &'a S,
@@ -125,7 +125,7 @@ pub struct Effects<'a, T, K, S, R, C> {
 pub async fn fetch_with_retries<T, K, S, R, C>(
     options: &Options,
     route: &[SharedHost],
-    effects: &Effects<'_, T, K, S, R, C>,
+    effects: &Runtime<'_, T, K, S, R, C>,
     called_ms: f64,
     mut on_event: impl FnMut(Event),
 ) -> Result<Delivered<T::Body>, GaveUp<T::Cause>>
@@ -174,7 +174,7 @@ where
 async fn attempts<T, K, S, R, C>(
     options: &Options,
     route: &[SharedHost],
-    fx: &Effects<'_, T, K, S, R, C>,
+    fx: &Runtime<'_, T, K, S, R, C>,
     called_ms: f64,
     stale: &mut Option<Delivered<T::Body>>,
     on_event: &mut impl FnMut(Event),
@@ -217,7 +217,7 @@ where
             mirror = pick_mirror(route, attempts as usize, fx.clock.now_ms());
         }
         let host = &route[mirror];
-        let (permit, probe) = match enter(host, &deadline, options, fx, on_event).await {
+        let (permit, probe) = match wait_for_admission(host, &deadline, options, fx, on_event).await {
             Ok(entered) => entered,
             Err(Error::Aborted) => return Err(give_up(Failure::of(Error::Aborted), attempts)),
             Err(error) => return Err(give_up(Failure::after(error, last), attempts)),
@@ -258,7 +258,7 @@ where
             ),
             Attempt::Response(facts, body) => match classify(&facts, options, fx.clock.epoch_ms()) {
                 Verdict::Deliver { empty } => {
-                    tell(host, now, probe, Report::Alive, fx, on_event, &name);
+                    report_to_host(host, now, probe, Report::Alive, fx, on_event, &name);
                     drop(permit);
                     let tile = Delivered { body, empty, attempts, elapsed_ms: deadline.elapsed(now) };
                     if !busted && is_stale(&facts, options) && deadline.fits_sleep(now, 0.0) {
@@ -285,7 +285,7 @@ where
                 }
             },
         };
-        tell(host, now, probe, report, fx, on_event, &name);
+        report_to_host(host, now, probe, report, fx, on_event, &name);
         drop(permit);
         let (failure, retry_after_ms) = match verdict {
             Ok(retryable) => retryable,
@@ -336,12 +336,12 @@ where
 }
 
 /// Reports an attempt's outcome to its host and announces what changed.
-fn tell<T, K, S, R, C: Cancel>(
+fn report_to_host<T, K, S, R, C: Cancel>(
     host: &SharedHost,
     now: f64,
     probe: bool,
     report: Report,
-    fx: &Effects<'_, T, K, S, R, C>,
+    fx: &Runtime<'_, T, K, S, R, C>,
     on_event: &mut impl FnMut(Event),
     name: &Rc<str>,
 ) where
@@ -367,11 +367,11 @@ fn pick_mirror(route: &[SharedHost], attempt_index: usize, now_ms: f64) -> usize
 
 /// Waits until `host` lets an attempt go: a concurrency slot, then no pause, no open breaker and
 /// a rate token. Returns the slot and whether the attempt is a half-open probe.
-async fn enter<T, K, S, R, C>(
+async fn wait_for_admission<T, K, S, R, C>(
     host: &SharedHost,
     deadline: &Deadline,
     options: &Options,
-    fx: &Effects<'_, T, K, S, R, C>,
+    fx: &Runtime<'_, T, K, S, R, C>,
     on_event: &mut impl FnMut(Event),
 ) -> Result<(Permit, bool), Error>
 where

@@ -24,7 +24,7 @@ use crate::options::{entries_of, Options};
 use crate::platform::Clock;
 use crate::race::{race, Either};
 use crate::redact::redact_url;
-use crate::retry::{fetch_with_retries, Cause, Delivered, Effects, Event, GaveUp};
+use crate::retry::{fetch_with_retries, Cause, Delivered, Event, GaveUp, Runtime};
 use crate::text::pieces;
 use crate::Error;
 
@@ -90,11 +90,11 @@ impl ClientInner {
             early_error(e, &url.as_string().map(|u| redact_url(&u)).unwrap_or_default())
         })?;
         let Prepared { options, url_lines, route, inputs, init, headers, signal, on_retry } = prepared;
-        let shown = redact_url(pieces(&url_lines, b'\n').next().unwrap_or(""));
+        let redacted_url = redact_url(pieces(&url_lines, b'\n').next().unwrap_or(""));
         let own_abort = AbortWatch::new(signal);
         if own_abort.is_aborted() {
             route[0].borrow_mut().counters.aborted += 1;
-            return Err(caller_error(Error::Aborted, Some(own_abort.reason()), 0, 0.0, &shown));
+            return Err(caller_error(Error::Aborted, Some(own_abort.reason()), 0, 0.0, &redacted_url));
         }
         let now = JsClock.now_ms();
         let called = called_ms.filter(|at| at.is_finite()).map_or(now, |at| at.min(now));
@@ -133,7 +133,7 @@ impl ClientInner {
                     inputs,
                     init,
                     on_retry,
-                    url: shown.clone(),
+                    url: redacted_url.clone(),
                 };
                 super::task::spawn(async move {
                     let outcome = client.run_flight(&task, run).await;
@@ -161,12 +161,12 @@ impl ClientInner {
             Either::Right(Either::Left(())) => {
                 let elapsed = JsClock.now_ms() - called;
                 let reason = Some(own_abort.reason());
-                Err(caller_error(Error::Aborted, reason, flight.attempts.get(), elapsed, &shown))
+                Err(caller_error(Error::Aborted, reason, flight.attempts.get(), elapsed, &redacted_url))
             }
             Either::Right(Either::Right(())) => {
                 let error = Error::Deadline { deadline_ms: options.deadline_ms };
                 let elapsed = JsClock.now_ms() - called;
-                Err(caller_error(error, None, flight.attempts.get(), elapsed, &shown))
+                Err(caller_error(error, None, flight.attempts.get(), elapsed, &redacted_url))
             }
         }
     }
@@ -207,7 +207,7 @@ impl ClientInner {
         let abort = AbortWatch::of_stop(flight.stop.clone());
         let transport = FetchTransport::new(&run.inputs, &run.init, &abort);
         let sleeper = AbortableSleep { abort: &abort };
-        let effects = Effects {
+        let effects = Runtime {
             transport: &transport,
             clock: &JsClock,
             sleeper: &sleeper,

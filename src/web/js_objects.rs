@@ -1,4 +1,5 @@
-//! Bindings to `js_objects.js`: the Tile, TileError and onRetry objects.
+//! Bindings to `js_objects.js`: the objects tilefetch hands to JavaScript (Tile, TileError, the
+//! onRetry info, stats and events), each built in one call.
 
 use js_sys::Uint8Array;
 use wasm_bindgen::prelude::*;
@@ -30,14 +31,6 @@ extern "C" {
         elapsed_ms: f64,
         empty: bool,
     ) -> JsValue;
-
-    /// See `kindOf` in js_objects.js for the codes.
-    #[wasm_bindgen(js_name = kindOf)]
-    pub fn kind_of(value: &JsValue) -> u32;
-
-    /// `[key, kind, value, …]`, or `None` when the keys cannot be read (see js_objects.js).
-    #[wasm_bindgen(js_name = readFields)]
-    pub fn read_fields(value: &JsValue) -> Option<js_sys::Array>;
 
     /// See `makeStats` in js_objects.js for the layout of `text` and `numbers`.
     #[wasm_bindgen(js_name = makeStats)]

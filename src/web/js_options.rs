@@ -7,8 +7,8 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::{AbortSignal, RequestInit};
 
-use super::js_objects::{kind_of, read_fields};
-use crate::error::cat;
+use super::js_values::{kind_of, read_fields};
+use crate::format::concat;
 use crate::options::{Options, Value};
 use crate::redact::{redact_text, redact_url};
 use crate::Error;
@@ -154,7 +154,7 @@ pub fn build_request(
             let message = if matches!(field.as_str(), "headers" | "accept") {
                 message
             } else {
-                cat(&["the platform refused the request: ", &redact_text(&message)])
+                concat(&["the platform refused the request: ", &redact_text(&message)])
             };
             Err(Error::invalid_options(&field, message))
         }
@@ -194,5 +194,5 @@ pub fn read_urls(url: &JsValue, subdomains: Option<&str>) -> Result<String, Erro
         _ => " is not a valid absolute URL",
     };
     let redacted = redact_url(&text);
-    Err(Error::invalid_options("url", cat(&["\"", crate::text::first_chars(&redacted, 200), "\"", why])))
+    Err(Error::invalid_options("url", concat(&["\"", crate::text::first_chars(&redacted, 200), "\"", why])))
 }

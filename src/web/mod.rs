@@ -7,6 +7,7 @@ mod effects;
 mod heap;
 mod js_objects;
 mod js_options;
+mod js_values;
 mod task;
 mod transport;
 
@@ -125,8 +126,8 @@ fn failure_to_js(failure: &Failure<JsValue>, attempts: u32, elapsed_ms: f64, url
     let mut message = error.message();
     if let Some(Cause::Attempt(last)) = &failure.cause {
         let plural = if attempts == 1 { "" } else { "s" };
-        let count = crate::error::decimal(u64::from(attempts));
-        message.push_str(&crate::error::cat(&[
+        let count = crate::format::decimal_text(u64::from(attempts));
+        message.push_str(&crate::format::concat(&[
             " after ",
             &count,
             " attempt",

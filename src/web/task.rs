@@ -113,19 +113,19 @@ pub fn promise(future: impl Future<Output = Result<JsValue, JsValue>> + 'static)
 /// closures, each with a finalizer, per attempt), the promise's reaction polls the task by id,
 /// in the task's own context. So it ignores the poll's waker: it is only for futures the task
 /// polls with its own (plain `.await` and `race`), not for a combinator that substitutes wakers.
-pub struct Settled {
+pub struct PromiseFuture {
     promise: Option<Promise>,
     /// Empty until the promise settles, then `[fulfilled, value]`.
     cell: Array,
 }
 
-impl Settled {
-    pub fn new(promise: Promise) -> Settled {
-        Settled { promise: Some(promise), cell: Array::new() }
+impl PromiseFuture {
+    pub fn new(promise: Promise) -> PromiseFuture {
+        PromiseFuture { promise: Some(promise), cell: Array::new() }
     }
 }
 
-impl Future for Settled {
+impl Future for PromiseFuture {
     type Output = Result<JsValue, JsValue>;
 
     fn poll(mut self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<Self::Output> {

@@ -8,7 +8,7 @@ use web_sys::{AbortController, RequestInit, Response};
 
 use super::abort::AbortWatch;
 use super::effects::Timer;
-use super::task::Settled;
+use super::task::PromiseFuture;
 use crate::classify::{ResponseFacts, HEAD_BYTES, TAIL_BYTES};
 use crate::platform::{Attempt, Transport};
 use crate::race::{race, Either};
@@ -54,7 +54,7 @@ impl<'a> FetchTransport<'a> {
     ) -> Result<(ResponseFacts, WebBody), JsValue> {
         self.init.set_signal(Some(&controller.signal()));
         let fetched = fetch_whole(&self.scope, self.inputs, mirror as u32, self.init, cache_bust);
-        let whole: Array = Settled::new(fetched).await?.unchecked_into();
+        let whole: Array = PromiseFuture::new(fetched).await?.unchecked_into();
         let body = WebBody { response: whole.get(0).unchecked_into(), data: whole.get(1).unchecked_into() };
         Ok((facts(&whole, &body.data), body))
     }
