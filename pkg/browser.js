@@ -77,6 +77,10 @@ export class TileClient {
     return this.#client ? this.#client.stats() : {};
   }
 
+  hostSettings(host) {
+    return this.#client ? this.#client.hostSettings(host) : null;
+  }
+
   free() {
     if (this.#client) this.#client.free();
     else this.#pending?.then((client) => client?.free(), () => {});

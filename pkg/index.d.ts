@@ -32,6 +32,11 @@ export class TileClient {
   fetchTile(url: string | string[], options?: FetchTileOptions): Promise<Tile>;
   /** Per host (`host[:port]`, no credentials); JSON-serialisable. */
   stats(): Record<string, HostStats>;
+  /**
+   * The settings calls to `host` (`host[:port]`) run with: its rule in `hosts` over the client's
+   * settings over the preset's defaults. `null` in a browser before the module has loaded.
+   */
+  hostSettings(host: string): ResolvedHostSettings | null;
   /** Frees the client's wasm memory; the client must not be used afterwards. */
   free(): void;
 }
@@ -189,6 +194,14 @@ export interface FetchTileOptions {
    * once more, at once, with a cache-busting query parameter (`_tf`). @default undefined (off)
    */
   maxAgeS?: number;
+}
+
+/** What {@link TileClient.hostSettings} returns: every value resolved, none left to a default. */
+export interface ResolvedHostSettings {
+  maxConcurrent: number;
+  halfOpenProbes: number;
+  deadlineMs: number;
+  maxOpenMs: number;
 }
 
 export type TileErrorKind =

@@ -9,7 +9,7 @@
 // or 503/429 with Retry-After. The pieces live in ./worker/: config, route (and the SSRF rule),
 // cache, upstream (the call, the subrequest cap, the gate), gate (the Durable Object), respond.
 import { TileClient, TileError } from "./workerd.js";
-import { resolveConfig, hostSetting } from "./worker/config.js";
+import { resolveConfig } from "./worker/config.js";
 import { compileRoute, checkTile, compileUpstream, assertUpstreamHosts } from "./worker/route.js";
 import { cacheKeyUrl, defaultCache, readEntry, writeEntry } from "./worker/cache.js";
 import { callUpstream } from "./worker/upstream.js";
@@ -32,8 +32,12 @@ export function createTileHandler(config) {
   const match = compileRoute(cfg.route);
   const subdomains = cfg.client.subdomains;
   const upstream = compileUpstream(cfg.upstream, subdomains, Array.isArray(config.upstream));
-  new TileClient(cfg.client).free(); // validates: throws TileError (invalid-options) naming the field
   const hosts = [...upstream.hosts];
+  // What each upstream host's calls run with, as the core resolves it (the host's rule over the
+  // client's settings over the preset's): no default is restated here.
+  const validated = new TileClient(cfg.client); // throws TileError (invalid-options) naming the field
+  const settings = new Map(hosts.map((h) => [h, validated.hostSettings(h)]));
+  validated.free();
   // The client is shared by every request of the isolate. The queue is here (worker/limiter.js):
   // one limit per handler, the sum over the upstream's hosts, which narrows to the configured
   // halfOpenProbes while a breaker is not closed, so that a failing upstream still sees one probe
@@ -41,8 +45,8 @@ export function createTileHandler(config) {
   // it take a probe place (halfOpenProbes ≥ the limiter's limit: nobody waits for a probe).
   // Coalescing is here too (`flights`), because it covers the cache lookup as well as the fetch.
   // (The core itself polls each call only in its own request: see src/web/task.rs.)
-  const fullLimit = hosts.reduce((n, h) => n + hostSetting(cfg.client, h, (c) => c.maxConcurrent, 16, 16), 0);
-  const probeLimit = Math.max(...hosts.map((h) => hostSetting(cfg.client, h, (c) => c.breaker?.halfOpenProbes, 1, 1)));
+  const fullLimit = hosts.reduce((n, h) => n + settings.get(h).maxConcurrent, 0);
+  const probeLimit = Math.max(...hosts.map((h) => settings.get(h).halfOpenProbes));
   const limiter = createLimiter(fullLimit, cfg.client.queueOrder ?? "fifo");
   const breakerState = new Map(); // host → the last "breaker" event's state
   const userOnEvent = cfg.client.onEvent;
@@ -55,7 +59,7 @@ export function createTileHandler(config) {
   };
   const client = new TileClient({ ...forWorkerd(cfg.client, Math.min(1000, fullLimit)), onEvent });
   const gateName = hosts.slice().sort().join(",");
-  const deadlineMs = Math.max(...hosts.map((h) => hostSetting(cfg.client, h, (c) => c.deadlineMs, 6000, 180000)));
+  const deadlineMs = Math.max(...hosts.map((h) => settings.get(h).deadlineMs));
   const gateCfg = cfg.gate && {
     failureThreshold: cfg.gate.failureThreshold,
     openMs: cfg.gate.openMs,
@@ -83,8 +87,7 @@ export function createTileHandler(config) {
       let wait = 0;
       if (s?.pausedUntil) wait = Math.max(wait, s.pausedUntil - now);
       if (s?.breaker?.state === "open") {
-        const maxOpenMs = hostSetting(cfg.client, h, (c) => c.breaker?.maxOpenMs, 1000, 60000);
-        wait = Math.max(wait, s.breaker.changedAt + maxOpenMs - now);
+        wait = Math.max(wait, s.breaker.changedAt + settings.get(h).maxOpenMs - now);
       }
       hostWait = Math.min(hostWait, wait);
     }

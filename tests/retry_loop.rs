@@ -15,7 +15,7 @@ use tilefetch::host::{HostConfig, HostState};
 use tilefetch::ogc_exception::OgcException;
 use tilefetch::options::Value;
 use tilefetch::platform::{Attempt, Cancel, Clock, Random, Sleep, Transport, Woke};
-use tilefetch::retry::{fetch_with_retries, Cause, Delivered, Effects, Event, GaveUp, RetryInfo};
+use tilefetch::retry::{fetch_with_retries, Cause, Delivered, Event, GaveUp, RetryInfo, Runtime};
 use tilefetch::{Error, Options};
 
 /// One scripted server reply: how long it takes and what it is.
@@ -189,7 +189,7 @@ fn run(world: &World, options: &[(&str, Value)]) -> (Outcome, Vec<RetryInfo>) {
 fn run_on(world: &World, options: &[(&str, Value)], route: &[SharedHost]) -> (Outcome, Vec<Event>) {
     let options = Options::parse(options).expect("valid options");
     let mut events = Vec::new();
-    let effects = Effects { transport: world, clock: world, sleeper: world, random: world, cancel: world };
+    let effects = Runtime { transport: world, clock: world, sleeper: world, random: world, cancel: world };
     let out = block_on(fetch_with_retries(&options, route, &effects, world.now.get(), |e| events.push(e)));
     (out, events)
 }

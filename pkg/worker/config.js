@@ -148,12 +148,3 @@ export function resolveConfig(config) {
     client,
   };
 }
-
-/** What the client will use for a host: per-host settings over client-wide ones over the preset's. */
-export function hostSetting(client, host, read, interactive, batch) {
-  const perHost = client.hosts && isPlainObject(client.hosts) ? client.hosts[host] : undefined;
-  const v = (perHost && read(perHost)) ?? read(client);
-  if (typeof v === "number") return v;
-  const preset = (perHost && perHost.preset) ?? client.preset;
-  return preset === "batch" ? batch : interactive;
-}

@@ -13,7 +13,7 @@ use web_sys::Response;
 
 use super::abort::{AbortWatch, Stop};
 use super::effects::{AbortableSleep, JsClock, JsRandom, Timer};
-use super::js_objects::{make_event, make_retry_info, make_stats, make_tile};
+use super::js_objects::{make_event, make_host_settings, make_retry_info, make_stats, make_tile};
 use super::js_options::{build_request, read_entries, read_urls};
 use super::transport::{FetchTransport, WebBody};
 use super::{early_error, failure_to_js};
@@ -242,6 +242,18 @@ impl ClientInner {
             Err(_) if flight.callers.get() == 0 => Err(JsValue::UNDEFINED),
             Err(gave_up) => Err(give_up_to_js(gave_up, &run.url)),
         }
+    }
+
+    /// What calls to `host` run with (its rule over the client's settings over the preset's).
+    pub fn host_settings(&self, host: &str) -> JsValue {
+        let config = self.config.host_config(host);
+        let options = self.config.options_for(host);
+        make_host_settings(
+            config.max_concurrent as u32,
+            config.breaker.half_open_probes,
+            options.deadline_ms,
+            config.breaker.max_open_ms,
+        )
     }
 
     pub fn stats(&self) -> JsValue {

@@ -28,6 +28,11 @@ export function makeTile(response, body, first, attempts, elapsedMs, empty) {
   return { data, status: response.status, contentType: headers.get("content-type"), headers, attempts, elapsedMs, empty };
 }
 
+// What `TileClient.hostSettings(host)` returns.
+export function makeHostSettings(maxConcurrent, halfOpenProbes, deadlineMs, maxOpenMs) {
+  return { maxConcurrent, halfOpenProbes, deadlineMs, maxOpenMs };
+}
+
 export function makeRetryInfo(attempt, delayMs, reason, status, retryAfterMs) {
   return { attempt, delayMs, reason, status, retryAfterMs };
 }

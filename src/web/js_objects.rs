@@ -48,6 +48,14 @@ extern "C" {
         e: JsValue,
     ) -> JsValue;
 
+    #[wasm_bindgen(js_name = makeHostSettings)]
+    pub fn make_host_settings(
+        max_concurrent: u32,
+        half_open_probes: u32,
+        deadline_ms: f64,
+        max_open_ms: f64,
+    ) -> JsValue;
+
     #[wasm_bindgen(js_name = makeRetryInfo)]
     pub fn make_retry_info(
         attempt: u32,

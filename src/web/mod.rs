@@ -97,6 +97,12 @@ impl TileClient {
         task::promise(inner.fetch(url, options, None))
     }
 
+    /// The settings calls to `host` (`host[:port]`) run with: see pkg/index.d.ts.
+    #[wasm_bindgen(js_name = hostSettings)]
+    pub fn host_settings(&self, host: &str) -> JsValue {
+        self.inner.host_settings(host)
+    }
+
     /// [`fetch_tile_called_at`] on this client.
     #[wasm_bindgen(js_name = fetchTileCalledAt)]
     pub fn fetch_tile_called_at(&self, called_ms: f64, url: JsValue, options: JsValue) -> js_sys::Promise {

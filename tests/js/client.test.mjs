@@ -616,3 +616,18 @@ describe("coalescing after every caller left", () => {
     }
   });
 });
+
+describe("hostSettings: what calls to a host run with, as the core resolves it", () => {
+  test("the presets' defaults, the client's settings, and a host's own rule over both", () => {
+    assert.deepEqual(new TileClient().hostSettings("a.example"), { maxConcurrent: 16, halfOpenProbes: 1, deadlineMs: 6000, maxOpenMs: 1000 });
+    assert.deepEqual(new TileClient({ preset: "batch" }).hostSettings("a.example"), { maxConcurrent: 16, halfOpenProbes: 1, deadlineMs: 180000, maxOpenMs: 60000 });
+    const client = new TileClient({
+      maxConcurrent: 8,
+      deadlineMs: 9000,
+      hosts: { "b.example:8080": { maxConcurrent: 2, breaker: { halfOpenProbes: 3, maxOpenMs: 5000 }, deadlineMs: 2000 }, "c.example": { preset: "batch" } },
+    });
+    assert.deepEqual(client.hostSettings("a.example"), { maxConcurrent: 8, halfOpenProbes: 1, deadlineMs: 9000, maxOpenMs: 1000 });
+    assert.deepEqual(client.hostSettings("b.example:8080"), { maxConcurrent: 2, halfOpenProbes: 3, deadlineMs: 2000, maxOpenMs: 5000 });
+    assert.equal(client.hostSettings("c.example").maxOpenMs, 60000, "a host's own preset");
+  });
+});

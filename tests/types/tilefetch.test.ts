@@ -18,7 +18,9 @@ async function calls(signal: AbortSignal): Promise<void> {
   await client.fetchTile("https://{s}.t.example/1/0/0.png", { subdomains: ["a", "b"], preset: "batch" });
   const perHost = client.stats()["t.example"];
   const requests: number = perHost.requests;
-  void [requests, stats()];
+  const settings = client.hostSettings("t.example");
+  const deadline: number | undefined = settings?.deadlineMs;
+  void [requests, stats(), deadline];
   client.free();
 
   // @ts-expect-error deadlineMs is a number
