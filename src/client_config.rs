@@ -12,7 +12,13 @@ use crate::validate::{millis, one_of, unknown_among, wrong_type};
 use crate::Error;
 
 /// Keys only a client (or a `hosts` entry) takes.
-const HOST_KEYS: [&str; 5] = ["maxConcurrent", "queueOrder", "breaker", "retryBudget", "learnRate"];
+pub const HOST_KEYS: [&str; 5] = ["maxConcurrent", "queueOrder", "breaker", "retryBudget", "learnRate"];
+/// Keys only a client takes, not a `hosts` entry.
+pub const CLIENT_KEYS: [&str; 2] = ["hosts", "onEvent"];
+/// The keys of `breaker`.
+pub const BREAKER_KEYS: [&str; 4] = ["failureThreshold", "openMs", "halfOpenProbes", "maxOpenMs"];
+/// The keys of `retryBudget`.
+pub const BUDGET_KEYS: [&str; 2] = ["ratio", "minPerSecond"];
 /// Per-call values that make no sense shared by every call of a client.
 const CALL_ONLY: [&str; 2] = ["signal", "onRetry"];
 
@@ -100,7 +106,7 @@ fn base_host_config(preset: Preset) -> HostConfig {
 }
 
 fn unknown_client_key(key: &str) -> Error {
-    unknown_among(key, &[&KEYS, &HOST_KEYS, &["hosts", "onEvent"]])
+    unknown_among(key, &[&KEYS, &HOST_KEYS, &CLIENT_KEYS])
 }
 
 fn host_rule(name: &str, rule: &Value, client: &Options, base: HostConfig) -> Result<HostRule, Error> {
@@ -193,12 +199,7 @@ fn breaker(mut config: BreakerConfig, fields: &[(String, Value)]) -> Result<Brea
             "openMs" => config.open_ms = millis(key, value, true)?,
             "halfOpenProbes" => config.half_open_probes = count(key, value, 1, 1000)?,
             "maxOpenMs" => config.max_open_ms = millis(key, value, true)?,
-            k => {
-                return Err(unknown_among(
-                    k,
-                    &[&["failureThreshold", "openMs", "halfOpenProbes", "maxOpenMs"]],
-                ))
-            }
+            k => return Err(unknown_among(k, &[&BREAKER_KEYS])),
         }
     }
     config.max_open_ms = config.max_open_ms.max(config.open_ms);
@@ -217,7 +218,7 @@ fn budget(mut config: BudgetConfig, fields: &[(String, Value)]) -> Result<Budget
         match key.as_str() {
             "ratio" => config.ratio = number,
             "minPerSecond" => config.min_per_second = number,
-            k => return Err(unknown_among(k, &[&["ratio", "minPerSecond"]])),
+            k => return Err(unknown_among(k, &[&BUDGET_KEYS])),
         }
     }
     Ok(config)

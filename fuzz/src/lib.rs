@@ -3,28 +3,19 @@
 //! the names the parsers know, so the fuzzer reaches their deep branches, not only "unknown key".
 #![forbid(unsafe_code)]
 
+use tilefetch::client_config::{BREAKER_KEYS, BUDGET_KEYS, CLIENT_KEYS, HOST_KEYS};
 use tilefetch::options::{Value, KEYS};
 
-/// Names worth trying besides the option keys: TileClient's fields, nested config, host rules.
-const MORE_NAMES: [&str; 17] = [
-    "maxConcurrent",
-    "queueOrder",
-    "breaker",
-    "retryBudget",
-    "learnRate",
-    "hosts",
-    "onEvent",
-    "failureThreshold",
-    "openMs",
-    "maxOpenMs",
-    "halfOpenProbes",
-    "ratio",
-    "minPerSecond",
-    "tiles.example.com",
-    "*.example.com",
-    "interactive",
-    "batch",
-];
+/// Names worth trying besides the keys the parsers define: host patterns and preset names.
+const MORE_NAMES: [&str; 4] = ["tiles.example.com", "*.example.com", "interactive", "batch"];
+
+/// Every key the option and config parsers know, as they define them, then [`MORE_NAMES`].
+fn known_names() -> impl Iterator<Item = &'static str> {
+    [&KEYS[..], &HOST_KEYS, &CLIENT_KEYS, &BREAKER_KEYS, &BUDGET_KEYS, &MORE_NAMES]
+        .into_iter()
+        .flatten()
+        .copied()
+}
 
 pub struct Bytes<'a> {
     data: &'a [u8],
@@ -77,7 +68,7 @@ impl<'a> Bytes<'a> {
     pub fn text(&mut self) -> String {
         let pick = self.byte() as usize;
         if pick.is_multiple_of(2) {
-            let names: Vec<&str> = KEYS.iter().chain(MORE_NAMES.iter()).copied().collect();
+            let names: Vec<&str> = known_names().collect();
             names[(pick / 2) % names.len()].to_string()
         } else {
             let len = (self.byte() % 24) as usize;
