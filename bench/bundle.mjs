@@ -39,8 +39,16 @@ export function anchorEntry(clientId) {
   for (const m of source.matchAll(/^import\s+([^;]+?)\s+from\s+"([^"]+)";/gm)) {
     if (m[2] !== anchor) continue;
     const clause = m[1];
-    const named = /\{([^}]*)\}/.exec(clause)?.[1].split(",").map((s) => s.trim()).filter(Boolean) ?? [];
-    const def = clause.replace(/\{[^}]*\}/, "").replace(/,/g, "").trim();
+    const named =
+      /\{([^}]*)\}/
+        .exec(clause)?.[1]
+        .split(",")
+        .map((s) => s.trim())
+        .filter(Boolean) ?? [];
+    const def = clause
+      .replace(/\{[^}]*\}/, "")
+      .replace(/,/g, "")
+      .trim();
     const names = [...(def ? ["default"] : []), ...named];
     lines.push(`export { ${names.join(", ")} } from "${anchor}";`);
   }

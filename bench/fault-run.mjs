@@ -27,7 +27,9 @@ export const tileCoords = (i) => [14, 8000 + (i % 20), 5000 + Math.floor(i / 20)
 function reasonOf(error) {
   if (error?.kind) return error.kind;
   const name = error?.name ?? typeof error;
-  const message = String(error?.message ?? error).split("\n")[0].slice(0, 40);
+  const message = String(error?.message ?? error)
+    .split("\n")[0]
+    .slice(0, 40);
   return `${name}: ${message}`;
 }
 
@@ -75,18 +77,20 @@ export async function runFault({ clientId, scenarioId, tiles = 400, concurrency 
     } catch (error) {
       call = Promise.reject(error);
     }
-    const settled = call.then(
-      (data) => {
-        const late = controller.signal.aborted;
-        const truth = tilePng(...coords);
-        const same = data instanceof Uint8Array && Buffer.from(data.buffer, data.byteOffset, data.byteLength).equals(truth);
-        return { outcome: late ? "late" : same ? "correct" : "wrong" };
-      },
-      (error) => ({ outcome: "failed", reason: reasonOf(error) }),
-    ).then((r) => {
-      clearTimeout(timer);
-      results[i] = { ...r, start, end: performance.now() - t0 };
-    });
+    const settled = call
+      .then(
+        (data) => {
+          const late = controller.signal.aborted;
+          const truth = tilePng(...coords);
+          const same = data instanceof Uint8Array && Buffer.from(data.buffer, data.byteOffset, data.byteLength).equals(truth);
+          return { outcome: late ? "late" : same ? "correct" : "wrong" };
+        },
+        (error) => ({ outcome: "failed", reason: reasonOf(error) }),
+      )
+      .then((r) => {
+        clearTimeout(timer);
+        results[i] = { ...r, start, end: performance.now() - t0 };
+      });
     settledAll.push(settled);
     // The pool slot frees when the call settles or its deadline passes, whichever is first.
     return Promise.race([settled, deadline]);

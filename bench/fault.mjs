@@ -29,8 +29,10 @@ const jobs = scenarios.flatMap((scenario) =>
     onDone(stdout) {
       const run = JSON.parse(stdout.trim().split("\n").pop());
       runs.push(run);
-      process.stderr.write(`  ${scenario.padEnd(18)} ${client.padEnd(20)} ${run.correct} correct, ${run.wrong} wrong, ` +
-        `${run.failed} failed, ${run.requests} requests, ${(run.wallMs / 1000).toFixed(1)} s\n`);
+      process.stderr.write(
+        `  ${scenario.padEnd(18)} ${client.padEnd(20)} ${run.correct} correct, ${run.wrong} wrong, ` +
+          `${run.failed} failed, ${run.requests} requests, ${(run.wallMs / 1000).toFixed(1)} s\n`,
+      );
     },
   })),
 );

@@ -6,7 +6,11 @@ export const SCENARIOS = [
   { id: "flaky-503", title: "flaky 503 (p = 0.3)", params: { f: "503", p: "0.3" } },
   // 100 tiles/s with a burst of 20: 400 tiles need ≥ 3.8 s even when every client is perfect.
   { id: "bucket-429", title: "429 token bucket (100/s, burst 20), Retry-After: 1", params: { f: "bucket", rate: "100", burst: "20", ra: "1" } },
-  { id: "bucket-429-date", title: "429 token bucket (100/s, burst 20), Retry-After: HTTP-date +1 s", params: { f: "bucket", rate: "100", burst: "20", ra: "date:1" } },
+  {
+    id: "bucket-429-date",
+    title: "429 token bucket (100/s, burst 20), Retry-After: HTTP-date +1 s",
+    params: { f: "bucket", rate: "100", burst: "20", ra: "date:1" },
+  },
   { id: "retry-after-86400", title: "429 + Retry-After: 86400 on every request", params: { f: "429", ra: "86400" } },
   // 100 ms per answer (a realistic tile latency: 400 tiles at 32 in flight take ≥ 1.25 s), then
   // every request arriving in [250 ms, 3250 ms) of the workload gets 503 "outage".

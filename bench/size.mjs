@@ -35,7 +35,14 @@ const ADAPTERS = {
   openlayers: ["pkg/openlayers.js", "pkg/adapter-options.js"],
   leaflet: ["pkg/leaflet.js", "pkg/adapter-options.js"],
   maplibre: ["pkg/maplibre.js", "pkg/adapter-options.js"],
-  worker: ["pkg/worker.js", ...fs.readdirSync(path.join(ROOT, "pkg/worker")).filter((f) => f.endsWith(".js")).sort().map((f) => `pkg/worker/${f}`)],
+  worker: [
+    "pkg/worker.js",
+    ...fs
+      .readdirSync(path.join(ROOT, "pkg/worker"))
+      .filter((f) => f.endsWith(".js"))
+      .sort()
+      .map((f) => `pkg/worker/${f}`),
+  ],
 };
 const adapters = {};
 for (const [name, files] of Object.entries(ADAPTERS)) {

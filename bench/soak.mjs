@@ -160,7 +160,10 @@ export function soakVerdicts(r) {
     ["no timer left pending", r.after.timers <= r.timersAtStart],
     ["every tile and error handed out is garbage-collected", r.results.collected === r.results.registered],
     ["nothing in flight or queued", r.inFlight === 0],
-    ["the mix happened (tiles, http, aborted, deadline)", r.outcomes.tile > 0.7 * r.calls && r.outcomes.http > 0.05 * r.calls && r.outcomes.aborted > 0.03 * r.calls && r.outcomes.deadline > 0.01 * r.calls],
+    [
+      "the mix happened (tiles, http, aborted, deadline)",
+      r.outcomes.tile > 0.7 * r.calls && r.outcomes.http > 0.05 * r.calls && r.outcomes.aborted > 0.03 * r.calls && r.outcomes.deadline > 0.01 * r.calls,
+    ],
   ];
 }
 

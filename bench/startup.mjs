@@ -26,11 +26,15 @@ const childSource = (spec, isTilefetch) => `
 const t0 = performance.now();
 const m = await import(${JSON.stringify(spec)});
 let ms = performance.now() - t0;
-${isTilefetch ? `
+${
+  isTilefetch
+    ? `
 const first = m.fetchTile("http://127.0.0.1:9/0/0/0.png", { signal: AbortSignal.abort() });
 ms = performance.now() - t0;
 const kind = await first.then(() => "resolved", (e) => e.kind);
-if (kind !== "aborted") throw new Error("first call: " + kind);` : ""}
+if (kind !== "aborted") throw new Error("first call: " + kind);`
+    : ""
+}
 process.stdout.write(JSON.stringify({ ms, readyMs: performance.now() - t0 }));
 `;
 
@@ -62,7 +66,10 @@ try {
           if (isTilefetch) {
             const first = m.fetchTile("http://127.0.0.1:9/0/0/0.png", { signal: AbortSignal.abort() });
             ms = performance.now() - t0;
-            const kind = await first.then(() => "resolved", (e) => e.kind);
+            const kind = await first.then(
+              () => "resolved",
+              (e) => e.kind,
+            );
             if (kind !== "aborted") throw new Error(`first call: ${kind}`);
           }
           return { ms, readyMs: performance.now() - t0 };
@@ -85,5 +92,7 @@ const summary = (samples) =>
 const result = { reps, node: summary(node), chromium: summary(chromium) };
 fs.mkdirSync(OUT, { recursive: true });
 fs.writeFileSync(path.join(OUT, "startup.json"), JSON.stringify(result, null, 1));
-process.stderr.write(`startup (median ms): Node ${JSON.stringify(Object.fromEntries(Object.entries(result.node).map(([k, v]) => [k, +v.medianMs.toFixed(2)])))}; ` +
-  `Chromium ${JSON.stringify(Object.fromEntries(Object.entries(result.chromium).map(([k, v]) => [k, +v.medianMs.toFixed(2)])))}\n`);
+process.stderr.write(
+  `startup (median ms): Node ${JSON.stringify(Object.fromEntries(Object.entries(result.node).map(([k, v]) => [k, +v.medianMs.toFixed(2)])))}; ` +
+    `Chromium ${JSON.stringify(Object.fromEntries(Object.entries(result.chromium).map(([k, v]) => [k, +v.medianMs.toFixed(2)])))}\n`,
+);

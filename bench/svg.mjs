@@ -18,7 +18,9 @@ export function outagePlot(series, window, { width = 900, height = 420, title = 
   const x = (bin) => m.left + (bin / bins) * w;
   const y = (v) => m.top + h - (v / yTop) * h;
   const out = [];
-  out.push(`<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="sans-serif" font-size="12">`);
+  out.push(
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="sans-serif" font-size="12">`,
+  );
   out.push(`<rect width="${width}" height="${height}" fill="#fff"/>`);
   out.push(`<text x="${m.left}" y="20" font-size="14" font-weight="bold">${esc(title)}</text>`);
   if (window) {

@@ -83,7 +83,11 @@ export class TileClient {
 
   free() {
     if (this.#client) this.#client.free();
-    else this.#pending?.then((client) => client?.free(), () => {});
+    else
+      this.#pending?.then(
+        (client) => client?.free(),
+        () => {},
+      );
     this.#client = null;
     this.#pending = Promise.reject(new TileError("this TileClient was freed", { kind: "invalid-options", attempts: 0, elapsedMs: 0, url: "" }));
     this.#pending.catch(() => {});

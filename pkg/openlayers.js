@@ -11,7 +11,6 @@
 import TileState from "ol/TileState.js";
 import { adapterOptions } from "./adapter-options.js";
 
-
 /**
  * Splits adapter options into the function that fetches, the fetchTile options and the map.
  * @returns {{load: (url: string | string[], signal: AbortSignal) => Promise<import("./index.d.ts").Tile>, map: any}}
@@ -131,7 +130,7 @@ export function createVectorTileLoadFunction(options) {
   watchWanted(map, pending);
 
   return function tilefetchVectorTileLoad(tile, url) {
-    tile.setLoader((extent, resolution, projection) => {
+    tile.setLoader((extent, _resolution, projection) => {
       const controller = new AbortController();
       pending.set(tile, controller);
       load(url, controller.signal).then(
@@ -209,5 +208,8 @@ export function createImageTileLoader(template, options) {
 function loadWith(load, url, signal, subdomains) {
   if (!subdomains) return load(url, signal);
   // {s} expanded here: one URL per mirror, so no fetchTile `subdomains` option is needed.
-  return load(subdomains.map((s) => url.replace("{s}", s)), signal);
+  return load(
+    subdomains.map((s) => url.replace("{s}", s)),
+    signal,
+  );
 }

@@ -101,7 +101,20 @@ export function createTileHandler(config) {
     const reserved = (cache ? 2 : 0) + (gate ? 2 : 0) + extraFetch;
     const cap = Math.max(1, cfg.maxSubrequests - reserved);
     const control = contextFreeAbort();
-    const flight = callUpstream({ client, urls, cap, control, limiter, deadlineMs, gate, gateCfg, gateTimeoutMs: cfg.gate?.timeoutMs, waitUntil, referer, clientHeaders: cfg.client.headers });
+    const flight = callUpstream({
+      client,
+      urls,
+      cap,
+      control,
+      limiter,
+      deadlineMs,
+      gate,
+      gateCfg,
+      gateTimeoutMs: cfg.gate?.timeoutMs,
+      waitUntil,
+      referer,
+      clientHeaders: cfg.client.headers,
+    });
     flight.abort = control.abort;
     flights.set(key, flight);
     const settled = flight.then(
@@ -157,7 +170,15 @@ export function createTileHandler(config) {
       const t = performance.now();
       const stranded = () => {
         if (!coalesced) flight.abort(new Error("the upstream call did not settle in time"));
-        return { kind: "fail", status: 503, errorKind: "stranded", retryAfterMs: 1000, message: "upstream call did not settle in time", attempts: 0, timing: [] };
+        return {
+          kind: "fail",
+          status: 503,
+          errorKind: "stranded",
+          retryAfterMs: 1000,
+          message: "upstream call did not settle in time",
+          attempts: 0,
+          timing: [],
+        };
       };
       const out = await guard(flight, guardMs, stranded);
       timing.push(...(coalesced ? [["upstream", performance.now() - t, "coalesced"]] : out.timing));

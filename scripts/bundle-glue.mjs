@@ -21,7 +21,10 @@ if (!objects) {
 }
 const input = path.join(path.dirname(glue), "bundle-entry.js");
 const relative = (f) => `./${path.relative(path.dirname(input), f).split(path.sep).join("/")}`;
-fs.writeFileSync(input, `export * from ${JSON.stringify(relative(glue))};\nexport { default } from ${JSON.stringify(relative(glue))};\nexport { TileError } from ${JSON.stringify(relative(objects))};\n`);
+fs.writeFileSync(
+  input,
+  `export * from ${JSON.stringify(relative(glue))};\nexport { default } from ${JSON.stringify(relative(glue))};\nexport { TileError } from ${JSON.stringify(relative(objects))};\n`,
+);
 const bundle = await rolldown({ input, treeshake: true, logLevel: "warn" });
 // Classes keep their names (`TileError.name`, and what consoles show for an instance);
 // functions' names are not worth the bytes.

@@ -20,7 +20,7 @@ const fail = (why) => {
   console.error(`shrink-names: ${why}`);
   process.exit(1);
 };
-const escape = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+const escapeRegExp = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
 // The glue's own import object (`const import0 = { __proto__: null, name: function … }`) and the
 // namespace variable of each snippet module (`import * as import1 from "./snippets/…"`).
@@ -39,7 +39,7 @@ if (!/^[A-Za-z_$][\w$]*$/.test(targetModule)) fail(`module name ${targetModule} 
 const fromSnippets = [];
 for (const [module, base, short] of mapping.imports) {
   if (module === ownModule) {
-    const key = new RegExp(`\\b${escape(base)}: function`, "g");
+    const key = new RegExp(`\\b${escapeRegExp(base)}: function`, "g");
     const found = glue.match(key)?.length ?? 0;
     if (found !== 1) fail(`import ${base}: ${found} definitions in the glue, expected 1`);
     glue = glue.replace(key, `${short}: function`);
@@ -48,7 +48,7 @@ for (const [module, base, short] of mapping.imports) {
     fromSnippets.push(`        ${short}: ${namespace}.${base},`);
   }
 }
-glue = glue.replace(/const import0 = \{\n\s*__proto__: null,\n/, (head) => head + fromSnippets.join("\n") + "\n");
+glue = glue.replace(/const import0 = \{\n\s*__proto__: null,\n/, (head) => `${head + fromSnippets.join("\n")}\n`);
 
 // The object handed to WebAssembly.instantiate: one module now.
 const returned = /return \{\n\s*__proto__: null,\n(?:\s*"[^"]+": import\d+,\n)+\s*\};/;
@@ -56,18 +56,18 @@ if (!returned.test(glue)) fail("the glue's import object has an unexpected shape
 glue = glue.replace(returned, `return { __proto__: null, ${targetModule}: import0 };`);
 
 for (const [name, short] of mapping.exports) {
-  glue = glue.replace(new RegExp(`\\bwasm\\.${escape(name)}\\b`, "g"), `wasm.${short}`);
+  glue = glue.replace(new RegExp(`\\bwasm\\.${escapeRegExp(name)}\\b`, "g"), `wasm.${short}`);
 }
 
 // Every import the module asks for is in the import object under its short name.
 for (const [module, base, short] of mapping.imports) {
   const value = module === ownModule ? "function" : `${namespaces.get(module)}.${base}`;
-  if (!new RegExp(`\\n\\s*${escape(short)}: ${escape(value)}`).test(glue)) fail(`import ${base} (${short}) is not provided`);
+  if (!new RegExp(`\\n\\s*${escapeRegExp(short)}: ${escapeRegExp(value)}`).test(glue)) fail(`import ${base} (${short}) is not provided`);
 }
 
 // Nothing may still use an old name.
 for (const [module, base] of mapping.imports) {
-  if (module === ownModule && new RegExp(`\\b${escape(base)}\\b`).test(glue)) fail(`import ${base} is still named`);
+  if (module === ownModule && new RegExp(`\\b${escapeRegExp(base)}\\b`).test(glue)) fail(`import ${base} is still named`);
 }
 const exported = new Set(mapping.exports.map(([name]) => name));
 for (const [, used] of glue.matchAll(/\bwasm\.([A-Za-z_$][\w$]*)/g)) {

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test of tilefetch, after installing what they need (scripts/setup.sh):
 #   1. cargo fmt --check, cargo clippy -D warnings on the host and on wasm32, the .d.ts type tests
-#      (tsc -p tests/types)
+#      (tsc -p tests/types), the JS formatter and linter (biome ci, biome.jsonc)
 #   2. native Rust tests (pure core and the retry loop against fakes), then a short fuzz run
 #      of the parsers (scripts/fuzz.sh short: fixed runs per target)
 #   3. the npm package build (prints its gzip size)
@@ -39,6 +39,7 @@ cargo clippy --quiet --all-targets -- -D warnings
 cargo clippy --quiet --all-targets --target wasm32-unknown-unknown -- -D warnings
 (cd fuzz && cargo fmt -- --check && cargo +nightly clippy --quiet --bins -- -D warnings)
 node_modules/.bin/tsc -p tests/types
+node_modules/.bin/biome ci --colors=off .
 
 step "native tests (cargo test)"
 run native cargo test --quiet

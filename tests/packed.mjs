@@ -33,10 +33,7 @@ export async function installPacked(dir, name) {
   const tarball = path.join(packDir, info.filename);
   const project = path.join(dir, name);
   fs.mkdirSync(project);
-  fs.writeFileSync(
-    path.join(project, "package.json"),
-    JSON.stringify({ name, version: "0.0.0", private: true, type: "module" }, null, 2),
-  );
+  fs.writeFileSync(path.join(project, "package.json"), JSON.stringify({ name, version: "0.0.0", private: true, type: "module" }, null, 2));
   await sh(NPM, ["install", "--offline", "--no-audit", "--no-fund", "--ignore-scripts", tarball], { cwd: project });
   assert.ok(fs.existsSync(path.join(project, "node_modules", "tilefetch", "package.json")), "tilefetch installed");
   return { project, files: info.files.map((f) => f.path) };

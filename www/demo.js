@@ -233,7 +233,10 @@ function plot() {
     ctx.strokeStyle = colour;
     ctx.lineWidth = 2;
     ctx.beginPath();
-    series.forEach((p, i) => (i ? ctx.lineTo(x(i), y(p[k])) : ctx.moveTo(x(i), y(p[k]))));
+    series.forEach((p, i) => {
+      if (i) ctx.lineTo(x(i), y(p[k]));
+      else ctx.moveTo(x(i), y(p[k]));
+    });
     ctx.stroke();
   }
   // breaker state strip
@@ -267,20 +270,18 @@ async function tick() {
   renderTable(
     $("stats"),
     ["host", ...STATS_COLS.map(([h]) => h)],
-    Object.entries(stats).map(([host, s]) => [
-      host,
-      ...STATS_COLS.map(([h, f]) => (h === "breaker" ? { text: f(s), className: s.breaker.state } : f(s))),
-    ]),
+    Object.entries(stats).map(([host, s]) => [host, ...STATS_COLS.map(([h, f]) => (h === "breaker" ? { text: f(s), className: s.breaker.state } : f(s)))]),
   );
   const kinds = {};
   for (const s of Object.values(stats)) for (const [k, v] of Object.entries(s.giveUps)) kinds[k] = (kinds[k] ?? 0) + v;
   $("giveups").textContent = Object.keys(kinds).length
-    ? `give-ups by kind: ${Object.entries(kinds).map(([k, v]) => `${k} ${v}`).join(", ")}`
+    ? `give-ups by kind: ${Object.entries(kinds)
+        .map(([k, v]) => `${k} ${v}`)
+        .join(", ")}`
     : "no give-ups";
   for (const side of ["tilefetch", "plain"]) {
     const s = status(side);
-    $(side === "tilefetch" ? "tf-status" : "plain-status").textContent =
-      `${s.loaded} loaded · ${s.failed} failed · ${s.pending} pending`;
+    $(side === "tilefetch" ? "tf-status" : "plain-status").textContent = `${s.loaded} loaded · ${s.failed} failed · ${s.pending} pending`;
   }
   try {
     const r = await (await fetch("/server-stats")).json();

@@ -43,8 +43,7 @@ const tiles = Array.from({ length: TILES }, (_, i) => {
   const [scenario, params] = SCENARIOS[s];
   return { z, x, y, scenario, params, server: servers[s] };
 });
-const urlOf = (t, run) =>
-  `${t.server.url}/tile/${t.z}/${t.x}/${t.y}.png?${new URLSearchParams({ run, ...params(t) })}`;
+const urlOf = (t, run) => `${t.server.url}/tile/${t.z}/${t.x}/${t.y}.png?${new URLSearchParams({ run, ...params(t) })}`;
 const requestsOf = (run) => servers.reduce((sum, srv) => sum + srv.requests(run), 0);
 const params = (t) => Object.fromEntries(Object.entries(t.params).map(([k, v]) => [k, String(v)]));
 
@@ -117,13 +116,14 @@ function report(name, tally, ms, requests) {
   console.log(`  tiles delivered correct: ${tally.correct}/${TILES}`);
   console.log(`  error bodies delivered as tiles: ${tally.wrong}`);
   console.log(`  gave up: ${Object.values(tally.failed).reduce((a, b) => a + b, 0)}${failed ? ` (${failed})` : ""}`);
-  console.log(`  server requests: ${requests} (${(requests / TILES).toFixed(2)} per tile)` +
-    (tally.retries ? `, retries: ${tally.retries}` : ""));
+  console.log(`  server requests: ${requests} (${(requests / TILES).toFixed(2)} per tile)${tally.retries ? `, retries: ${tally.retries}` : ""}`);
 }
 
 console.log(`tilefetch demo: ${TILES} tiles, concurrency ${CONCURRENCY}, 6 s deadline per tile, seed ${SEED}`);
 console.log("scenarios cycled over the tiles, each on its own loopback fault server:");
-SCENARIOS.forEach(([name], i) => console.log(`  - ${name.padEnd(30)} ${servers[i].url}`));
+SCENARIOS.forEach(([name], i) => {
+  console.log(`  - ${name.padEnd(30)} ${servers[i].url}`);
+});
 
 let t0 = performance.now();
 const plain = await runPlainFetch();
@@ -144,12 +144,19 @@ console.log("\nper-host stats of the default client (stats()):");
 const hostStats = stats();
 for (const [host, h] of Object.entries(hostStats)) {
   const scenario = SCENARIOS[servers.findIndex((srv) => srv.url.endsWith(host))]?.[0] ?? "";
-  const giveUps = Object.entries(h.giveUps).map(([k, n]) => `${k} ${n}`).join(", ") || "none";
-  console.log(`  ${host} (${scenario}): ${h.requests} calls, ${h.attempts} attempts, ${h.retries} retries, ` +
-    `${h.successes} tiles, give-ups ${giveUps}, aborted ${h.aborted}, coalesced ${h.coalesced}`);
-  console.log(`    breaker ${h.breaker.state}, retry tokens ${h.retryTokens}, ` +
-    `paused until ${h.pausedUntil ? new Date(h.pausedUntil).toISOString() : "-"}, ` +
-    `learned rate ${h.rateLimitPerSecond ?? "-"}/s, latency p50/p95/p99 ${h.latencyMs.p50}/${h.latencyMs.p95}/${h.latencyMs.p99} ms`);
+  const giveUps =
+    Object.entries(h.giveUps)
+      .map(([k, n]) => `${k} ${n}`)
+      .join(", ") || "none";
+  console.log(
+    `  ${host} (${scenario}): ${h.requests} calls, ${h.attempts} attempts, ${h.retries} retries, ` +
+      `${h.successes} tiles, give-ups ${giveUps}, aborted ${h.aborted}, coalesced ${h.coalesced}`,
+  );
+  console.log(
+    `    breaker ${h.breaker.state}, retry tokens ${h.retryTokens}, ` +
+      `paused until ${h.pausedUntil ? new Date(h.pausedUntil).toISOString() : "-"}, ` +
+      `learned rate ${h.rateLimitPerSecond ?? "-"}/s, latency p50/p95/p99 ${h.latencyMs.p50}/${h.latencyMs.p95}/${h.latencyMs.p99} ms`,
+  );
 }
 
 await Promise.all(servers.map((srv) => srv.close()));

@@ -8,7 +8,8 @@ import { retry, circuitBreaker, wrap, handleAll, ExponentialBackoff, Consecutive
 
 export const label = "cockatiel (retry + breaker)";
 export const anchor = "cockatiel";
-export const config = "`wrap(retry(handleAll, { maxAttempts: 3, backoff: new ExponentialBackoff() }), circuitBreaker(handleAll, { halfOpenAfter: 10_000, breaker: new ConsecutiveBreaker(5) }))` (README example)";
+export const config =
+  "`wrap(retry(handleAll, { maxAttempts: 3, backoff: new ExponentialBackoff() }), circuitBreaker(handleAll, { halfOpenAfter: 10_000, breaker: new ConsecutiveBreaker(5) }))` (README example)";
 
 export function create() {
   const retryPolicy = retry(handleAll, { maxAttempts: 3, backoff: new ExponentialBackoff() });

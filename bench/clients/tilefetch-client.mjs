@@ -5,7 +5,7 @@
 export const label = "tilefetch TileClient";
 export const anchor = "tilefetch";
 export const config =
-  "`new TileClient({ preset: \"interactive\", queueOrder: \"lifo\" })` (README example). LIFO serves the newest " +
+  '`new TileClient({ preset: "interactive", queueOrder: "lifo" })` (README example). LIFO serves the newest ' +
   "call first, as a panning map wants; in a batch that cancels nothing, the oldest queued tiles can wait past their deadline";
 
 export function create({ tilefetch }) {

@@ -21,7 +21,7 @@
 const json = (body, status = 200) => new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } });
 
 export class UpstreamGate {
-  constructor(state, env) {
+  constructor(_state, _env) {
     this.breaker = "closed";
     this.failures = 0;
     this.openUntil = 0;

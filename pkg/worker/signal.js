@@ -11,7 +11,7 @@ export function contextFreeAbort() {
     aborted: { value: false, writable: true, enumerable: true },
     reason: { value: undefined, writable: true, enumerable: true },
     addEventListener: { value: (type, fn) => type === "abort" && typeof fn === "function" && listeners.add(fn) },
-    removeEventListener: { value: (type, fn) => listeners.delete(fn) },
+    removeEventListener: { value: (_type, fn) => listeners.delete(fn) },
     throwIfAborted: {
       value() {
         if (this.aborted) throw this.reason;

@@ -39,8 +39,22 @@ export async function callUpstream({ client, urls, cap, control, limiter, deadli
     admitted = await gateCall(gate, { op: "admit", cfg: gateCfg }, gateTimeoutMs);
     timing.push(["gate", performance.now() - t, admitted ? admitted.reason : "no answer"]);
     if (admitted && !admitted.allow) {
-      const reason = { open: "the shared breaker is open", probe: "the shared breaker is probing", pause: "the upstream asked to pause", rate: "the shared rate limit is reached" }[admitted.reason];
-      return { kind: "fail", status: 503, errorKind: `gate-${admitted.reason}`, retryAfterMs: admitted.retryAfterMs, message: `upstream gate: ${reason ?? admitted.reason}`, attempts: 0, timing, healthy: null };
+      const reason = {
+        open: "the shared breaker is open",
+        probe: "the shared breaker is probing",
+        pause: "the upstream asked to pause",
+        rate: "the shared rate limit is reached",
+      }[admitted.reason];
+      return {
+        kind: "fail",
+        status: 503,
+        errorKind: `gate-${admitted.reason}`,
+        retryAfterMs: admitted.retryAfterMs,
+        message: `upstream gate: ${reason ?? admitted.reason}`,
+        attempts: 0,
+        timing,
+        healthy: null,
+      };
     }
   }
 
@@ -57,8 +71,14 @@ export async function callUpstream({ client, urls, cap, control, limiter, deadli
   if (queuedMs > 0) timing.push(["queue", queuedMs]);
   let out;
   try {
-    if (!release || control.signal.aborted || queuedMs >= deadlineMs) throw Object.assign(new Error("deadline while queued"), { kind: "deadline", attempts: 0 });
-    const options = { signal: control.signal, onRetry, ...(queuedMs > 0 ? { deadlineMs: deadlineMs - queuedMs } : {}), ...(referer ? { headers: withReferer(clientHeaders, referer) } : {}) };
+    if (!release || control.signal.aborted || queuedMs >= deadlineMs)
+      throw Object.assign(new Error("deadline while queued"), { kind: "deadline", attempts: 0 });
+    const options = {
+      signal: control.signal,
+      onRetry,
+      ...(queuedMs > 0 ? { deadlineMs: deadlineMs - queuedMs } : {}),
+      ...(referer ? { headers: withReferer(clientHeaders, referer) } : {}),
+    };
     const tile = await client.fetchTile(urls.length === 1 ? urls[0] : urls, options);
     out = { kind: "tile", status: tile.status, data: tile.data, contentType: tile.contentType, empty: tile.empty, attempts: tile.attempts, healthy: true };
   } catch (error) {
@@ -70,7 +90,11 @@ export async function callUpstream({ client, urls, cap, control, limiter, deadli
   out.timing = timing;
 
   if (admitted?.allow) {
-    const report = gateCall(gate, { op: "report", ok: out.healthy, probe: admitted.probe, retryAfterMs: out.upstreamRetryAfterMs ?? 0, cfg: gateCfg }, gateTimeoutMs);
+    const report = gateCall(
+      gate,
+      { op: "report", ok: out.healthy, probe: admitted.probe, retryAfterMs: out.upstreamRetryAfterMs ?? 0, cfg: gateCfg },
+      gateTimeoutMs,
+    );
     // A failure is awaited, so that the next request anywhere already sees it; a success is not.
     if (out.healthy === false) await report;
     else waitUntil(report);
@@ -94,7 +118,16 @@ function classify(error, last) {
   switch (kind) {
     case "invalid-options":
       console.error(`tilefetch/worker: ${error.message}`); // the answer does not name the upstream
-      return { kind: "fail", status: 500, errorKind: kind, retryAfterMs: null, message: "tile proxy misconfigured (see the worker's log)", attempts, healthy: null };
+      return {
+        kind: "fail",
+        status: 500,
+        errorKind: kind,
+        retryAfterMs: null,
+        message: "tile proxy misconfigured (see the worker's log)",
+        attempts,
+        healthy: null,
+      };
+    // biome-ignore lint/suspicious/noFallthroughSwitchClause: a transient one is judged as "http" is
     case "service-exception":
       // The upstream is up and says the request is wrong (LayerNotDefined, TileOutOfRange …):
       // an answer, like a permanent 4xx, that must not count against the upstream's health. (A
@@ -103,6 +136,7 @@ function classify(error, last) {
         return { kind: "answer", status: 502, message: `upstream service exception ${error.exceptionCode}`, attempts, healthy: true };
       }
     // falls through
+    // biome-ignore lint/suspicious/noFallthroughSwitchClause: any other status is a failure like those below
     case "http":
       // A permanent 4xx (404, 410, 403 …): the upstream is up and has answered. A 5xx (or 408,
       // 425, 429) comes as "http" too when it was not retried (the retry budget refused, or it is

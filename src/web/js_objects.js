@@ -83,6 +83,8 @@ const EVENT_FIELDS = {
 export function makeEvent(type, host, a, b, c, d, e) {
   const event = { type, host };
   const values = [a, b, c, d, e];
-  EVENT_FIELDS[type].forEach((name, i) => (event[name] = values[i]));
+  EVENT_FIELDS[type].forEach((name, i) => {
+    event[name] = values[i];
+  });
   return event;
 }

@@ -10,12 +10,18 @@ export function kindOf(value) {
   try {
     if (value === undefined || value === null) return 0;
     switch (typeof value) {
-      case "boolean": return 1;
-      case "number": return 2;
-      case "string": return 3;
-      case "function": return 4;
-      case "object": break;
-      default: return 8;
+      case "boolean":
+        return 1;
+      case "number":
+        return 2;
+      case "string":
+        return 3;
+      case "function":
+        return 4;
+      case "object":
+        break;
+      default:
+        return 8;
     }
     if (Array.isArray(value)) return 5;
     if (typeof AbortSignal !== "undefined" && value instanceof AbortSignal) {

@@ -36,7 +36,12 @@ function resolveUrl(text) {
 export function resolveUrls(url, labelLines) {
   let texts;
   if (typeof url === "string") {
-    texts = url.includes("{s}") ? labelLines.split("\n").slice(0, 16).map((label) => url.replaceAll("{s}", label)) : [url];
+    texts = url.includes("{s}")
+      ? labelLines
+          .split("\n")
+          .slice(0, 16)
+          .map((label) => url.replaceAll("{s}", label))
+      : [url];
   } else if (Array.isArray(url)) {
     try {
       texts = Array.from(url);
@@ -68,9 +73,7 @@ export function resolveUrls(url, labelLines) {
  */
 export function buildRequest(urlLines, headers, fieldLines, userAgent) {
   const urls = urlLines.split("\n");
-  const [accept, credentials, mode, cache, referrerPolicy] = fieldLines
-    .split("\n")
-    .map((line) => (line ? line.slice(1) : undefined));
+  const [accept, credentials, mode, cache, referrerPolicy] = fieldLines.split("\n").map((line) => (line ? line.slice(1) : undefined));
   const init = {};
   let sent = "";
   if (headers !== undefined || accept !== undefined) {

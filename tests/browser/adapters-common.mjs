@@ -9,15 +9,7 @@ import path from "node:path";
 import zlib from "node:zlib";
 import { buildPage as buildViteTestPage } from "../../www/build-page.mjs";
 import { startFaultServer, tilePng } from "../server/fault-server.mjs";
-import {
-  ROOT,
-  assertBuilt,
-  startStaticServer,
-  launchBrowser,
-  newCheckedPage,
-  failedLoadFrom,
-  screenshot,
-} from "./helpers.mjs";
+import { ROOT, assertBuilt, startStaticServer, launchBrowser, newCheckedPage, failedLoadFrom, screenshot } from "./helpers.mjs";
 
 export const TILE = 256;
 export const MAP_W = 768;
@@ -45,11 +37,7 @@ export async function setUp(entry, { webgl = false } = {}) {
   try {
     env.tmp = fs.mkdtempSync(path.join(os.tmpdir(), `tilefetch-${entry}-`));
     const outDir = path.join(env.tmp, "dist");
-    const [built, launched, started] = await Promise.allSettled([
-      buildPage(entry, outDir),
-      launchBrowser({ webgl }),
-      startFaultServer({ seed: 1 }),
-    ]);
+    const [built, launched, started] = await Promise.allSettled([buildPage(entry, outDir), launchBrowser({ webgl }), startFaultServer({ seed: 1 })]);
     if (launched.status === "fulfilled") env.browser = launched.value;
     if (started.status === "fulfilled") env.srv = started.value;
     for (const r of [built, launched, started]) if (r.status === "rejected") throw r.reason;
@@ -145,7 +133,10 @@ export async function readPixels(page, points) {
 export async function assertPixels(page, tiles, tolerance = 6) {
   const sampled = tiles.map((t) => ({ t, p: samplePoint(t) })).filter((s) => s.p !== null);
   assert.ok(sampled.length >= Math.min(tiles.length, 4), `sample points found for ${sampled.length} tiles`);
-  const pixels = await readPixels(page, sampled.map((s) => s.p));
+  const pixels = await readPixels(
+    page,
+    sampled.map((s) => s.p),
+  );
   const bad = [];
   sampled.forEach(({ t, p }, i) => {
     const want = tileColour(t.z, t.x, t.y);
@@ -167,7 +158,7 @@ export async function waitSettled(page, keys, { timeout = 15_000, final = ["load
       { keys, final },
       { timeout, polling: 50 },
     );
-  } catch (e) {
+  } catch (_e) {
     const states = await page.evaluate(() => window.harness.states());
     throw new Error(`tiles did not settle: ${JSON.stringify(states)}\n${page.problems().join("\n")}`);
   }
@@ -194,7 +185,10 @@ export function scenarios(env, { name, spec = (s) => s }) {
       const tiles = viewTiles(zoom, center);
       const t0 = Date.now();
       await page.evaluate((s) => window.harness.create(s), spec({ template: template(run, q), zoom, center, options }));
-      const states = await waitSettled(page, tiles.map((x) => x.key));
+      const states = await waitSettled(
+        page,
+        tiles.map((x) => x.key),
+      );
       await sleep(150); // a frame or two to draw the last tile
       const file = await screenshot(page, `${name}-${shot}`);
       t.diagnostic(`${tiles.length} tiles in ${Date.now() - t0} ms, ${srv.requests(run)} requests; screenshot ${file}`);
@@ -244,7 +238,10 @@ export function scenarios(env, { name, spec = (s) => s }) {
         // adapter's, not a cold browser's connection setup.
         await page.evaluate((u) => Promise.all(Array.from({ length: 6 }, () => fetch(u).then((r) => r.text()))), `${srv.url}/health`);
         await page.evaluate((s) => window.harness.create(s), spec({ template: template(run, "f=404"), zoom, center, options: FAST }));
-        const states = await waitSettled(page, tiles.map((x) => x.key));
+        const states = await waitSettled(
+          page,
+          tiles.map((x) => x.key),
+        );
         await sleep(300); // time for any (wrong) second request to arrive
         await screenshot(page, `${name}-404`);
         // Server time → page time, both through the wall clock (one machine, sub-ms origins).
@@ -308,12 +305,20 @@ export function scenarios(env, { name, spec = (s) => s }) {
         await sleep(500);
         const keys = old.map((x) => `${run}/${x.key}`);
         const sum = (f) => keys.reduce((n, k) => n + f(k), 0);
-        assert.equal(sum((k) => srv.concurrent(k)), 0, "no request of the old view is open");
+        assert.equal(
+          sum((k) => srv.concurrent(k)),
+          0,
+          "no request of the old view is open",
+        );
         const aborted = sum((k) => srv.aborted(k));
         assert.ok(aborted >= 1, `the old view's connections were aborted (${aborted})`);
         const snapshot = keys.map((k) => srv.requests(k));
         await sleep(3500); // past the 3 s backoff of the tiles that were sleeping
-        assert.deepEqual(keys.map((k) => srv.requests(k)), snapshot, "no tile of the old view was requested again");
+        assert.deepEqual(
+          keys.map((k) => srv.requests(k)),
+          snapshot,
+          "no tile of the old view was requested again",
+        );
         for (const [i, k] of keys.entries()) assert.ok(snapshot[i] <= 2, `${k}: ${snapshot[i]} requests`);
         await screenshot(page, `${name}-pan-abort`);
         const states = await page.evaluate(() => window.harness.states());

@@ -28,7 +28,7 @@ test("createTileLayer: 404 tiles fire tileerror with the TileError within 200 ms
 );
 test("createTileLayer: panning away aborts slow, queued and sleeping tiles", { timeout: 30_000 }, (t) => s.panAborts(t));
 
-test("createTileLayer: {s} subdomains are tilefetch mirrors (a retry goes to the next one)", { timeout: 30_000 }, async (t) => {
+test("createTileLayer: {s} subdomains are tilefetch mirrors (a retry goes to the next one)", { timeout: 30_000 }, async (_t) => {
   // Mirrors by host name: Chromium resolves every *.localhost name to the loopback server.
   const run = "leaflet-mirrors";
   const port = new URL(env.srv.url).port;
@@ -43,18 +43,27 @@ test("createTileLayer: {s} subdomains are tilefetch mirrors (a retry goes to the
       center,
       options: { subdomains: "ab", baseDelayMs: 20, maxDelayMs: 100 },
     });
-    const states = await waitSettled(page, tiles.map((x) => x.key));
+    const states = await waitSettled(
+      page,
+      tiles.map((x) => x.key),
+    );
     await screenshot(page, "leaflet-mirrors");
     for (const tile of tiles) assert.equal(states[tile.key].state, "loaded", `${tile.key}: ${JSON.stringify(states[tile.key])}`);
     for (const tile of tiles) {
       const hosts = env.srv.log.filter((e) => e.key === `${run}/${tile.key}`).map((e) => e.headers.host.split(":")[0]);
       assert.equal(hosts.length, 2, `${tile.key}: a 503, then the tile`);
       assert.notEqual(hosts[0], hosts[1], `${tile.key}: the retry went to the other mirror (${hosts.join(", ")})`);
-      assert.ok(hosts.every((h) => /^[ab]\.localhost$/.test(h)), hosts.join(", "));
+      assert.ok(
+        hosts.every((h) => /^[ab]\.localhost$/.test(h)),
+        hosts.join(", "),
+      );
     }
     await assertPixels(page, tiles);
     const mirror503 = /^page console\.error: Failed to load resource: the server responded with a status of 503 .*\(at http:\/\/[ab]\.localhost:/;
-    assert.deepEqual(page.problems().filter((p) => !mirror503.test(p)), []);
+    assert.deepEqual(
+      page.problems().filter((p) => !mirror503.test(p)),
+      [],
+    );
   } finally {
     await page.closeContext();
   }

@@ -3,7 +3,7 @@
 // (createImageTileLoader), against the loopback fault server.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { setUp, scenarios, viewTiles, waitSettled, assertPixels, sleep } from "./adapters-common.mjs";
+import { setUp, scenarios, viewTiles, waitSettled } from "./adapters-common.mjs";
 import { screenshot } from "./helpers.mjs";
 
 let env;
@@ -18,9 +18,7 @@ const xyz = scenarios(() => env, { name: "ol-xyz", spec: (s) => ({ ...s, kind: "
 const imageTile = scenarios(() => env, { name: "ol-imagetile", spec: (s) => ({ ...s, kind: "imagetile" }) });
 
 test("XYZ + createTileLoadFunction: 30 % 503s, every tile of the view loads and is drawn", { timeout: 30_000 }, (t) => xyz.flaky503(t));
-test("XYZ + createTileLoadFunction: 429 + Retry-After, every tile loads after the pause", { timeout: 30_000 }, (t) =>
-  xyz.retryAfter429(t),
-);
+test("XYZ + createTileLoadFunction: 429 + Retry-After, every tile loads after the pause", { timeout: 30_000 }, (t) => xyz.retryAfter429(t));
 test("XYZ + createTileLoadFunction: 404 tiles end as TileState.ERROR within 200 ms, requested once", { timeout: 30_000 }, (t) =>
   xyz.notFound(t, {
     check(r, tile) {
@@ -30,11 +28,9 @@ test("XYZ + createTileLoadFunction: 404 tiles end as TileState.ERROR within 200 
     },
   }),
 );
-test("XYZ + createTileLoadFunction (with map): panning away aborts slow, queued and sleeping tiles", { timeout: 30_000 }, (t) =>
-  xyz.panAborts(t),
-);
+test("XYZ + createTileLoadFunction (with map): panning away aborts slow, queued and sleeping tiles", { timeout: 30_000 }, (t) => xyz.panAborts(t));
 
-test("XYZ + createTileLoadFunction: a 204 tile ends as TileState.EMPTY", { timeout: 30_000 }, async (t) => {
+test("XYZ + createTileLoadFunction: a 204 tile ends as TileState.EMPTY", { timeout: 30_000 }, async (_t) => {
   const run = "ol-xyz-204";
   const page = await env.open();
   try {
@@ -47,7 +43,10 @@ test("XYZ + createTileLoadFunction: a 204 tile ends as TileState.EMPTY", { timeo
       zoom,
       center,
     });
-    const states = await waitSettled(page, tiles.map((x) => x.key));
+    const states = await waitSettled(
+      page,
+      tiles.map((x) => x.key),
+    );
     await screenshot(page, "ol-xyz-204");
     for (const tile of tiles) {
       assert.equal(states[tile.key].state, "empty", `${tile.key}: ${JSON.stringify(states[tile.key])}`);
@@ -59,9 +58,7 @@ test("XYZ + createTileLoadFunction: a 204 tile ends as TileState.EMPTY", { timeo
   }
 });
 
-test("ImageTile + createImageTileLoader: 30 % 503s, every tile loads and is drawn", { timeout: 30_000 }, (t) =>
-  imageTile.flaky503(t),
-);
+test("ImageTile + createImageTileLoader: 30 % 503s, every tile loads and is drawn", { timeout: 30_000 }, (t) => imageTile.flaky503(t));
 test("ImageTile + createImageTileLoader: 404 tiles end as errors within 200 ms, requested once", { timeout: 30_000 }, (t) =>
   imageTile.notFound(t, {
     check(r, tile) {

@@ -142,20 +142,10 @@ export async function launchBrowser({ webgl = false } = {}) {
   if (!fs.existsSync(CHROMIUM)) {
     throw new Error(`${CHROMIUM} is missing: install Debian's chromium package (or set CHROMIUM_PATH)`);
   }
-  const gpu = webgl
-    ? ["--use-angle=swiftshader", "--enable-unsafe-swiftshader", "--ignore-gpu-blocklist"]
-    : ["--disable-gpu"];
+  const gpu = webgl ? ["--use-angle=swiftshader", "--enable-unsafe-swiftshader", "--ignore-gpu-blocklist"] : ["--disable-gpu"];
   return chromium.launch({
     executablePath: CHROMIUM,
-    args: [
-      "--no-sandbox",
-      ...gpu,
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-    ],
+    args: ["--no-sandbox", ...gpu, "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
     timeout: 20_000,
   });
 }
@@ -190,8 +180,7 @@ export async function newCheckedPage(browser, { expectedConsoleError = () => fal
 /** Chromium logs every fetch that got an HTTP error status; these are expected for `origin`. */
 export function failedLoadFrom(origin) {
   return (msg) =>
-    /^Failed to load resource: the server responded with a status of \d+/.test(msg.text()) &&
-    (msg.location()?.url ?? "").startsWith(`${origin}/`);
+    /^Failed to load resource: the server responded with a status of \d+/.test(msg.text()) && (msg.location()?.url ?? "").startsWith(`${origin}/`);
 }
 
 /** Saves a full-page screenshot to test-output/<name>.png; returns the path. */

@@ -5,16 +5,7 @@ import { test, before, after, afterEach } from "node:test";
 import assert from "node:assert/strict";
 import http from "node:http";
 import { startFaultServer, tilePng } from "../server/fault-server.mjs";
-import {
-  ROOT,
-  assertBuilt,
-  startStaticServer,
-  launchBrowser,
-  newCheckedPage,
-  failedLoadFrom,
-  pageResults,
-  screenshot,
-} from "./helpers.mjs";
+import { ROOT, assertBuilt, startStaticServer, launchBrowser, newCheckedPage, failedLoadFrom, pageResults, screenshot } from "./helpers.mjs";
 
 let srv;
 let web;
@@ -72,7 +63,7 @@ function assertHttp404(r) {
   assert.equal(r.errUrl, r.url);
 }
 
-test("page: import map + `import { fetchTile, TileError } from \"tilefetch\"`", { timeout: 30_000 }, async () => {
+test('page: import map + `import { fetchTile, TileError } from "tilefetch"`', { timeout: 30_000 }, async () => {
   const run = "page";
   const page = await open("page.html", run);
   const results = await pageResults(page);
@@ -103,7 +94,7 @@ function assertBrowsersOwnUserAgent(run) {
   assert.match([...agents][0], /^Mozilla\/5\.0 .*Chrome\//);
 }
 
-test("dedicated module Worker: import \"/pkg/browser.js\" by path", { timeout: 30_000 }, async () => {
+test('dedicated module Worker: import "/pkg/browser.js" by path', { timeout: 30_000 }, async () => {
   const run = "worker";
   const page = await open("worker.html", run);
   const results = await pageResults(page);
@@ -119,7 +110,9 @@ test("dedicated module Worker: import \"/pkg/browser.js\" by path", { timeout: 3
   assert.deepEqual(page.problems(), [], "no unexpected page, worker or console errors");
 });
 
-test("calls made at import wait for the module inside their own deadline; a module that cannot load is each call's TileError", { timeout: 30_000 }, async () => {
+test("calls made at import wait for the module inside their own deadline; a module that cannot load is each call's TileError", {
+  timeout: 30_000,
+}, async () => {
   const run = "lazy";
   // The .wasm arrives 400 ms late, so every call below is made well before the module is ready.
   const page = await newCheckedPage(browser, { expectedConsoleError: failedLoadFrom(srv.url) });
@@ -161,7 +154,11 @@ test("calls made at import wait for the module inside their own deadline; a modu
     assert.match(r.message, /could not load its WebAssembly module/);
   }
   assert.equal(srv.requests("lazy-blocked"), 0);
-  assert.deepEqual(blocked.problems().filter((p) => p.startsWith("pageerror")), [], "nothing thrown at import");
+  assert.deepEqual(
+    blocked.problems().filter((p) => p.startsWith("pageerror")),
+    [],
+    "nothing thrown at import",
+  );
 });
 
 test("the static server: MIME types and what it refuses", async () => {

@@ -60,7 +60,9 @@ test("module service worker: tiles through fetchTile over a flaky server, then o
     const [unseen] = await page.evaluate((list) => window.__tiles(list), [[4, 9, 9]]);
     assert.equal(unseen.status, 503);
     assert.equal(unseen.source, "none");
-    t.diagnostic(`${tiles.length} tiles online (${requests} upstream requests, 30 % 503), then all ${tiles.length} from Cache Storage during the outage; an unseen tile: 503 (${unseen.error})`);
+    t.diagnostic(
+      `${tiles.length} tiles online (${requests} upstream requests, 30 % 503), then all ${tiles.length} from Cache Storage during the outage; an unseen tile: 503 (${unseen.error})`,
+    );
     assert.deepEqual(page.problems(), [], "no unexpected page, worker or console errors");
   } finally {
     await page.closeContext();

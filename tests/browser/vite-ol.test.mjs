@@ -103,7 +103,10 @@ test("vite build of an app importing tilefetch and tilefetch/openlayers → Chro
   const names = outputs.map((o) => o.fileName);
   t.diagnostic(`vite output: ${names.join(", ")}`);
   assert.equal(names.filter((n) => n.endsWith(".wasm")).length, 1, "one .wasm asset");
-  const js = outputs.filter((o) => o.type === "chunk").map((o) => o.code).join("\n");
+  const js = outputs
+    .filter((o) => o.type === "chunk")
+    .map((o) => o.code)
+    .join("\n");
   assert.ok(!js.includes("node:fs"), "the node entry was not bundled");
 
   web = await startStaticServer(outDir, { allow: ["/"], index: true });

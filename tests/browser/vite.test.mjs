@@ -12,17 +12,7 @@ import path from "node:path";
 import { build, createServer, createLogger } from "vite";
 import { startFaultServer, tilePng } from "../server/fault-server.mjs";
 import { installPacked } from "../packed.mjs";
-import {
-  ROOT,
-  assertBuilt,
-  startStaticServer,
-  launchBrowser,
-  newCheckedPage,
-  failedLoadFrom,
-  pageResults,
-  screenshot,
-} from "./helpers.mjs";
-
+import { ROOT, assertBuilt, startStaticServer, launchBrowser, newCheckedPage, failedLoadFrom, pageResults, screenshot } from "./helpers.mjs";
 
 let srv;
 let tmp;
@@ -139,13 +129,19 @@ test("vite build → static dist/ → Chromium fetches tiles", { timeout: 60_000
     .join("\n");
   assert.ok(!js.includes("node:fs"), "the node entry (pkg/node.js) was not bundled");
   assert.ok(!/from\s*["'][^"']*tilefetch_bg\.wasm["']/.test(js), "the workerd entry (pkg/workerd.js) was not bundled");
-  assert.ok(wasmAssets.some((w) => js.includes(path.basename(w))), "the bundle refers to the emitted .wasm");
+  assert.ok(
+    wasmAssets.some((w) => js.includes(path.basename(w))),
+    "the bundle refers to the emitted .wasm",
+  );
 
   // 2. serve dist/ and load it in Chromium
   web = await startStaticServer(outDir, { allow: ["/"], index: true });
   const responses = await openApp(`${web.url}/`, "vite-build", "browser-vite-build");
   const wasmResponses = responses.filter((r) => r.includes(".wasm"));
-  assert.ok(web.served.some((p) => p.endsWith(".wasm")), `the page fetched the emitted .wasm: ${web.served.join(", ")}`);
+  assert.ok(
+    web.served.some((p) => p.endsWith(".wasm")),
+    `the page fetched the emitted .wasm: ${web.served.join(", ")}`,
+  );
   assert.equal(wasmResponses.length, 1, `one .wasm fetched: ${wasmResponses.join(", ")}`);
 });
 

@@ -67,8 +67,7 @@ const settle = (p) =>
     (err) => ({ err, at: srv.now() }),
   );
 
-const bytesEqual = (data, truth) =>
-  data instanceof Uint8Array && Buffer.from(data.buffer, data.byteOffset, data.byteLength).equals(truth);
+const bytesEqual = (data, truth) => data instanceof Uint8Array && Buffer.from(data.buffer, data.byteOffset, data.byteLength).equals(truth);
 
 const entriesOf = (s, run) => s.log.filter((e) => e.key.startsWith(`${run}/`));
 
@@ -92,9 +91,7 @@ describe("under load", () => {
       onEvent: ev.onEvent,
     });
     const { start, end } = srv.outage(run, 3000);
-    const results = await pool(N, 32, (i) =>
-      settle(client.fetchTile(tileUrl(srv, run, grid(i)), { deadlineMs: 6000, signal: AbortSignal.timeout(6000) })),
-    );
+    const results = await pool(N, 32, (i) => settle(client.fetchTile(tileUrl(srv, run, grid(i)), { deadlineMs: 6000, signal: AbortSignal.timeout(6000) })));
 
     const during = entriesOf(srv, run).filter((e) => e.t >= start && e.t < end);
     const after = entriesOf(srv, run).filter((e) => e.t >= end);
@@ -103,7 +100,10 @@ describe("under load", () => {
     const gaveUpBefore = results.filter((r) => r.err && r.at < end);
     const pendingAtEnd = results.filter((r) => r.at >= end);
     const soon = pendingAtEnd.filter((r) => r.tile && r.at <= end + 1500);
-    const lateMs = pendingAtEnd.filter((r) => r.tile).map((r) => r.at - end).sort((a, b) => a - b);
+    const lateMs = pendingAtEnd
+      .filter((r) => r.tile)
+      .map((r) => r.at - end)
+      .sort((a, b) => a - b);
     t.diagnostic(`requests during the outage: ${during.length} (${(during.length / N).toFixed(2)} per tile); after it: ${after.length}`);
     t.diagnostic(`delivered ${delivered.length}/${N}; gave up before the end ${gaveUpBefore.length}; errors ${JSON.stringify(kinds(results))}`);
     t.diagnostic(
@@ -129,9 +129,7 @@ describe("under load", () => {
     const ev = eventLog();
     const client = new TileClient({ preset: "interactive", deadlineMs: 20000, onEvent: ev.onEvent });
     const elapsed = stopwatch();
-    const results = await pool(N, 32, (i) =>
-      settle(client.fetchTile(tileUrl(srv, run, grid(i), { f: "bucket", rate: 50, burst: 50, ra: 1 }))),
-    );
+    const results = await pool(N, 32, (i) => settle(client.fetchTile(tileUrl(srv, run, grid(i), { f: "bucket", rate: 50, burst: 50, ra: 1 }))));
     const wall = elapsed();
     const log = entriesOf(srv, run);
     const first429 = log.find((e) => e.status === 429)?.t;
@@ -180,9 +178,7 @@ describe("per-host limits", { concurrency: true }, () => {
     const maxInFlight = Math.max(...samples.map((s) => s.inFlight));
     const maxQueued = Math.max(...samples.map((s) => s.queued));
     const arrival = entriesOf(srv, run).map((e) => e.key);
-    t.diagnostic(
-      `server peak ${srv.peakConcurrent(run)}; ${samples.length} samples: inFlight max ${maxInFlight}, queued max ${maxQueued}`,
-    );
+    t.diagnostic(`server peak ${srv.peakConcurrent(run)}; ${samples.length} samples: inFlight max ${maxInFlight}, queued max ${maxQueued}`);
     for (const [i, r] of results.entries()) {
       assert.ok(r.tile, `tile ${i}: ${r.err?.kind} ${r.err?.message}`);
       assertTile(r.tile, tilePng(...grid(i)));
@@ -192,10 +188,7 @@ describe("per-host limits", { concurrency: true }, () => {
     assert.ok(maxInFlight <= 4, `stats inFlight reached ${maxInFlight}`);
     assert.ok(maxQueued > 0, "stats never showed a queued call");
     assert.equal(srv.requests(run), 40);
-    assert.ok(
-      arrival.indexOf(keyOf(run, grid(0))) < arrival.indexOf(keyOf(run, grid(39))),
-      "fifo: the first call is sent before the last",
-    );
+    assert.ok(arrival.indexOf(keyOf(run, grid(0))) < arrival.indexOf(keyOf(run, grid(39))), "fifo: the first call is sent before the last");
     const end = client.stats()[host];
     assert.equal(end.inFlight, 0);
     assert.equal(end.queued, 0);
@@ -205,9 +198,7 @@ describe("per-host limits", { concurrency: true }, () => {
     const run = "lifo";
     const client = new TileClient({ queueOrder: "lifo", hosts: { [host]: { maxConcurrent: 4 } } });
     // Four slow calls take the four slots first …
-    const blockers = Array.from({ length: 4 }, (_, i) =>
-      settle(client.fetchTile(tileUrl(srv, run, grid(i, 11), { delay: 300 }))),
-    );
+    const blockers = Array.from({ length: 4 }, (_, i) => settle(client.fetchTile(tileUrl(srv, run, grid(i, 11), { delay: 300 }))));
     assert.ok(await waitFor(() => srv.concurrent(run) === 4), `slots taken: ${srv.concurrent(run)}`);
     // … so these 36 are all queued, in submission order 0 … 35.
     const queued = Array.from({ length: 36 }, (_, i) => settle(client.fetchTile(tileUrl(srv, run, grid(i), { delay: 20 }))));
@@ -312,19 +303,16 @@ describe("per-host limits", { concurrency: true }, () => {
     const ev = eventLog();
     const client = new TileClient({ ...FAST, breaker: { failureThreshold: 3, openMs: 5000 }, onEvent: ev.onEvent });
     // Three failing attempts open the breaker.
-    const warm = await Promise.all(
-      [0, 1, 2].map((i) => settle(client.fetchTile(tileUrl(srv, run, grid(i), { f: 503 }), { deadlineMs: 1000 }))),
+    const warm = await Promise.all([0, 1, 2].map((i) => settle(client.fetchTile(tileUrl(srv, run, grid(i), { f: 503 }), { deadlineMs: 1000 }))));
+    assert.ok(
+      warm.every((r) => r.err),
+      "f=503 cannot succeed",
     );
-    assert.ok(warm.every((r) => r.err), "f=503 cannot succeed");
     assert.ok(await waitFor(() => client.stats()[host]?.breaker.state === "open", { timeout: 1000 }), "breaker opened");
     const before = srv.requests(run);
     const elapsed = stopwatch();
     const tick = timerTick();
-    const err = await rejection(
-      () => client.fetchTile(tileUrl(srv, run, grid(3), { f: 503 }), { deadlineMs: 1000 }),
-      TileError,
-      "client.fetchTile",
-    );
+    const err = await rejection(() => client.fetchTile(tileUrl(srv, run, grid(3), { f: 503 }), { deadlineMs: 1000 }), TileError, "client.fetchTile");
     const wall = elapsed();
     const late = tick.fired();
     t.diagnostic(`warm-up: ${JSON.stringify(kinds(warm))}, ${before} requests; circuit-open after ${wall.toFixed(1)} ms; events ${ev.summary()}`);
@@ -336,7 +324,10 @@ describe("per-host limits", { concurrency: true }, () => {
     const s = client.stats()[host];
     assert.equal(s.breaker.state, "open");
     assert.equal(typeof s.breaker.changedAt, "number");
-    assert.ok(ev.events.some((e) => e.type === "breaker" && e.host === host), "a breaker event for the host");
+    assert.ok(
+      ev.events.some((e) => e.type === "breaker" && e.host === host),
+      "a breaker event for the host",
+    );
     assert.deepEqual(ev.bad, []);
   });
 
@@ -493,7 +484,9 @@ async function abortQueued(t, run, client, hanging, hangAc) {
   const results = await Promise.all(queued);
   const maxLag = Math.max(...results.map((r) => r.lag));
   const late = results.filter((r) => r.late).length;
-  t.diagnostic(`stats before abort: inFlight ${mid.inFlight}, queued ${mid.queued}; all rejected within ${maxLag.toFixed(1)} ms, ${late} after the first timer tick`);
+  t.diagnostic(
+    `stats before abort: inFlight ${mid.inFlight}, queued ${mid.queued}; all rejected within ${maxLag.toFixed(1)} ms, ${late} after the first timer tick`,
+  );
   assert.equal(mid.inFlight, 1);
   assert.equal(mid.queued, 100);
   for (const r of results) {
@@ -518,9 +511,7 @@ async function abortQueued(t, run, client, hanging, hangAc) {
 describe("the default client and configuration", () => {
   test("top-level fetchTile shares per-host limits: 40 calls at once -> at most 16 at the server", async (t) => {
     const run = "default";
-    const results = await Promise.all(
-      Array.from({ length: 40 }, (_, i) => settle(fetchTile(tileUrl(srv, run, grid(i), { delay: 50 })))),
-    );
+    const results = await Promise.all(Array.from({ length: 40 }, (_, i) => settle(fetchTile(tileUrl(srv, run, grid(i), { delay: 50 })))));
     t.diagnostic(`server peak ${srv.peakConcurrent(run)} (documented default maxConcurrent 16)`);
     for (const [i, r] of results.entries()) {
       assert.ok(r.tile, `tile ${i}: ${r.err?.kind} ${r.err?.message}`);
@@ -599,7 +590,10 @@ describe("stale responses (maxAgeS)", () => {
 describe("coalescing after every caller left", () => {
   test("a call just after every caller of a flight aborted gets the tile (never the torn-down flight)", async () => {
     const client = new TileClient();
-    for (const [i, settleFirst] of [[0, false], [1, true]]) {
+    for (const [i, settleFirst] of [
+      [0, false],
+      [1, true],
+    ]) {
       const run = `reflight${i}`;
       const xyz = [7, 3, i];
       const url = tileUrl(srv, run, xyz, { delay: 100 });
@@ -620,7 +614,12 @@ describe("coalescing after every caller left", () => {
 describe("hostSettings: what calls to a host run with, as the core resolves it", () => {
   test("the presets' defaults, the client's settings, and a host's own rule over both", () => {
     assert.deepEqual(new TileClient().hostSettings("a.example"), { maxConcurrent: 16, halfOpenProbes: 1, deadlineMs: 6000, maxOpenMs: 1000 });
-    assert.deepEqual(new TileClient({ preset: "batch" }).hostSettings("a.example"), { maxConcurrent: 16, halfOpenProbes: 1, deadlineMs: 180000, maxOpenMs: 60000 });
+    assert.deepEqual(new TileClient({ preset: "batch" }).hostSettings("a.example"), {
+      maxConcurrent: 16,
+      halfOpenProbes: 1,
+      deadlineMs: 180000,
+      maxOpenMs: 60000,
+    });
     const client = new TileClient({
       maxConcurrent: 8,
       deadlineMs: 9000,

@@ -140,12 +140,20 @@ describe("TileError", () => {
     const url = `${srv.url}/tile/1/0/0.png?run=${run}&f=404&key=SECRET1&access_token=SECRET2&signature=S3&x=1`;
     const err = await rejection(() => fetchTile(url, FAST), TileError);
     assert.equal(err.kind, "http");
-    for (const [name, text] of [["url", err.url], ["message", err.message], ["stack", err.stack], ["String()", String(err)]]) {
+    for (const [name, text] of [
+      ["url", err.url],
+      ["message", err.message],
+      ["stack", err.stack],
+      ["String()", String(err)],
+    ]) {
       for (const secret of ["SECRET1", "SECRET2", "S3"]) {
         assert.ok(!text.includes(secret), `${name} leaks ${secret}: ${text}`);
       }
     }
-    for (const [name, text] of [["url", err.url], ["message", err.message]]) {
+    for (const [name, text] of [
+      ["url", err.url],
+      ["message", err.message],
+    ]) {
       assert.ok(text.includes("***"), `${name} shows *** : ${text}`);
       assert.ok(text.includes("x=1"), `${name} keeps x=1 : ${text}`);
     }
@@ -182,20 +190,47 @@ describe("hostile inputs never reach the wasm module as exceptions", () => {
   test("throwing getters, Proxies and fake signals reject invalid-options; the module survives", async () => {
     const revoked = Proxy.revocable({}, {});
     revoked.revoke();
-    const throwing = new Proxy({}, { ownKeys() { throw new Error("trap"); } });
+    const throwing = new Proxy(
+      {},
+      {
+        ownKeys() {
+          throw new Error("trap");
+        },
+      },
+    );
     const cases = [
-      [{ get deadlineMs() { throw new Error("getter"); } }, "deadlineMs"],
+      [
+        {
+          get deadlineMs() {
+            throw new Error("getter");
+          },
+        },
+        "deadlineMs",
+      ],
       [revoked.proxy, "options"],
       [throwing, "options"],
       [{ signal: Object.create(AbortSignal.prototype) }, "signal"],
-      [{ retryOn: new Proxy([503], { get() { throw new Error("trap"); } }) }, "retryOn"],
+      [
+        {
+          retryOn: new Proxy([503], {
+            get() {
+              throw new Error("trap");
+            },
+          }),
+        },
+        "retryOn",
+      ],
     ];
     for (const [options, field] of cases) {
       const err = await rejection(() => fetchTile(`${srv.url}/tile/1/0/3.png?run=hostile`, options), TileError);
       assert.equal(err.kind, "invalid-options", err.message);
       assert.ok(err.message.includes(field), `${err.message} should name ${field}`);
     }
-    const urls = new Proxy([`${srv.url}/tile/1/0/3.png?run=hostile`], { get() { throw new Error("trap"); } });
+    const urls = new Proxy([`${srv.url}/tile/1/0/3.png?run=hostile`], {
+      get() {
+        throw new Error("trap");
+      },
+    });
     assert.equal((await rejection(() => fetchTile(urls), TileError)).kind, "invalid-options");
     assert.equal(srv.requests("hostile"), 0);
     const tile = await fetchTile(`${srv.url}/tile/1/0/3.png?run=hostile`);
@@ -224,9 +259,21 @@ describe("the option names pkg/leaflet.js knows", () => {
     const leaflet = names(/const FETCH_KEYS = new Set\(\[([^\]]*)\]\)/.exec(read("pkg/leaflet.js"))[1]);
     assert.ok(core.size >= 20, `read ${core.size} names from src/options.rs`);
     const shared = new Set(["referrerPolicy", "subdomains"]);
-    assert.deepEqual([...core].filter((k) => !leaflet.has(k) && !shared.has(k)), [], "core options leaflet.js would give to Leaflet");
-    assert.deepEqual([...leaflet].filter((k) => !core.has(k)), [], "names leaflet.js sends that the core does not know");
-    assert.deepEqual([...shared].filter((k) => leaflet.has(k) || !core.has(k)), [], "the shared names");
+    assert.deepEqual(
+      [...core].filter((k) => !leaflet.has(k) && !shared.has(k)),
+      [],
+      "core options leaflet.js would give to Leaflet",
+    );
+    assert.deepEqual(
+      [...leaflet].filter((k) => !core.has(k)),
+      [],
+      "names leaflet.js sends that the core does not know",
+    );
+    assert.deepEqual(
+      [...shared].filter((k) => leaflet.has(k) || !core.has(k)),
+      [],
+      "the shared names",
+    );
   });
 });
 
@@ -251,7 +298,17 @@ describe("buildRequest and resolveUrls (src/web/request.js)", async () => {
     assert.deepEqual(resolveUrls(5, ""), [5, ""]);
     assert.deepEqual(resolveUrls([], ""), [6, ""]);
     assert.deepEqual(resolveUrls(["https://a.example/1", 7], ""), [6, ""]);
-    assert.deepEqual(resolveUrls(new Proxy([], { get() { throw new Error("trap"); } }), ""), [6, ""]);
+    assert.deepEqual(
+      resolveUrls(
+        new Proxy([], {
+          get() {
+            throw new Error("trap");
+          },
+        }),
+        "",
+      ),
+      [6, ""],
+    );
   });
 
   test("plain URLs stay strings; headers and accept are sent and listed for the flight key", () => {
@@ -262,7 +319,7 @@ describe("buildRequest and resolveUrls (src/web/request.js)", async () => {
     assert.equal("referrerPolicy" in init, false);
   });
 
-  test("a set field builds a Request per mirror; the referrer policy \"\" is a value, not absence", () => {
+  test('a set field builds a Request per mirror; the referrer policy "" is a value, not absence', () => {
     const [inputs, init, sent] = buildRequest("https://a.example/1", undefined, "\n\n\n\n=");
     assert.equal(init.referrerPolicy, "");
     assert.ok(inputs[0] instanceof Request);

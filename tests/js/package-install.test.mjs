@@ -32,7 +32,10 @@ test("npm pack + npm install + import 'tilefetch' fetches a tile", { timeout: 18
 
   // 1. pack, 2. install into a fresh project
   const { project, files } = await installPacked(tmp, "tilefetch-consumer");
-  assert.ok(files.some((f) => f.endsWith(".wasm")), `the tarball ships the .wasm: ${files.join(", ")}`);
+  assert.ok(
+    files.some((f) => f.endsWith(".wasm")),
+    `the tarball ships the .wasm: ${files.join(", ")}`,
+  );
   assert.ok(files.includes("package.json"));
 
   // 3. import by bare specifier in a child process and fetch a tile

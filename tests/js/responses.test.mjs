@@ -38,10 +38,8 @@ describe("delivery", { concurrency: true }, () => {
     const run = "flaky";
     const coords = [];
     for (let x = 0; x < 10; x++) for (let y = 0; y < 5; y++) coords.push([6, x, y]);
-    coords.forEach((xyz) => tilePng(...xyz)); // build (and cache) the PNGs before the clock matters
-    const tiles = await Promise.all(
-      coords.map((xyz) => fetchTile(tileUrl(srv, run, xyz, { f: 503, p: 0.3 }), { ...FAST, deadlineMs: 15000 })),
-    );
+    for (const xyz of coords) tilePng(...xyz); // build (and cache) the PNGs before the clock matters
+    const tiles = await Promise.all(coords.map((xyz) => fetchTile(tileUrl(srv, run, xyz, { f: 503, p: 0.3 }), { ...FAST, deadlineMs: 15000 })));
     let total = 0;
     let retried = 0;
     tiles.forEach((tile, i) => {
@@ -110,10 +108,7 @@ describe("delivery", { concurrency: true }, () => {
 
   test("truncate always: never resolves with half a PNG", async () => {
     const xyz = [8, 100, 9];
-    const err = await rejection(
-      () => fetchTile(tileUrl(srv, "truncate-always", xyz, { f: "truncate" }), { ...FAST, deadlineMs: 1000 }),
-      TileError,
-    );
+    const err = await rejection(() => fetchTile(tileUrl(srv, "truncate-always", xyz, { f: "truncate" }), { ...FAST, deadlineMs: 1000 }), TileError);
     // Every attempt fails, so the call ends at its deadline, or at the host's breaker once ten
     // failures in a row opened it; either way the last failure is the truncated body.
     const kind = ["deadline", "circuit-open"].includes(err.kind) ? err.cause?.kind : err.kind;
@@ -177,10 +172,7 @@ describe("bodies that are not tiles", { concurrency: true }, () => {
   test("sexml code=InvalidParameterValue: rejects service-exception after one request", async () => {
     const xyz = [11, 0, 1];
     const run = "sexml-perm";
-    const err = await rejection(
-      () => fetchTile(tileUrl(srv, run, xyz, { f: "sexml", code: "InvalidParameterValue" }), FAST),
-      TileError,
-    );
+    const err = await rejection(() => fetchTile(tileUrl(srv, run, xyz, { f: "sexml", code: "InvalidParameterValue" }), FAST), TileError);
     assert.equal(err.kind, "service-exception", err.message);
     assert.equal(err.attempts, 1);
     assert.match(err.message, /InvalidParameterValue/);
@@ -191,10 +183,7 @@ describe("bodies that are not tiles", { concurrency: true }, () => {
   test("owsxml code=TileOutOfRange: rejects service-exception after one request", async () => {
     const xyz = [11, 0, 2];
     const run = "ows-perm";
-    const err = await rejection(
-      () => fetchTile(tileUrl(srv, run, xyz, { f: "owsxml", code: "TileOutOfRange" }), FAST),
-      TileError,
-    );
+    const err = await rejection(() => fetchTile(tileUrl(srv, run, xyz, { f: "owsxml", code: "TileOutOfRange" }), FAST), TileError);
     assert.equal(err.kind, "service-exception", err.message);
     assert.equal(err.attempts, 1);
     assert.match(err.message, /TileOutOfRange/);
@@ -210,10 +199,7 @@ describe("bodies that are not tiles", { concurrency: true }, () => {
 
   test("html always: rejects, never resolves with HTML", async () => {
     const xyz = [11, 1, 1];
-    const err = await rejection(
-      () => fetchTile(tileUrl(srv, "html-always", xyz, { f: "html" }), { ...FAST, deadlineMs: 600 }),
-      TileError,
-    );
+    const err = await rejection(() => fetchTile(tileUrl(srv, "html-always", xyz, { f: "html" }), { ...FAST, deadlineMs: 600 }), TileError);
     if (err.kind === "deadline" || err.kind === "circuit-open") {
       assert.ok(err.cause, `${err.kind} carries the last failure as cause`);
       assert.equal(err.cause.kind, "invalid-response", err.cause.message);

@@ -36,7 +36,10 @@ describe("one test body in every server-side runtime", { concurrency: 1 }, () =>
   for (const [name, [cmd, args]] of Object.entries(RUNTIMES)) {
     test(`${name}: tiles over a flaky server, errors, options, stats, User-Agent`, { timeout: 120_000 }, async (t) => {
       const run = `rt-${name}`;
-      const { stdout } = await sh(cmd, args, { cwd: project, env: { ...process.env, FAULT_SERVER_URL: srv.url, RUN: run, NO_COLOR: "1", DENO_NO_UPDATE_CHECK: "1" } });
+      const { stdout } = await sh(cmd, args, {
+        cwd: project,
+        env: { ...process.env, FAULT_SERVER_URL: srv.url, RUN: run, NO_COLOR: "1", DENO_NO_UPDATE_CHECK: "1" },
+      });
       const out = JSON.parse(stdout.trim().split("\n").at(-1));
       assert.match(out.resolved, /\/node_modules\/tilefetch\/node\.js$/, `${name} resolves the package's node entry`);
       out.tiles.forEach((tile, i) => {
@@ -55,7 +58,10 @@ describe("one test body in every server-side runtime", { concurrency: 1 }, () =>
       assert.match(out.badClient.message, /maxConcurent.*maxConcurrent/s, "names the field and suggests the key");
       assert.deepEqual(out.stats, { requests: 6, attempts: 18, retries: 12, successes: 6 });
       const agents = new Set(srv.log.filter((e) => e.key.startsWith(`${run}/`)).map((e) => e.headers["user-agent"]));
-      assert.deepEqual([...agents], [`tilefetch/${JSON.parse(fs.readFileSync(path.join(ROOT, "pkg/package.json"))).version} (+https://www.npmjs.com/package/tilefetch)`]);
+      assert.deepEqual(
+        [...agents],
+        [`tilefetch/${JSON.parse(fs.readFileSync(path.join(ROOT, "pkg/package.json"))).version} (+https://www.npmjs.com/package/tilefetch)`],
+      );
       results[name] = JSON.parse(JSON.stringify({ ...out, resolved: undefined }).replaceAll(run, "RUN"));
       t.diagnostic(`${name}: ${out.tiles.length} tiles (3 attempts each), 404 → http, LayerNotDefined → service-exception, bad options named`);
     });

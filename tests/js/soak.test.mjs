@@ -10,8 +10,10 @@ import { runSoak, soakVerdicts } from "../../bench/soak.mjs";
 test("20 000 calls after warm-up: wasm memory does not grow, the JS heap stays put, nothing leaks", async (t) => {
   const r = await runSoak({ calls: 20_000 });
   t.diagnostic(`outcomes ${JSON.stringify(r.outcomes)}; fetches ${r.fetches}; ${(r.ms / 1000).toFixed(1)} s`);
-  t.diagnostic(`wasm memory ${r.before.wasmMemoryBytes} -> ${r.after.wasmMemoryBytes} bytes; JS heap ` +
-    `${(r.before.heapUsed / 1e6).toFixed(1)} -> ${(r.after.heapUsed / 1e6).toFixed(1)} MB; timers ${r.timersAtStart} -> ` +
-    `${r.after.timers}; results collected ${r.results.collected}/${r.results.registered}`);
+  t.diagnostic(
+    `wasm memory ${r.before.wasmMemoryBytes} -> ${r.after.wasmMemoryBytes} bytes; JS heap ` +
+      `${(r.before.heapUsed / 1e6).toFixed(1)} -> ${(r.after.heapUsed / 1e6).toFixed(1)} MB; timers ${r.timersAtStart} -> ` +
+      `${r.after.timers}; results collected ${r.results.collected}/${r.results.registered}`,
+  );
   for (const [what, ok] of soakVerdicts(r)) assert.ok(ok, `${what}: ${JSON.stringify(r)}`);
 });

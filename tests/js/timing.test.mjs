@@ -72,10 +72,7 @@ describe("Retry-After", { concurrency: true }, () => {
     const xyz = [12, 0, 3];
     const run = "ra-day";
     const elapsed = stopwatch();
-    const err = await rejection(
-      () => fetchTile(tileUrl(srv, run, xyz, { f: 429, ra: 86400 }), { ...FAST, deadlineMs: 3000 }),
-      TileError,
-    );
+    const err = await rejection(() => fetchTile(tileUrl(srv, run, xyz, { f: 429, ra: 86400 }), { ...FAST, deadlineMs: 3000 }), TileError);
     const wall = elapsed();
     assert.equal(err.kind, "rate-limited", err.message);
     assert.ok(wall < 500, `rejected after ${Math.round(wall)} ms`);
@@ -96,10 +93,7 @@ describe("timeouts and the deadline", { concurrency: true }, () => {
     const key = keyOf(run, xyz);
     const elapsed = stopwatch();
     const ref = referenceTimer(1000);
-    const err = await rejection(
-      () => fetchTile(tileUrl(srv, run, xyz, { f: "hang" }), { ...FAST, attemptTimeoutMs: 300, deadlineMs: 1000 }),
-      TileError,
-    );
+    const err = await rejection(() => fetchTile(tileUrl(srv, run, xyz, { f: "hang" }), { ...FAST, attemptTimeoutMs: 300, deadlineMs: 1000 }), TileError);
     const wall = elapsed();
     const late = ref.late(performance.now());
     assert.equal(err.kind, "deadline", err.message);
@@ -248,10 +242,7 @@ describe("AbortSignal", { concurrency: true }, () => {
   test("AbortSignal.timeout works as a signal", async () => {
     const xyz = [14, 0, 4];
     const elapsed = stopwatch();
-    const err = await rejection(
-      () => fetchTile(tileUrl(srv, "abort-timeout", xyz, { f: "hang" }), { ...FAST, signal: AbortSignal.timeout(200) }),
-      TileError,
-    );
+    const err = await rejection(() => fetchTile(tileUrl(srv, "abort-timeout", xyz, { f: "hang" }), { ...FAST, signal: AbortSignal.timeout(200) }), TileError);
     assert.equal(err.kind, "aborted", err.message);
     assert.ok(elapsed() < 600);
   });

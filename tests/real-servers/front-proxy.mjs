@@ -20,7 +20,17 @@ import { listenOnLoopback } from "./loopback.mjs";
 
 const AS200 = "/as200/";
 // Hop-by-hop headers (RFC 9110 7.6.1) belong to one connection and are not forwarded.
-const HOP = new Set(["connection", "keep-alive", "proxy-connection", "te", "trailer", "transfer-encoding", "upgrade", "proxy-authorization", "proxy-authenticate"]);
+const HOP = new Set([
+  "connection",
+  "keep-alive",
+  "proxy-connection",
+  "te",
+  "trailer",
+  "transfer-encoding",
+  "upgrade",
+  "proxy-authorization",
+  "proxy-authenticate",
+]);
 
 export async function startFrontProxy(upstreamUrl) {
   const upstream = new URL(upstreamUrl);
@@ -48,20 +58,17 @@ export async function startFrontProxy(upstreamUrl) {
     headers.host = upstream.host;
     // The upstream's own base path (if any) is kept in front of the forwarded path.
     const base = upstream.pathname.replace(/\/$/, "");
-    const up = http.request(
-      { host: upstream.hostname, port: upstream.port, method: req.method, path: base + forwardPath, headers, agent },
-      (upRes) => {
-        entry.upstreamStatus = upRes.statusCode;
-        entry.status = as200 ? 200 : upRes.statusCode;
-        // rawHeaders keep the upstream's spelling and repeated headers; only hop-by-hop ones go.
-        const out = [];
-        for (let i = 0; i < upRes.rawHeaders.length; i += 2) {
-          if (!HOP.has(upRes.rawHeaders[i].toLowerCase())) out.push(upRes.rawHeaders[i], upRes.rawHeaders[i + 1]);
-        }
-        res.writeHead(entry.status, as200 ? "OK" : upRes.statusMessage, out);
-        upRes.pipe(res);
-      },
-    );
+    const up = http.request({ host: upstream.hostname, port: upstream.port, method: req.method, path: base + forwardPath, headers, agent }, (upRes) => {
+      entry.upstreamStatus = upRes.statusCode;
+      entry.status = as200 ? 200 : upRes.statusCode;
+      // rawHeaders keep the upstream's spelling and repeated headers; only hop-by-hop ones go.
+      const out = [];
+      for (let i = 0; i < upRes.rawHeaders.length; i += 2) {
+        if (!HOP.has(upRes.rawHeaders[i].toLowerCase())) out.push(upRes.rawHeaders[i], upRes.rawHeaders[i + 1]);
+      }
+      res.writeHead(entry.status, as200 ? "OK" : upRes.statusMessage, out);
+      upRes.pipe(res);
+    });
     up.on("error", (e) => {
       // Not something a real server sends: make it loud rather than plausible.
       entry.status = 502;

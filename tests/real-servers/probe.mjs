@@ -16,7 +16,10 @@ import { MAPPROXY_CASES, MAPSERVER_CASES, caseUrl } from "./cases.mjs";
 const json = process.argv.includes("--json");
 const stops = [];
 async function stopAll() {
-  while (stops.length) await stops.pop()().catch((e) => console.error("stop:", e.message));
+  while (stops.length)
+    await stops
+      .pop()()
+      .catch((e) => console.error("stop:", e.message));
 }
 let interrupted = false;
 process.once("SIGINT", () => {
@@ -25,9 +28,11 @@ process.once("SIGINT", () => {
 });
 
 const decode = (s) =>
-  s.replace(/&(#x[0-9a-f]+|#\d+|quot|apos|lt|gt|amp);/gi, (m, e) =>
-    e[0] === "#" ? String.fromCodePoint(e[1] === "x" || e[1] === "X" ? parseInt(e.slice(2), 16) : +e.slice(1))
-      : { quot: '"', apos: "'", lt: "<", gt: ">", amp: "&" }[e.toLowerCase()]);
+  s.replace(/&(#x[0-9a-f]+|#\d+|quot|apos|lt|gt|amp);/gi, (_m, e) =>
+    e[0] === "#"
+      ? String.fromCodePoint(e[1] === "x" || e[1] === "X" ? parseInt(e.slice(2), 16) : +e.slice(1))
+      : { quot: '"', apos: "'", lt: "<", gt: ">", amp: "&" }[e.toLowerCase()],
+  );
 
 /** The first exception of a WMS ServiceExceptionReport or OWS ExceptionReport, or null. */
 export function firstException(text) {
@@ -51,7 +56,10 @@ try {
   const [mapserver, msStartMs] = await timed(() => startMapServer());
   stops.push(() => mapserver.stop());
   const fronts = { mapproxy: await startFrontProxy(mapproxy.url), mapserver: await startFrontProxy(mapserver.url) };
-  stops.push(() => fronts.mapproxy.stop(), () => fronts.mapserver.stop());
+  stops.push(
+    () => fronts.mapproxy.stop(),
+    () => fronts.mapserver.stop(),
+  );
 
   const rows = [];
   const times = { mapproxy: [], mapserver: [] };
@@ -64,22 +72,39 @@ try {
     const type = res.r.headers.get("content-type") ?? "";
     const exc = /xml/.test(type) || res.body.subarray(0, 200).includes("<") ? firstException(res.body.toString("utf8")) : null;
     const got = { status: res.r.status, type, report: exc !== null, code: exc?.code ?? null, text: exc?.text };
-    const diff = ["status", "type", "report", "code", "text"].filter((k) => k in c.sends && c.sends[k] !== got[k] && !(k === "text" && c.sends.text === undefined));
-    rows.push({ case: c.name, status: got.status, type, code: got.code ?? "-", text: (got.text ?? "").slice(0, 60), length: res.body.length, ms: Math.round(ms), check: diff.length ? `DIFF ${diff.map((k) => `${k}=${JSON.stringify(got[k])}`).join(" ")}` : "ok" });
+    const diff = ["status", "type", "report", "code", "text"].filter(
+      (k) => k in c.sends && c.sends[k] !== got[k] && !(k === "text" && c.sends.text === undefined),
+    );
+    rows.push({
+      case: c.name,
+      status: got.status,
+      type,
+      code: got.code ?? "-",
+      text: (got.text ?? "").slice(0, 60),
+      length: res.body.length,
+      ms: Math.round(ms),
+      check: diff.length ? `DIFF ${diff.map((k) => `${k}=${JSON.stringify(got[k])}`).join(" ")}` : "ok",
+    });
   }
 
   if (json) console.log(JSON.stringify(rows, null, 2));
   else {
     const cols = ["case", "status", "type", "code", "text", "length", "check"];
     const width = Object.fromEntries(cols.map((k) => [k, Math.max(k.length, ...rows.map((r) => String(r[k]).length))]));
-    const line = (r) => cols.map((k) => String(r[k]).padEnd(width[k])).join("  ").trimEnd();
+    const line = (r) =>
+      cols
+        .map((k) => String(r[k]).padEnd(width[k]))
+        .join("  ")
+        .trimEnd();
     console.log(line(Object.fromEntries(cols.map((k) => [k, k]))));
     for (const r of rows) console.log(line(r));
   }
   const avg = (a) => (a.reduce((s, x) => s + x, 0) / a.length).toFixed(0);
   const max = (a) => Math.max(...a).toFixed(0);
   console.log(`\nstart: mapproxy ${mpStartMs.toFixed(0)} ms, mapserver cgi host ${msStartMs.toFixed(0)} ms`);
-  console.log(`per request: mapproxy avg ${avg(times.mapproxy)} ms (max ${max(times.mapproxy)}), mapserver avg ${avg(times.mapserver)} ms (max ${max(times.mapserver)})`);
+  console.log(
+    `per request: mapproxy avg ${avg(times.mapproxy)} ms (max ${max(times.mapproxy)}), mapserver avg ${avg(times.mapserver)} ms (max ${max(times.mapserver)})`,
+  );
   const bad = rows.filter((r) => r.check !== "ok").length;
   console.log(`${rows.length} cases, ${bad} differ from cases.mjs`);
   process.exitCode = bad ? 1 : 0;

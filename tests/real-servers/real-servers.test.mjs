@@ -87,7 +87,9 @@ function suite(name, cases, start) {
     for (const c of cases) {
       test(c.name, async (t) => {
         const sends = c.sends;
-        t.diagnostic(`server sends ${sends.status} ${sends.type}${sends.report ? ` report ${sends.code ?? "(no code)"}` : ""} → ${await check(c, front, server.url)}`);
+        t.diagnostic(
+          `server sends ${sends.status} ${sends.type}${sends.report ? ` report ${sends.code ?? "(no code)"}` : ""} → ${await check(c, front, server.url)}`,
+        );
       });
     }
   });
@@ -139,10 +141,20 @@ describe("a map view with a mistyped layer on the same MapProxy", () => {
         assert.equal(out.reason.exceptionCode, "LayerNotDefined");
         assert.equal(out.reason.status, 500, "MapProxy's status for WMS exceptions");
       }
-      assert.equal(front.count((r) => r.url.includes("LAYERS=osmm")), 12, "one request per bad tile");
-      assert.equal(front.count((r) => r.url.includes("LAYERS=osm&")), 12, "one request per good tile");
+      assert.equal(
+        front.count((r) => r.url.includes("LAYERS=osmm")),
+        12,
+        "one request per bad tile",
+      );
+      assert.equal(
+        front.count((r) => r.url.includes("LAYERS=osm&")),
+        12,
+        "one request per good tile",
+      );
       const elapsed = goodOut.map((o) => o.value.elapsedMs).sort((a, b) => a - b);
-      t.diagnostic(`view ${view}: 12 good tiles (elapsed ${elapsed[0].toFixed(0)}–${elapsed[11].toFixed(0)} ms), 12 bad tiles (LayerNotDefined), ${front.requests.length} requests`);
+      t.diagnostic(
+        `view ${view}: 12 good tiles (elapsed ${elapsed[0].toFixed(0)}–${elapsed[11].toFixed(0)} ms), 12 bad tiles (LayerNotDefined), ${front.requests.length} requests`,
+      );
     }
     const host = Object.values(client.stats())[0];
     assert.equal(host.breaker.state, "closed");

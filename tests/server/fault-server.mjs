@@ -209,8 +209,19 @@ const STATUS_TEXT = {
 const RETRYABLE_FAULTS = new Set(["503", "500", "502", "504", "408", "429"]);
 const PLAIN_FAULTS = new Set(["404", "403", "400", "410"]);
 export const FAULTS = [
-  ...RETRYABLE_FAULTS, ...PLAIN_FAULTS, "204", "hang", "reset", "truncate", "shortlen",
-  "sexml", "owsxml", "html", "json", "gzip", "bucket",
+  ...RETRYABLE_FAULTS,
+  ...PLAIN_FAULTS,
+  "204",
+  "hang",
+  "reset",
+  "truncate",
+  "shortlen",
+  "sexml",
+  "owsxml",
+  "html",
+  "json",
+  "gzip",
+  "bucket",
 ];
 
 function xmlEscape(s) {
@@ -596,7 +607,7 @@ export async function startFaultServer({ seed = 1, host = "127.0.0.1", port = 0,
     sockets.add(s);
     s.on("close", () => sockets.delete(s));
   });
-  server.on("clientError", (err, socket) => {
+  server.on("clientError", (_err, socket) => {
     if (socket.writable) socket.end("HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n");
     else socket.destroy();
   });
@@ -658,7 +669,9 @@ export async function startFaultServer({ seed = 1, host = "127.0.0.1", port = 0,
         server.close(() => resolve());
         server.closeAllConnections?.();
         for (const s of sockets) s.destroy();
-      }).then(() => Promise.all(responsesClosed)).then(() => undefined);
+      })
+        .then(() => Promise.all(responsesClosed))
+        .then(() => undefined);
       return closed;
     },
   };

@@ -149,7 +149,10 @@ describe("fault server", () => {
     }
     assert.deepEqual(statuses, [503, 503, 200, 200]);
     assert.equal(srv.requests("nlim/2/1/1"), 4);
-    assert.deepEqual(srv.log.filter((e) => e.key === "nlim/2/1/1").map((e) => e.fault), ["503", "503", "none", "none"]);
+    assert.deepEqual(
+      srv.log.filter((e) => e.key === "nlim/2/1/1").map((e) => e.fault),
+      ["503", "503", "none", "none"],
+    );
     // Counters are per key: another tile of the same run starts at n=1 again.
     const r = await fetch(`${srv.url}/tile/2/1/2.png?run=nlim&f=503&n=2`);
     assert.equal(r.status, 503);
@@ -178,7 +181,10 @@ describe("fault server", () => {
     }
     const fails = a.split(",").filter((s) => s === "503").length;
     assert.ok(fails > 5 && fails < 35, `503 count ${fails}/60`);
-    for (const [p, want] of [["0", 200], ["1", 503]]) {
+    for (const [p, want] of [
+      ["0", 200],
+      ["1", 503],
+    ]) {
       for (let i = 0; i < 5; i++) {
         const r = await fetch(`${srv.url}/tile/4/${i}/1.png?run=p${p}&f=503&p=${p}`);
         assert.equal(r.status, want);
@@ -321,13 +327,18 @@ describe("fault server", () => {
     const keys = Array.from({ length: 60 }, (_, i) => [4, i, 3]);
     const q = "run=tail&tailms=2&alpha=0.8&tailmaxms=80&delay=1";
     await Promise.all(keys.map(async ([z, x, y]) => (await fetch(`${srv.url}/tile/${z}/${x}/${y}.png?${q}`)).arrayBuffer()));
-    const delays = srv.log.filter((e) => e.key.startsWith("tail/")).map((e) => {
-      const [, z, x, y] = e.key.split("/");
-      assert.equal(e.delayMs, 1 + paretoDelay(prng(srv.seed, `tail/${z}/${x}/${y}`, e.n, "tail"), 2, 0.8, 80), "reproducible");
-      return e.delayMs - 1;
-    });
+    const delays = srv.log
+      .filter((e) => e.key.startsWith("tail/"))
+      .map((e) => {
+        const [, z, x, y] = e.key.split("/");
+        assert.equal(e.delayMs, 1 + paretoDelay(prng(srv.seed, `tail/${z}/${x}/${y}`, e.n, "tail"), 2, 0.8, 80), "reproducible");
+        return e.delayMs - 1;
+      });
     assert.equal(delays.length, 60);
-    assert.ok(delays.every((d) => d >= 2 && d <= 80), `within [xm, cap]: ${delays}`);
+    assert.ok(
+      delays.every((d) => d >= 2 && d <= 80),
+      `within [xm, cap]: ${delays}`,
+    );
     delays.sort((a, b) => a - b);
     assert.ok(delays[30] < 10, `median near xm·2^(1/alpha) ≈ 4.8 ms: ${delays}`);
     assert.ok(delays[59] > 20, `a heavy tail: ${delays}`);
@@ -456,8 +467,14 @@ describe("concurrency, outage, token bucket", () => {
     const bucketAfter = await get(`${srv.url}/tile/2/0/3.png?run=out&f=bucket&rate=1&burst=1`);
     assert.equal(bucketAfter.status, 200, "the outage took no bucket token");
     const entries = srv.log.filter((x) => x.key.startsWith("out/"));
-    assert.deepEqual(entries.map((x) => x.status), [503, 503, 503, 503, 200, 200]);
-    assert.deepEqual(entries.map((x) => x.fault), ["outage", "outage", "outage", "outage", "none", "bucket"]);
+    assert.deepEqual(
+      entries.map((x) => x.status),
+      [503, 503, 503, 503, 200, 200],
+    );
+    assert.deepEqual(
+      entries.map((x) => x.fault),
+      ["outage", "outage", "outage", "outage", "none", "bucket"],
+    );
     for (const x of entries.slice(0, 4)) assert.ok(x.t >= start && x.t < end, `t ${x.t} in [${start}, ${end})`);
     for (const x of entries.slice(4)) assert.ok(x.t >= end);
     assert.equal(srv.requests("out"), 6, "outage answers are counted as requests");
@@ -482,7 +499,10 @@ describe("concurrency, outage, token bucket", () => {
     const url = (run, i) => `${srv.url}/tile/5/${i}/0.png?run=${run}&f=bucket&rate=10&burst=3&ra=1`;
     const first = [];
     for (let i = 0; i < 5; i++) first.push(await get(url("bk", i)));
-    assert.deepEqual(first.map((r) => r.status), [200, 200, 200, 429, 429]);
+    assert.deepEqual(
+      first.map((r) => r.status),
+      [200, 200, 200, 429, 429],
+    );
     assert.ok(first[0].body.equals(tilePng(5, 0, 0)));
     assert.equal(first[0].headers.get("retry-after"), null);
     assert.equal(first[3].headers.get("retry-after"), "1");
@@ -496,7 +516,10 @@ describe("concurrency, outage, token bucket", () => {
     for (let i = 0; i < 3; i++) second.push((await get(url("bk", 10 + i))).status);
     assert.deepEqual(second, [200, 200, 429]);
     const log = srv.log.filter((x) => x.key.startsWith("bk/"));
-    assert.deepEqual(log.map((x) => x.status), [200, 200, 200, 429, 429, 200, 200, 429]);
+    assert.deepEqual(
+      log.map((x) => x.status),
+      [200, 200, 200, 429, 429, 200, 200, 429],
+    );
     assert.deepEqual(log.map((x) => x.fault).slice(0, 4), ["bucket", "bucket", "bucket", "bucket-429"]);
     // Never above burst: a long wait gives back at most 3 tokens.
     await sleep(600);
@@ -569,7 +592,10 @@ describe("lifecycle", () => {
     assert.ok(r.error, "hanging client sees an error");
     assert.equal(await pending2, "rejected");
     assert.equal(srv.aborted("h"), 0, "server close is not a client abort");
-    assert.deepEqual(srv.log.map((e) => e.outcome), ["server-closed", "server-closed"]);
+    assert.deepEqual(
+      srv.log.map((e) => e.outcome),
+      ["server-closed", "server-closed"],
+    );
     await assert.rejects(fetch(`${srv.url}/health`));
   });
 

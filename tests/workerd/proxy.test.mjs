@@ -33,7 +33,10 @@ function modules() {
   return [
     js("tests/workerd/fixtures/proxy-worker.mjs"), // the entry
     js("pkg/worker.js"),
-    ...fs.readdirSync(path.join(ROOT, "pkg/worker")).filter((f) => f.endsWith(".js")).map((f) => js(`pkg/worker/${f}`)),
+    ...fs
+      .readdirSync(path.join(ROOT, "pkg/worker"))
+      .filter((f) => f.endsWith(".js"))
+      .map((f) => js(`pkg/worker/${f}`)),
     js("pkg/workerd.js"),
     js("pkg/gen/tilefetch.js"),
     { type: "CompiledWasm", path: path.join(GEN, "tilefetch_bg.wasm") },
@@ -110,312 +113,358 @@ after(async () => {
 });
 
 for (const compatibilityDate of [MIN_COMPATIBILITY_DATE, COMPATIBILITY_DATE]) {
-describe(`tilefetch/worker: the proxy in one isolate (Cache API, no gate), compatibilityDate ${compatibilityDate}`, () => {
-  let mf;
-  const runtime = runtimeOutput();
-  const R = (name) => `${compatibilityDate}-${name}`; // fault-server runs unique per block
-  const up = (name, q = "") => `${srv.url}/tile/{z}/{x}/{y}.png?run=${R(name)}${q}`;
-  before(async () => {
-    const scenario = (name, config) => [name, { route: `/${name}/{z}/{x}/{y}.png`, ...config }];
-    mf = new Miniflare(
-      worker({
-        compatibilityDate,
-        handleRuntimeStdio: runtime.handle,
-        bindings: {
-          SCENARIOS: Object.fromEntries([
-            // three mirrors on one host, each failing 30 % of attempts in its own way
-            scenario("flaky", { ...FAST, upstream: [up("flaky", "&f=503&p=0.3"), up("flaky", "&f=truncate&p=0.3"), up("flaky", "&f=html&p=0.3")] }),
-            ...["503", "html", "truncate", "sexml"].map((f) => scenario(`bad-${f}`, { ...FAST, deadlineMs: 300, breaker: { failureThreshold: 100 }, upstream: up(`bad-${f}`, `&f=${f}`) })),
-            scenario("bad-sexml-perm", { ...FAST, upstream: up("bad-sexml-perm", "&f=sexml&code=InvalidParameterValue") }),
-            scenario("stale", { ...FAST, deadlineMs: 600, cacheTtlS: 1, staleIfErrorS: 3600, upstream: up("stale") }),
-            scenario("cold", {
-              ...FAST,
-              deadlineMs: 1500,
-              maxConcurrent: 4,
-              breaker: { failureThreshold: 5, openMs: 500, maxOpenMs: 1000 },
-              upstream: up("cold"),
-            }),
-            scenario("coords", { maxZoom: 5, upstream: up("coords") }),
-            scenario("same", { upstream: up("same", "&delay=50") }),
-            scenario("nf", { cacheTtlByStatus: { 404: 1 }, upstream: up("nf", "&f=404") }),
-            scenario("cap", { baseDelayMs: 5, maxDelayMs: 10, deadlineMs: 5000, maxSubrequests: 5, upstream: up("cap", "&f=503") }),
-            scenario("rl", { upstream: up("rl", "&f=429&ra=30") }),
-            scenario("cors", { cors: ["https://maps.example.com"], upstream: up("cors") }),
-            scenario("secret", { upstream: up("secret", "&api_key=S3CRET&access_token=T0KEN&style=dark") }),
-            scenario("who", { upstream: up("who") }),
-            // every secret name of the core's rule, each with a value that must not reach a key
-            scenario("all-secrets", { upstream: up("all-secrets", `&${SECRETS.map((n, i) => `${n}=SECRET${i}`).join("&")}&style=dark&layer=roads`) }),
-            scenario("who-headers", { headers: { "x-api-user": "maps" }, upstream: up("who-headers") }),
-          ]),
-        },
-      }),
-    );
-    await mf.ready;
-  });
-  after(async () => {
-    await mf?.dispose();
-  });
-  after(() => runtime.assertClean());
-
-  test("flaky upstream (503 / truncated / HTML, 30 % each mirror): every tile 200 with the right bytes, then from the cache", async (t) => {
-    const tiles = tilesOf(3, 48);
-    const first = await Promise.all(tiles.map((xyz) => get(mf, `http://proxy.test/flaky/${tileKey(xyz)}.png`)));
-    let attempts = 0;
-    first.forEach((r, i) => {
-      assert.equal(r.status, 200, `${tileKey(tiles[i])}: ${r.text}`);
-      assert.ok(r.body.equals(tilePng(...tiles[i])), `${tileKey(tiles[i])}: the true bytes`);
-      assert.equal(h(r, "content-type"), "image/png");
-      assert.equal(h(r, "x-tilefetch-cache"), "miss");
-      assert.match(h(r, "server-timing"), /upstream;dur=[\d.]+;desc="\d+ attempts?", total;dur=/);
-      attempts += Number(h(r, "x-tilefetch-attempts"));
+  describe(`tilefetch/worker: the proxy in one isolate (Cache API, no gate), compatibilityDate ${compatibilityDate}`, () => {
+    let mf;
+    const runtime = runtimeOutput();
+    const R = (name) => `${compatibilityDate}-${name}`; // fault-server runs unique per block
+    const up = (name, q = "") => `${srv.url}/tile/{z}/{x}/{y}.png?run=${R(name)}${q}`;
+    before(async () => {
+      const scenario = (name, config) => [name, { route: `/${name}/{z}/{x}/{y}.png`, ...config }];
+      mf = new Miniflare(
+        worker({
+          compatibilityDate,
+          handleRuntimeStdio: runtime.handle,
+          bindings: {
+            SCENARIOS: Object.fromEntries([
+              // three mirrors on one host, each failing 30 % of attempts in its own way
+              scenario("flaky", { ...FAST, upstream: [up("flaky", "&f=503&p=0.3"), up("flaky", "&f=truncate&p=0.3"), up("flaky", "&f=html&p=0.3")] }),
+              ...["503", "html", "truncate", "sexml"].map((f) =>
+                scenario(`bad-${f}`, { ...FAST, deadlineMs: 300, breaker: { failureThreshold: 100 }, upstream: up(`bad-${f}`, `&f=${f}`) }),
+              ),
+              scenario("bad-sexml-perm", { ...FAST, upstream: up("bad-sexml-perm", "&f=sexml&code=InvalidParameterValue") }),
+              scenario("stale", { ...FAST, deadlineMs: 600, cacheTtlS: 1, staleIfErrorS: 3600, upstream: up("stale") }),
+              scenario("cold", {
+                ...FAST,
+                deadlineMs: 1500,
+                maxConcurrent: 4,
+                breaker: { failureThreshold: 5, openMs: 500, maxOpenMs: 1000 },
+                upstream: up("cold"),
+              }),
+              scenario("coords", { maxZoom: 5, upstream: up("coords") }),
+              scenario("same", { upstream: up("same", "&delay=50") }),
+              scenario("nf", { cacheTtlByStatus: { 404: 1 }, upstream: up("nf", "&f=404") }),
+              scenario("cap", { baseDelayMs: 5, maxDelayMs: 10, deadlineMs: 5000, maxSubrequests: 5, upstream: up("cap", "&f=503") }),
+              scenario("rl", { upstream: up("rl", "&f=429&ra=30") }),
+              scenario("cors", { cors: ["https://maps.example.com"], upstream: up("cors") }),
+              scenario("secret", { upstream: up("secret", "&api_key=S3CRET&access_token=T0KEN&style=dark") }),
+              scenario("who", { upstream: up("who") }),
+              // every secret name of the core's rule, each with a value that must not reach a key
+              scenario("all-secrets", { upstream: up("all-secrets", `&${SECRETS.map((n, i) => `${n}=SECRET${i}`).join("&")}&style=dark&layer=roads`) }),
+              scenario("who-headers", { headers: { "x-api-user": "maps" }, upstream: up("who-headers") }),
+            ]),
+          },
+        }),
+      );
+      await mf.ready;
     });
-    const requests = srv.requests(R("flaky"));
-    assert.equal(attempts, requests, "x-tilefetch-attempts adds up to what the upstream saw");
-    assert.ok(requests > tiles.length, "some attempts failed and were retried");
-    t.diagnostic(`${tiles.length} tiles, all 200 with the true bytes; upstream requests ${requests} (${(requests / tiles.length).toFixed(2)} per tile)`);
+    after(async () => {
+      await mf?.dispose();
+    });
+    after(() => runtime.assertClean());
 
-    const second = await Promise.all(tiles.map((xyz) => get(mf, `http://proxy.test/flaky/${tileKey(xyz)}.png`)));
-    second.forEach((r, i) => {
+    test("flaky upstream (503 / truncated / HTML, 30 % each mirror): every tile 200 with the right bytes, then from the cache", async (t) => {
+      const tiles = tilesOf(3, 48);
+      const first = await Promise.all(tiles.map((xyz) => get(mf, `http://proxy.test/flaky/${tileKey(xyz)}.png`)));
+      let attempts = 0;
+      first.forEach((r, i) => {
+        assert.equal(r.status, 200, `${tileKey(tiles[i])}: ${r.text}`);
+        assert.ok(r.body.equals(tilePng(...tiles[i])), `${tileKey(tiles[i])}: the true bytes`);
+        assert.equal(h(r, "content-type"), "image/png");
+        assert.equal(h(r, "x-tilefetch-cache"), "miss");
+        assert.match(h(r, "server-timing"), /upstream;dur=[\d.]+;desc="\d+ attempts?", total;dur=/);
+        attempts += Number(h(r, "x-tilefetch-attempts"));
+      });
+      const requests = srv.requests(R("flaky"));
+      assert.equal(attempts, requests, "x-tilefetch-attempts adds up to what the upstream saw");
+      assert.ok(requests > tiles.length, "some attempts failed and were retried");
+      t.diagnostic(`${tiles.length} tiles, all 200 with the true bytes; upstream requests ${requests} (${(requests / tiles.length).toFixed(2)} per tile)`);
+
+      const second = await Promise.all(tiles.map((xyz) => get(mf, `http://proxy.test/flaky/${tileKey(xyz)}.png`)));
+      second.forEach((r, i) => {
+        assert.equal(r.status, 200);
+        assert.equal(h(r, "x-tilefetch-cache"), "hit");
+        assert.equal(h(r, "x-tilefetch-attempts"), "0");
+        assert.ok(r.body.equals(tilePng(...tiles[i])), "no error body was ever cached as a tile");
+        assert.match(h(r, "cache-control"), /^public, max-age=\d+$/);
+      });
+      assert.equal(srv.requests(R("flaky")), requests, "the second pass sent nothing upstream");
+      t.diagnostic(`second pass: ${tiles.length} cache hits, 0 upstream requests`);
+    });
+
+    test("upstream requests carry the library's User-Agent and the map page's Referer", async () => {
+      const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, "pkg/package.json"), "utf8"));
+      const agent = `tilefetch/${pkg.version} (+${pkg.homepage})`;
+      const page = "https://maps.example.com/city.html";
+      const sent = (run) =>
+        srv.log.filter((e) => e.key.startsWith(`${R(run)}/`)).map((e) => [e.headers["user-agent"], e.headers.referer, e.headers["x-api-user"]]);
+      for (const [run, referer] of [
+        ["who", page],
+        ["who", null],
+        ["who-headers", page],
+      ]) {
+        const xyz = referer ? [3, 1, 1] : [3, 2, 2];
+        const r = await get(mf, `http://proxy.test/${run}/${tileKey(xyz)}.png`, {
+          headers: { "user-agent": "Mozilla/5.0 (visitor)", ...(referer ? { referer } : {}) },
+        });
+        assert.equal(r.status, 200, r.text);
+      }
+      assert.deepEqual(sent("who"), [
+        [agent, page, undefined],
+        [agent, undefined, undefined],
+      ]);
+      assert.deepEqual(sent("who-headers"), [[agent, page, "maps"]], "the client's own headers are kept beside the Referer");
+    });
+
+    test("concurrent requests for one tile share one upstream call", async (t) => {
+      const rs = await Promise.all(Array.from({ length: 8 }, () => get(mf, "http://proxy.test/same/5/7/9.png")));
+      for (const r of rs) assert.ok(r.status === 200 && r.body.equals(tilePng(5, 7, 9)));
+      assert.equal(srv.requests(R("same")), 1);
+      const coalesced = rs.filter((r) => h(r, "x-tilefetch-coalesced") === "1").length;
+      assert.ok(coalesced >= 1, "the others waited for the first one's call (or found its tile cached)");
+      t.diagnostic(`8 concurrent requests: 1 upstream request, ${coalesced} coalesced, ${8 - coalesced - 1} cache hits`);
+    });
+
+    test("ServiceException, HTML, truncated bodies and 5xx are never cached", async (t) => {
+      for (const f of ["503", "html", "truncate", "sexml", "sexml-perm"]) {
+        const run = `bad-${f}`;
+        const a = await get(mf, `http://proxy.test/${run}/2/1/1.png`);
+        const n1 = srv.requests(R(run));
+        const b = await get(mf, `http://proxy.test/${run}/2/1/1.png`);
+        const n2 = srv.requests(R(run));
+        // A request error (InvalidParameterValue) is the upstream's answer, not its failure: 502.
+        const status = f === "sexml-perm" ? 502 : 503;
+        assert.equal(a.status, status, `${f}: ${a.text}`);
+        assert.equal(b.status, status, `${f}: ${b.text}`);
+        assert.equal(h(b, "x-tilefetch-cache"), "miss");
+        assert.equal(h(b, "cache-control"), "no-store");
+        assert.ok(n1 >= 1 && n2 > n1, `${f}: the second request went upstream again (${n1} → ${n2})`);
+        assert.ok(!b.body.includes("ServiceException") && !b.body.includes("<html"), "no upstream body is passed on");
+        t.diagnostic(`${f}: ${a.status} twice, upstream requests ${n1} then ${n2}`);
+      }
+    });
+
+    test("outage after a warm cache: the stale tiles are served", async (t) => {
+      const tiles = tilesOf(4, 8);
+      const warm = await Promise.all(tiles.map((xyz) => get(mf, `http://proxy.test/stale/${tileKey(xyz)}.png`)));
+      for (const r of warm) assert.equal(r.status, 200);
+      assert.equal(srv.requests(R("stale")), tiles.length);
+      await sleep(1100); // past cacheTtlS: 1
+      srv.outage(R("stale"), 60_000);
+      const t0 = performance.now();
+      const during = await Promise.all(tiles.map((xyz) => get(mf, `http://proxy.test/stale/${tileKey(xyz)}.png`)));
+      const wall = performance.now() - t0;
+      during.forEach((r, i) => {
+        assert.equal(r.status, 200, r.text);
+        assert.ok(r.body.equals(tilePng(...tiles[i])), "the stale copy's bytes");
+        assert.equal(h(r, "x-tilefetch-stale"), "1");
+        assert.equal(h(r, "x-tilefetch-cache"), "stale");
+        assert.equal(h(r, "warning"), '111 - "Revalidation Failed"');
+        assert.ok(Number(h(r, "age")) >= 1, `Age ${h(r, "age")}`);
+        assert.equal(h(r, "cache-control"), "no-cache");
+      });
+      const outageRequests = srv.requests(R("stale")) - tiles.length;
+      assert.ok(outageRequests >= tiles.length, "each tile was tried upstream first");
+      const cold = await get(mf, "http://proxy.test/stale/4/15/15.png");
+      assert.equal(cold.status, 503, "a tile never cached has nothing stale to fall back on");
+      assert.match(h(cold, "retry-after"), /^\d+$/);
+      t.diagnostic(
+        `${tiles.length} stale tiles served in ${wall.toFixed(0)} ms after ${outageRequests} failed upstream requests; an uncached tile: 503, Retry-After ${h(cold, "retry-after")}`,
+      );
+    });
+
+    test("outage with a cold cache: 503 + Retry-After, and bounded upstream load", async (t) => {
+      // Bound. Before the breaker opens: f consecutive failures, plus what the other calls in flight
+      // (at most maxConcurrent c) send meanwhile. Then every call still in the client waits for the
+      // half-open time and probes (the proxy never lets a call wait for another's probe; see
+      // pkg/worker.js): at most c per half-open for the calls that were in flight, whose deadline D
+      // allows at most ⌈D/(0.8·o)⌉ half-opens (open time o ±20 %, growing ×1.5); new calls are let in
+      // one at a time while the breaker is not closed: one probe per half-open over the phase's T ms.
+      // upstream requests ≤ f + c + c·⌈D/(0.8·o)⌉ + ⌈T/(0.8·o)⌉, however many requests arrive.
+      const D = 1500;
+      const f = 5;
+      const c = 4;
+      const o = 500;
+      srv.outage(R("cold"), 60_000);
+      const tiles = tilesOf(4, 40);
+      const t0 = performance.now();
+      const rs = await Promise.all(tiles.map((xyz) => get(mf, `http://proxy.test/cold/${tileKey(xyz)}.png`)));
+      const T = performance.now() - t0;
+      const retryAfter = new Set();
+      for (const r of rs) {
+        assert.equal(r.status, 503, r.text);
+        assert.match(h(r, "retry-after"), /^[1-9]\d*$/);
+        retryAfter.add(Number(h(r, "retry-after")));
+        assert.ok(Number(h(r, "x-tilefetch-attempts")) <= 40 - 2);
+      }
+      const requests = srv.requests(R("cold"));
+      const bound = f + c + c * Math.ceil(D / (0.8 * o)) + Math.ceil(T / (0.8 * o));
+      assert.ok(requests <= bound, `upstream saw ${requests} requests, bound ${bound}`);
+      assert.ok(Math.max(...retryAfter) <= 2, `Retry-After follows the breaker (maxOpenMs 1000): ${[...retryAfter]}`);
+      t.diagnostic(
+        `${tiles.length} requests in ${T.toFixed(0)} ms: all 503, Retry-After ${[...retryAfter].join("/")} s; upstream requests ${requests} ≤ f + c + c·⌈D/0.8o⌉ + ⌈T/0.8o⌉ = ${bound} (${tiles.length} requests × up to 38 attempts without the breaker)`,
+      );
+    });
+
+    test("invalid coordinates → 400 with a reason; nothing sent upstream", async (t) => {
+      const bad = [
+        "6/0/0",
+        "1/2/0",
+        "1/0/2",
+        "5/32/0",
+        "5/0/32",
+        "-1/0/0",
+        "1/-1/0",
+        "1/0/1.5",
+        "1/0/1e0",
+        "1/0/0x1",
+        "1/0/+1",
+        "1/0/%31",
+        "1/0/%EF%BC%91",
+        "1/abc/0",
+        "/0/0",
+        "1//0",
+        "1/0/",
+        "99999999999/0/0",
+        "1/0/%20",
+        "1/0/..%2F0",
+      ];
+      for (const p of bad) {
+        const r = await get(mf, `http://proxy.test/coords/${p}.png`);
+        assert.equal(r.status, 400, `${p}: ${r.status} ${r.text}`);
+        assert.match(r.text, /^invalid tile: [xyz] must be/);
+        assert.equal(h(r, "cache-control"), "no-store");
+      }
+      assert.equal(srv.requests(R("coords")), 0);
+      const notTile = await get(mf, "http://proxy.test/coords/1/0/0.jpg");
+      assert.equal(notTile.status, 404);
+      const edge = await get(mf, "http://proxy.test/coords/5/31/31.png");
+      assert.equal(edge.status, 200);
+      assert.ok(edge.body.equals(tilePng(5, 31, 31)));
+      t.diagnostic(`${bad.length} invalid paths → 400, 0 upstream requests; 5/31/31 (maxZoom 5) → 200`);
+    });
+
+    test("404 is cached for its own short TTL only", async (t) => {
+      const a = await get(mf, "http://proxy.test/nf/3/1/1.png");
+      assert.equal(a.status, 404);
+      assert.equal(h(a, "x-tilefetch-cache"), "miss");
+      assert.equal(h(a, "cache-control"), "public, max-age=1");
+      assert.equal(srv.requests(R("nf")), 1);
+      await sleep(50); // the cache write is a waitUntil
+      const b = await get(mf, "http://proxy.test/nf/3/1/1.png");
+      assert.equal(b.status, 404);
+      assert.equal(h(b, "x-tilefetch-cache"), "hit");
+      assert.equal(srv.requests(R("nf")), 1, "within the TTL: from the cache");
+      await sleep(1100);
+      const c = await get(mf, "http://proxy.test/nf/3/1/1.png");
+      assert.equal(c.status, 404);
+      assert.equal(h(c, "x-tilefetch-cache"), "miss");
+      assert.equal(srv.requests(R("nf")), 2, "after the TTL: upstream again");
+      t.diagnostic("404: upstream 1, then a cache hit, then upstream again 1.1 s later (cacheTtlByStatus 404: 1 s)");
+    });
+
+    test("maxSubrequests bounds the upstream attempts of one request", async (t) => {
+      const r = await get(mf, "http://proxy.test/cap/2/0/0.png");
+      assert.equal(r.status, 503);
+      assert.equal(h(r, "x-tilefetch-attempts"), "3");
+      assert.equal(srv.requests(R("cap")), 3, "maxSubrequests 5 − 2 cache operations = 3 upstream attempts");
+      t.diagnostic(`maxSubrequests 5: 3 upstream attempts (+ cache match and put), then 503, Retry-After ${h(r, "retry-after")}`);
+    });
+
+    test("the upstream's 429 is passed on with its Retry-After", async (t) => {
+      const r = await get(mf, "http://proxy.test/rl/2/0/0.png");
+      assert.equal(r.status, 429, r.text);
+      const ra = Number(h(r, "retry-after"));
+      assert.ok(ra >= 29 && ra <= 30, `Retry-After ${ra}`);
+      assert.equal(srv.requests(R("rl")), 1);
+      t.diagnostic(`upstream 429 + Retry-After: 30 → 429, Retry-After ${ra}, 1 upstream request`);
+    });
+
+    test("the cache key is the upstream URL without its secrets", async (t) => {
+      const r = await get(mf, "http://proxy.test/secret/2/1/3.png");
       assert.equal(r.status, 200);
-      assert.equal(h(r, "x-tilefetch-cache"), "hit");
-      assert.equal(h(r, "x-tilefetch-attempts"), "0");
-      assert.ok(r.body.equals(tilePng(...tiles[i])), "no error body was ever cached as a tile");
-      assert.match(h(r, "cache-control"), /^public, max-age=\d+$/);
+      const sent = srv.log.find((e) => e.key === `${R("secret")}/2/1/3`);
+      assert.match(sent.path, /api_key=S3CRET&access_token=T0KEN/, "the upstream gets the secrets");
+      const caches = await mf.getCaches();
+      const base = `${srv.url}/tile/2/1/3.png?run=${R("secret")}`;
+      let hit;
+      for (const end = Date.now() + 2000; !hit && Date.now() < end; await sleep(20)) hit = await caches.default.match(`${base}&style=dark`); // written in waitUntil
+      assert.ok(hit, "stored under the URL without api_key and access_token");
+      assert.ok(Buffer.from(await hit.arrayBuffer()).equals(tilePng(2, 1, 3)));
+      const withSecret = await caches.default.match(`${base}&api_key=S3CRET&access_token=T0KEN&style=dark`);
+      assert.equal(withSecret, undefined);
+      t.diagnostic(`cache key: ${base.replace(srv.url, "<upstream>")}&style=dark`);
     });
-    assert.equal(srv.requests(R("flaky")), requests, "the second pass sent nothing upstream");
-    t.diagnostic(`second pass: ${tiles.length} cache hits, 0 upstream requests`);
-  });
 
-  test("upstream requests carry the library's User-Agent and the map page's Referer", async () => {
-    const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, "pkg/package.json"), "utf8"));
-    const agent = `tilefetch/${pkg.version} (+${pkg.homepage})`;
-    const page = "https://maps.example.com/city.html";
-    const sent = (run) => srv.log.filter((e) => e.key.startsWith(`${R(run)}/`)).map((e) => [e.headers["user-agent"], e.headers.referer, e.headers["x-api-user"]]);
-    for (const [run, referer] of [["who", page], ["who", null], ["who-headers", page]]) {
-      const xyz = referer ? [3, 1, 1] : [3, 2, 2];
-      const r = await get(mf, `http://proxy.test/${run}/${tileKey(xyz)}.png`, { headers: { "user-agent": "Mozilla/5.0 (visitor)", ...(referer ? { referer } : {}) } });
+    test("the cache key drops every secret name of the core's rule, and keeps the other parameters", async (t) => {
+      const r = await get(mf, "http://proxy.test/all-secrets/2/2/3.png");
       assert.equal(r.status, 200, r.text);
-    }
-    assert.deepEqual(sent("who"), [[agent, page, undefined], [agent, undefined, undefined]]);
-    assert.deepEqual(sent("who-headers"), [[agent, page, "maps"]], "the client's own headers are kept beside the Referer");
-  });
-
-  test("concurrent requests for one tile share one upstream call", async (t) => {
-    const rs = await Promise.all(Array.from({ length: 8 }, () => get(mf, "http://proxy.test/same/5/7/9.png")));
-    for (const r of rs) assert.ok(r.status === 200 && r.body.equals(tilePng(5, 7, 9)));
-    assert.equal(srv.requests(R("same")), 1);
-    const coalesced = rs.filter((r) => h(r, "x-tilefetch-coalesced") === "1").length;
-    assert.ok(coalesced >= 1, "the others waited for the first one's call (or found its tile cached)");
-    t.diagnostic(`8 concurrent requests: 1 upstream request, ${coalesced} coalesced, ${8 - coalesced - 1} cache hits`);
-  });
-
-  test("ServiceException, HTML, truncated bodies and 5xx are never cached", async (t) => {
-    for (const f of ["503", "html", "truncate", "sexml", "sexml-perm"]) {
-      const run = `bad-${f}`;
-      const a = await get(mf, `http://proxy.test/${run}/2/1/1.png`);
-      const n1 = srv.requests(R(run));
-      const b = await get(mf, `http://proxy.test/${run}/2/1/1.png`);
-      const n2 = srv.requests(R(run));
-      // A request error (InvalidParameterValue) is the upstream's answer, not its failure: 502.
-      const status = f === "sexml-perm" ? 502 : 503;
-      assert.equal(a.status, status, `${f}: ${a.text}`);
-      assert.equal(b.status, status, `${f}: ${b.text}`);
-      assert.equal(h(b, "x-tilefetch-cache"), "miss");
-      assert.equal(h(b, "cache-control"), "no-store");
-      assert.ok(n1 >= 1 && n2 > n1, `${f}: the second request went upstream again (${n1} → ${n2})`);
-      assert.ok(!b.body.includes("ServiceException") && !b.body.includes("<html"), "no upstream body is passed on");
-      t.diagnostic(`${f}: ${a.status} twice, upstream requests ${n1} then ${n2}`);
-    }
-  });
-
-  test("outage after a warm cache: the stale tiles are served", async (t) => {
-    const tiles = tilesOf(4, 8);
-    const warm = await Promise.all(tiles.map((xyz) => get(mf, `http://proxy.test/stale/${tileKey(xyz)}.png`)));
-    for (const r of warm) assert.equal(r.status, 200);
-    assert.equal(srv.requests(R("stale")), tiles.length);
-    await sleep(1100); // past cacheTtlS: 1
-    srv.outage(R("stale"), 60_000);
-    const t0 = performance.now();
-    const during = await Promise.all(tiles.map((xyz) => get(mf, `http://proxy.test/stale/${tileKey(xyz)}.png`)));
-    const wall = performance.now() - t0;
-    during.forEach((r, i) => {
-      assert.equal(r.status, 200, r.text);
-      assert.ok(r.body.equals(tilePng(...tiles[i])), "the stale copy's bytes");
-      assert.equal(h(r, "x-tilefetch-stale"), "1");
-      assert.equal(h(r, "x-tilefetch-cache"), "stale");
-      assert.equal(h(r, "warning"), '111 - "Revalidation Failed"');
-      assert.ok(Number(h(r, "age")) >= 1, `Age ${h(r, "age")}`);
-      assert.equal(h(r, "cache-control"), "no-cache");
+      const sent = srv.log.find((e) => e.key === `${R("all-secrets")}/2/2/3`);
+      assert.ok(
+        SECRETS.every((_n, i) => sent.path.includes(`SECRET${i}&`)),
+        "the upstream gets every secret",
+      );
+      const caches = await mf.getCaches();
+      const key = `${srv.url}/tile/2/2/3.png?run=${R("all-secrets")}&style=dark&layer=roads`;
+      let hit;
+      for (const end = Date.now() + 2000; !hit && Date.now() < end; await sleep(20)) hit = await caches.default.match(key);
+      assert.ok(hit, `stored under ${key}: the URL without any of the ${SECRETS.length} secret parameters`);
+      t.diagnostic(`${SECRETS.length} secret spellings (${SECRETS.slice(0, 6).join(", ")} …) dropped from the cache key; style and layer kept`);
     });
-    const outageRequests = srv.requests(R("stale")) - tiles.length;
-    assert.ok(outageRequests >= tiles.length, "each tile was tried upstream first");
-    const cold = await get(mf, "http://proxy.test/stale/4/15/15.png");
-    assert.equal(cold.status, 503, "a tile never cached has nothing stale to fall back on");
-    assert.match(h(cold, "retry-after"), /^\d+$/);
-    t.diagnostic(`${tiles.length} stale tiles served in ${wall.toFixed(0)} ms after ${outageRequests} failed upstream requests; an uncached tile: 503, Retry-After ${h(cold, "retry-after")}`);
-  });
 
-  test("outage with a cold cache: 503 + Retry-After, and bounded upstream load", async (t) => {
-    // Bound. Before the breaker opens: f consecutive failures, plus what the other calls in flight
-    // (at most maxConcurrent c) send meanwhile. Then every call still in the client waits for the
-    // half-open time and probes (the proxy never lets a call wait for another's probe; see
-    // pkg/worker.js): at most c per half-open for the calls that were in flight, whose deadline D
-    // allows at most ⌈D/(0.8·o)⌉ half-opens (open time o ±20 %, growing ×1.5); new calls are let in
-    // one at a time while the breaker is not closed: one probe per half-open over the phase's T ms.
-    // upstream requests ≤ f + c + c·⌈D/(0.8·o)⌉ + ⌈T/(0.8·o)⌉, however many requests arrive.
-    const D = 1500;
-    const f = 5;
-    const c = 4;
-    const o = 500;
-    srv.outage(R("cold"), 60_000);
-    const tiles = tilesOf(4, 40);
-    const t0 = performance.now();
-    const rs = await Promise.all(tiles.map((xyz) => get(mf, `http://proxy.test/cold/${tileKey(xyz)}.png`)));
-    const T = performance.now() - t0;
-    const retryAfter = new Set();
-    for (const r of rs) {
-      assert.equal(r.status, 503, r.text);
-      assert.match(h(r, "retry-after"), /^[1-9]\d*$/);
-      retryAfter.add(Number(h(r, "retry-after")));
-      assert.ok(Number(h(r, "x-tilefetch-attempts")) <= 40 - 2);
-    }
-    const requests = srv.requests(R("cold"));
-    const bound = f + c + c * Math.ceil(D / (0.8 * o)) + Math.ceil(T / (0.8 * o));
-    assert.ok(requests <= bound, `upstream saw ${requests} requests, bound ${bound}`);
-    assert.ok(Math.max(...retryAfter) <= 2, `Retry-After follows the breaker (maxOpenMs 1000): ${[...retryAfter]}`);
-    t.diagnostic(`${tiles.length} requests in ${T.toFixed(0)} ms: all 503, Retry-After ${[...retryAfter].join("/")} s; upstream requests ${requests} ≤ f + c + c·⌈D/0.8o⌉ + ⌈T/0.8o⌉ = ${bound} (${tiles.length} requests × up to 38 attempts without the breaker)`);
-  });
+    test("CORS: preflight, allowed and other origins", async () => {
+      const pre = await get(mf, "http://proxy.test/flaky/0/0/0.png", {
+        method: "OPTIONS",
+        headers: { origin: "https://a.example", "access-control-request-method": "GET" },
+      });
+      assert.equal(pre.status, 204);
+      assert.equal(h(pre, "access-control-allow-origin"), "*");
+      const ok = await get(mf, "http://proxy.test/cors/1/0/0.png", { headers: { origin: "https://maps.example.com" } });
+      assert.equal(h(ok, "access-control-allow-origin"), "https://maps.example.com");
+      assert.match(h(ok, "access-control-expose-headers"), /Retry-After/);
+      const other = await get(mf, "http://proxy.test/cors/1/0/0.png", { headers: { origin: "https://evil.example" } });
+      assert.equal(h(other, "access-control-allow-origin"), null);
+      assert.equal(h(other, "vary"), "Origin");
+      const post = await get(mf, "http://proxy.test/cors/1/0/0.png", { method: "POST", body: "x" });
+      assert.equal(post.status, 405);
+    });
 
-  test("invalid coordinates → 400 with a reason; nothing sent upstream", async (t) => {
-    const bad = ["6/0/0", "1/2/0", "1/0/2", "5/32/0", "5/0/32", "-1/0/0", "1/-1/0", "1/0/1.5", "1/0/1e0", "1/0/0x1", "1/0/+1", "1/0/%31", "1/0/%EF%BC%91", "1/abc/0", "/0/0", "1//0", "1/0/", "99999999999/0/0", "1/0/%20", "1/0/..%2F0"];
-    for (const p of bad) {
-      const r = await get(mf, `http://proxy.test/coords/${p}.png`);
-      assert.equal(r.status, 400, `${p}: ${r.status} ${r.text}`);
-      assert.match(r.text, /^invalid tile: [xyz] must be/);
-      assert.equal(h(r, "cache-control"), "no-store");
-    }
-    assert.equal(srv.requests(R("coords")), 0);
-    const notTile = await get(mf, "http://proxy.test/coords/1/0/0.jpg");
-    assert.equal(notTile.status, 404);
-    const edge = await get(mf, "http://proxy.test/coords/5/31/31.png");
-    assert.equal(edge.status, 200);
-    assert.ok(edge.body.equals(tilePng(5, 31, 31)));
-    t.diagnostic(`${bad.length} invalid paths → 400, 0 upstream requests; 5/31/31 (maxZoom 5) → 200`);
+    test("config is validated up front: a TileError naming the field", async (t) => {
+      const u = "https://tiles.example.com/{z}/{x}/{y}.png";
+      const cases = [
+        [{}, "upstream"],
+        [{ upstream: "tiles.example.com/{z}/{x}/{y}.png" }, "upstream"],
+        [{ upstream: "ftp://tiles.example.com/{z}/{x}/{y}.png" }, "upstream"],
+        [{ upstream: "https://{z}.tiles.example.com/{x}/{y}.png" }, "upstream"],
+        [{ upstream: [u, "https://tiles.example.com/{z}/{x}.png"] }, "upstream[1]"],
+        [{ upstream: "https://user:pw@tiles.example.com/{z}/{x}/{y}.png" }, "upstream"],
+        [{ upstream: u, route: "/tiles/{z}/{x}.png" }, "route"],
+        [{ upstream: u, maxZoom: 31 }, "maxZoom"],
+        [{ upstream: u, cacheTtlS: -1 }, "cacheTtlS"],
+        [{ upstream: u, cacheTtlByStatus: { 503: 10 } }, 'cacheTtlByStatus["503"]'],
+        [{ upstream: u, staleIfErrorS: "1d" }, "staleIfErrorS"],
+        [{ upstream: u, maxSubrequests: 2 }, "maxSubrequests"],
+        [{ upstream: u, cors: "maps.example.com" }, "cors"],
+        [{ upstream: u, gate: { openms: 1 } }, "gate.openms"],
+        [{ upstream: u, cacheTTLs: 1 }, "cacheTTLs"],
+        [{ upstream: u, deadlinems: 1 }, "deadlinems"],
+        [{ upstream: u, breaker: { openMs: -1 } }, "breaker.openMs"],
+      ];
+      for (const [config, field] of cases) {
+        const r = await get(mf, "http://proxy.test/__config", { method: "POST", body: JSON.stringify(config) });
+        const out = JSON.parse(r.text);
+        assert.equal(out.ok, false, `${JSON.stringify(config)} was accepted`);
+        assert.equal(out.instanceofTileError, true);
+        assert.equal(out.kind, "invalid-options");
+        assert.ok(out.message.startsWith(`invalid \`${field}\``), `${JSON.stringify(config)}: ${out.message}`);
+      }
+      const good = await get(mf, "http://proxy.test/__config", {
+        method: "POST",
+        body: JSON.stringify({ upstream: u, preset: "batch", gate: false, cors: false }),
+      });
+      assert.deepEqual(JSON.parse(good.text), { ok: true });
+      t.diagnostic(`${cases.length} bad configs rejected, each naming its field`);
+    });
   });
-
-  test("404 is cached for its own short TTL only", async (t) => {
-    const a = await get(mf, "http://proxy.test/nf/3/1/1.png");
-    assert.equal(a.status, 404);
-    assert.equal(h(a, "x-tilefetch-cache"), "miss");
-    assert.equal(h(a, "cache-control"), "public, max-age=1");
-    assert.equal(srv.requests(R("nf")), 1);
-    await sleep(50); // the cache write is a waitUntil
-    const b = await get(mf, "http://proxy.test/nf/3/1/1.png");
-    assert.equal(b.status, 404);
-    assert.equal(h(b, "x-tilefetch-cache"), "hit");
-    assert.equal(srv.requests(R("nf")), 1, "within the TTL: from the cache");
-    await sleep(1100);
-    const c = await get(mf, "http://proxy.test/nf/3/1/1.png");
-    assert.equal(c.status, 404);
-    assert.equal(h(c, "x-tilefetch-cache"), "miss");
-    assert.equal(srv.requests(R("nf")), 2, "after the TTL: upstream again");
-    t.diagnostic("404: upstream 1, then a cache hit, then upstream again 1.1 s later (cacheTtlByStatus 404: 1 s)");
-  });
-
-  test("maxSubrequests bounds the upstream attempts of one request", async (t) => {
-    const r = await get(mf, "http://proxy.test/cap/2/0/0.png");
-    assert.equal(r.status, 503);
-    assert.equal(h(r, "x-tilefetch-attempts"), "3");
-    assert.equal(srv.requests(R("cap")), 3, "maxSubrequests 5 − 2 cache operations = 3 upstream attempts");
-    t.diagnostic(`maxSubrequests 5: 3 upstream attempts (+ cache match and put), then 503, Retry-After ${h(r, "retry-after")}`);
-  });
-
-  test("the upstream's 429 is passed on with its Retry-After", async (t) => {
-    const r = await get(mf, "http://proxy.test/rl/2/0/0.png");
-    assert.equal(r.status, 429, r.text);
-    const ra = Number(h(r, "retry-after"));
-    assert.ok(ra >= 29 && ra <= 30, `Retry-After ${ra}`);
-    assert.equal(srv.requests(R("rl")), 1);
-    t.diagnostic(`upstream 429 + Retry-After: 30 → 429, Retry-After ${ra}, 1 upstream request`);
-  });
-
-  test("the cache key is the upstream URL without its secrets", async (t) => {
-    const r = await get(mf, "http://proxy.test/secret/2/1/3.png");
-    assert.equal(r.status, 200);
-    const sent = srv.log.find((e) => e.key === `${R("secret")}/2/1/3`);
-    assert.match(sent.path, /api_key=S3CRET&access_token=T0KEN/, "the upstream gets the secrets");
-    const caches = await mf.getCaches();
-    const base = `${srv.url}/tile/2/1/3.png?run=${R("secret")}`;
-    let hit;
-    for (const end = Date.now() + 2000; !hit && Date.now() < end; await sleep(20)) hit = await caches.default.match(`${base}&style=dark`); // written in waitUntil
-    assert.ok(hit, "stored under the URL without api_key and access_token");
-    assert.ok(Buffer.from(await hit.arrayBuffer()).equals(tilePng(2, 1, 3)));
-    const withSecret = await caches.default.match(`${base}&api_key=S3CRET&access_token=T0KEN&style=dark`);
-    assert.equal(withSecret, undefined);
-    t.diagnostic(`cache key: ${base.replace(srv.url, "<upstream>")}&style=dark`);
-  });
-
-  test("the cache key drops every secret name of the core's rule, and keeps the other parameters", async (t) => {
-    const r = await get(mf, "http://proxy.test/all-secrets/2/2/3.png");
-    assert.equal(r.status, 200, r.text);
-    const sent = srv.log.find((e) => e.key === `${R("all-secrets")}/2/2/3`);
-    assert.ok(SECRETS.every((n, i) => sent.path.includes(`SECRET${i}&`)), "the upstream gets every secret");
-    const caches = await mf.getCaches();
-    const key = `${srv.url}/tile/2/2/3.png?run=${R("all-secrets")}&style=dark&layer=roads`;
-    let hit;
-    for (const end = Date.now() + 2000; !hit && Date.now() < end; await sleep(20)) hit = await caches.default.match(key);
-    assert.ok(hit, `stored under ${key}: the URL without any of the ${SECRETS.length} secret parameters`);
-    t.diagnostic(`${SECRETS.length} secret spellings (${SECRETS.slice(0, 6).join(", ")} …) dropped from the cache key; style and layer kept`);
-  });
-
-  test("CORS: preflight, allowed and other origins", async () => {
-    const pre = await get(mf, "http://proxy.test/flaky/0/0/0.png", { method: "OPTIONS", headers: { origin: "https://a.example", "access-control-request-method": "GET" } });
-    assert.equal(pre.status, 204);
-    assert.equal(h(pre, "access-control-allow-origin"), "*");
-    const ok = await get(mf, "http://proxy.test/cors/1/0/0.png", { headers: { origin: "https://maps.example.com" } });
-    assert.equal(h(ok, "access-control-allow-origin"), "https://maps.example.com");
-    assert.match(h(ok, "access-control-expose-headers"), /Retry-After/);
-    const other = await get(mf, "http://proxy.test/cors/1/0/0.png", { headers: { origin: "https://evil.example" } });
-    assert.equal(h(other, "access-control-allow-origin"), null);
-    assert.equal(h(other, "vary"), "Origin");
-    const post = await get(mf, "http://proxy.test/cors/1/0/0.png", { method: "POST", body: "x" });
-    assert.equal(post.status, 405);
-  });
-
-  test("config is validated up front: a TileError naming the field", async (t) => {
-    const u = "https://tiles.example.com/{z}/{x}/{y}.png";
-    const cases = [
-      [{}, "upstream"],
-      [{ upstream: "tiles.example.com/{z}/{x}/{y}.png" }, "upstream"],
-      [{ upstream: "ftp://tiles.example.com/{z}/{x}/{y}.png" }, "upstream"],
-      [{ upstream: "https://{z}.tiles.example.com/{x}/{y}.png" }, "upstream"],
-      [{ upstream: [u, "https://tiles.example.com/{z}/{x}.png"] }, "upstream[1]"],
-      [{ upstream: "https://user:pw@tiles.example.com/{z}/{x}/{y}.png" }, "upstream"],
-      [{ upstream: u, route: "/tiles/{z}/{x}.png" }, "route"],
-      [{ upstream: u, maxZoom: 31 }, "maxZoom"],
-      [{ upstream: u, cacheTtlS: -1 }, "cacheTtlS"],
-      [{ upstream: u, cacheTtlByStatus: { 503: 10 } }, 'cacheTtlByStatus["503"]'],
-      [{ upstream: u, staleIfErrorS: "1d" }, "staleIfErrorS"],
-      [{ upstream: u, maxSubrequests: 2 }, "maxSubrequests"],
-      [{ upstream: u, cors: "maps.example.com" }, "cors"],
-      [{ upstream: u, gate: { openms: 1 } }, "gate.openms"],
-      [{ upstream: u, cacheTTLs: 1 }, "cacheTTLs"],
-      [{ upstream: u, deadlinems: 1 }, "deadlinems"],
-      [{ upstream: u, breaker: { openMs: -1 } }, "breaker.openMs"],
-    ];
-    for (const [config, field] of cases) {
-      const r = await get(mf, "http://proxy.test/__config", { method: "POST", body: JSON.stringify(config) });
-      const out = JSON.parse(r.text);
-      assert.equal(out.ok, false, `${JSON.stringify(config)} was accepted`);
-      assert.equal(out.instanceofTileError, true);
-      assert.equal(out.kind, "invalid-options");
-      assert.ok(out.message.startsWith(`invalid \`${field}\``), `${JSON.stringify(config)}: ${out.message}`);
-    }
-    const good = await get(mf, "http://proxy.test/__config", { method: "POST", body: JSON.stringify({ upstream: u, preset: "batch", gate: false, cors: false }) });
-    assert.deepEqual(JSON.parse(good.text), { ok: true });
-    t.diagnostic(`${cases.length} bad configs rejected, each naming its field`);
-  });
-});
 }
 
 describe("tilefetch/worker: nothing from the request chooses the upstream host (SSRF)", () => {
@@ -426,7 +475,10 @@ describe("tilefetch/worker: nothing from the request chooses the upstream host (
     mf = new Miniflare(
       worker({
         handleRuntimeStdio: runtime.handle,
-        bindings: { SCENARIOS: { ssrf: { route: "/tiles/{z}/{x}/{y}.png", maxZoom: 4, upstream: `${srv.url}/tile/{z}/{x}/{y}.png?run=ssrf` } }, DEFAULT: "ssrf" },
+        bindings: {
+          SCENARIOS: { ssrf: { route: "/tiles/{z}/{x}/{y}.png", maxZoom: 4, upstream: `${srv.url}/tile/{z}/{x}/{y}.png?run=ssrf` } },
+          DEFAULT: "ssrf",
+        },
         // Every fetch the worker makes passes through here (the cache is not a fetch).
         outboundService: (request) => {
           outbound.push(request.url);
@@ -444,7 +496,24 @@ describe("tilefetch/worker: nothing from the request chooses the upstream host (
   test("encoded slashes, @, .., absolute URLs and //host in every position", async (t) => {
     const E = `127.0.0.1:${evil.port}`;
     const payloads = [];
-    const hostile = [`%2F%2F${E}`, `%2f%2f${E}%2ftile`, `@${E}`, `..`, `%2e%2e`, `..%2F..%2F${E}`, `http:%2F%2F${E}%2F`, `http://${E}/`, `//${E}`, `\\\\${E}`, `1@${E}`, `1%40${E}`, `1#@${E}`, `1?@${E}`, `1;@${E}`, `%00${E}`];
+    const hostile = [
+      `%2F%2F${E}`,
+      `%2f%2f${E}%2ftile`,
+      `@${E}`,
+      `..`,
+      `%2e%2e`,
+      `..%2F..%2F${E}`,
+      `http:%2F%2F${E}%2F`,
+      `http://${E}/`,
+      `//${E}`,
+      `\\\\${E}`,
+      `1@${E}`,
+      `1%40${E}`,
+      `1#@${E}`,
+      `1?@${E}`,
+      `1;@${E}`,
+      `%00${E}`,
+    ];
     for (const bad of hostile) {
       payloads.push(`/tiles/${bad}/0/0.png`, `/tiles/1/${bad}/0.png`, `/tiles/1/0/${bad}.png`, `/tiles/1/0/0.png${bad}`, `/${bad}/tiles/1/0/0.png`);
     }
@@ -471,21 +540,45 @@ describe("tilefetch/worker: nothing from the request chooses the upstream host (
     const sideDoors = [
       [`http://${E}/tiles/1/0/0.png`, {}],
       [`http://proxy.test/tiles/1/0/0.png?upstream=http://${E}/&url=//${E}/x&run=evil&f=hang`, {}],
-      [`http://proxy.test/tiles/1/0/1.png`, { headers: { host: E, "x-forwarded-host": E, forwarded: `host=${E}`, "x-original-url": `http://${E}/`, "x-rewrite-url": `//${E}/`, referer: `http://${E}/`, origin: `http://${E}` } }],
+      [
+        `http://proxy.test/tiles/1/0/1.png`,
+        {
+          headers: {
+            host: E,
+            "x-forwarded-host": E,
+            forwarded: `host=${E}`,
+            "x-original-url": `http://${E}/`,
+            "x-rewrite-url": `//${E}/`,
+            referer: `http://${E}/`,
+            origin: `http://${E}`,
+          },
+        },
+      ],
     ];
     for (const [url, init] of sideDoors) {
       const r = await get(mf, url, init);
       assert.equal(r.status, 200, `${url}: ${r.text}`);
-      const [z, x, y] = new URL(url).pathname.match(/(\d+)\/(\d+)\/(\d+)\.png$/).slice(1).map(Number);
+      const [z, x, y] = new URL(url).pathname
+        .match(/(\d+)\/(\d+)\/(\d+)\.png$/)
+        .slice(1)
+        .map(Number);
       assert.ok(r.body.equals(tilePng(z, x, y)));
     }
     const hosts = new Set(outbound.map((u) => new URL(u).host));
     assert.deepEqual([...hosts], [new URL(srv.url).host], `outbound hosts: ${[...hosts]}`);
     assert.equal(evil.requests(), 0, "the other host saw nothing");
     for (const e of srv.log.filter((l) => l.key.startsWith("ssrf/"))) assert.match(e.path, /^\/tile\/\d+\/\d+\/\d+\.png\?run=ssrf$/);
-    const by = results.reduce((m, [, s]) => ((m[s] = (m[s] ?? 0) + 1), m), {});
-    t.diagnostic(`200: ${results.filter(([, s]) => s === 200).map(([p]) => p).join(", ")}`);
-    t.diagnostic(`${results.length} hostile paths → ${JSON.stringify(by)}; ${sideDoors.length} hostile host/query/header requests → 200 from the upstream; outbound requests ${outbound.length}, all to ${[...hosts]}`);
+    const by = {};
+    for (const [, s] of results) by[s] = (by[s] ?? 0) + 1;
+    t.diagnostic(
+      `200: ${results
+        .filter(([, s]) => s === 200)
+        .map(([p]) => p)
+        .join(", ")}`,
+    );
+    t.diagnostic(
+      `${results.length} hostile paths → ${JSON.stringify(by)}; ${sideDoors.length} hostile host/query/header requests → 200 from the upstream; outbound requests ${outbound.length}, all to ${[...hosts]}`,
+    );
   });
 });
 
@@ -508,7 +601,12 @@ describe("tilefetch/worker: two workers share one UpstreamGate Durable Object", 
       handleRuntimeStdio: runtime.handle,
       workers: [
         { ...base, name: "a", bindings: { SCENARIOS: { gate: gateConfig("gateA") }, DEFAULT: "gate" }, durableObjects: { UPSTREAM_GATE: "UpstreamGate" } },
-        { ...base, name: "b", bindings: { SCENARIOS: { gate: gateConfig("gateB") }, DEFAULT: "gate" }, durableObjects: { UPSTREAM_GATE: { className: "UpstreamGate", scriptName: "a" } } },
+        {
+          ...base,
+          name: "b",
+          bindings: { SCENARIOS: { gate: gateConfig("gateB") }, DEFAULT: "gate" },
+          durableObjects: { UPSTREAM_GATE: { className: "UpstreamGate", scriptName: "a" } },
+        },
       ],
     });
     await mf.ready;
@@ -553,7 +651,9 @@ describe("tilefetch/worker: two workers share one UpstreamGate Durable Object", 
     }
     assert.equal(srv.requests("gateB"), 0, "worker b sent nothing upstream while the shared breaker was open");
     assert.equal(srv.requests("gateA"), aSent, "nor did worker a");
-    t.diagnostic(`a: 3 failed calls (${aSent} upstream requests) opened the gate; within ${within.toFixed(0)} ms b got ${rs.length} × 503 (Retry-After ${h(rs[0], "retry-after")} s), 0 upstream requests`);
+    t.diagnostic(
+      `a: 3 failed calls (${aSent} upstream requests) opened the gate; within ${within.toFixed(0)} ms b got ${rs.length} × 503 (Retry-After ${h(rs[0], "retry-after")} s), 0 upstream requests`,
+    );
 
     // After the open time one probe goes (from b, whose upstream run is healthy) and closes it.
     await sleep(Math.max(0, state.openUntil - Date.now()) + 100);

@@ -127,9 +127,7 @@ for (const compatibilityDate of COMPATIBILITY_DATES) {
       const tiles = [0, 1, 2, 3, 4].map((i) => [5, i, 7]);
       const config = JSON.stringify({ maxConcurrent: 1 });
       const results = await Promise.all(
-        tiles.map((xyz, i) =>
-          viaWorker(tile(run, xyz, "&delay=60"), FAST, { client: "shared", config, ...(i === 0 ? { reset: "1" } : {}) }),
-        ),
+        tiles.map((xyz, i) => viaWorker(tile(run, xyz, "&delay=60"), FAST, { client: "shared", config, ...(i === 0 ? { reset: "1" } : {}) })),
       );
       for (const [i, r] of results.entries()) {
         assert.equal(r.ok, true, `request ${i}: ${JSON.stringify(r)}`);
@@ -165,9 +163,7 @@ for (const compatibilityDate of COMPATIBILITY_DATES) {
       // Two failures open the breaker; then the upstream recovers.
       const opts = { ...FAST, deadlineMs: 3000 };
       await viaWorker(tile(run, [5, 2, 0], "&f=503&n=2"), { ...opts, deadlineMs: 200 }, { client: "shared", config, reset: "1" });
-      const results = await Promise.all(
-        [1, 2, 3, 4].map((i) => viaWorker(tile(run, [5, 2, i], "&delay=40"), opts, { client: "shared" })),
-      );
+      const results = await Promise.all([1, 2, 3, 4].map((i) => viaWorker(tile(run, [5, 2, i], "&delay=40"), opts, { client: "shared" })));
       for (const [i, r] of results.entries()) {
         assert.equal(r.ok, true, `request ${i}: ${JSON.stringify(r)}`);
         assert.equal(r.hex, tilePng(5, 2, i + 1).toString("hex"));

@@ -11,7 +11,10 @@ export async function createMaps({ tfEl, plainEl, client, templates, track }) {
   const tfLayer = createTileLayer(L, templates.tilefetch, { client }).addTo(tfMap);
   const plainLayer = L.tileLayer(templates.plain, { crossOrigin: "anonymous" }).addTo(plainMap);
 
-  for (const [side, layer] of [["tilefetch", tfLayer], ["plain", plainLayer]]) {
+  for (const [side, layer] of [
+    ["tilefetch", tfLayer],
+    ["plain", plainLayer],
+  ]) {
     const key = (e) => `${e.coords.z}/${e.coords.x}/${e.coords.y}`;
     layer.on("tileloadstart", (e) => track(side, key(e), "loading"));
     layer.on("tileload", (e) => track(side, key(e), "loaded"));

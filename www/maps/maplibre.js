@@ -27,7 +27,14 @@ export async function createMaps({ tfEl, plainEl, client, templates, track }) {
     layers: [{ id: "t", type: "raster", source: "t", paint: { "raster-fade-duration": 0 } }],
   });
   // MapLibre's zoom z shows 256-px raster tiles of zoom z + 1: zoom 2 here = zoom 3 elsewhere.
-  const opts = { center: [0, 0], zoom: 2, attributionControl: false, fadeDuration: 0, renderWorldCopies: false, canvasContextAttributes: { preserveDrawingBuffer: true } };
+  const opts = {
+    center: [0, 0],
+    zoom: 2,
+    attributionControl: false,
+    fadeDuration: 0,
+    renderWorldCopies: false,
+    canvasContextAttributes: { preserveDrawingBuffer: true },
+  };
   const tfMap = new maplibregl.Map({ ...opts, container: tfEl, style: style(`tilefetch://${templates.tilefetch}`) });
   const plainMap = new maplibregl.Map({ ...opts, container: plainEl, style: style(templates.plain) });
   tfMap.addControl(new maplibregl.NavigationControl({ showCompass: false }));
