@@ -380,6 +380,36 @@ if (!overhead) {
   }
 }
 
+// ------------------------------------------------------------------ profile
+const profile = readJson("profile.json");
+md.push("## Where a call's time goes (Node, V8 sampling profiler)");
+md.push("");
+if (!profile) {
+  md.push("Not run (bench/out/profile.json is missing).");
+} else {
+  const [raw, tf] = [profile.clients["raw-fetch"], profile.clients["tilefetch-fetchtile"]];
+  md.push(`\`node bench/profile.mjs\`: raw fetch and \`fetchTile\` each fetch ${int(profile.tiles)} healthy tiles, ${profile.concurrency} at a time, from the`);
+  md.push("loopback fault server (its own process), under V8's sampling profiler (100 µs) in a process of their own; each sample's");
+  md.push(`self time goes to where its code lives. Per call, medians of ${profile.rounds} rounds, ${profile.node}. Idle time is left out; the`);
+  md.push("difference is what a call through tilefetch costs the CPU on top of raw fetch, and where.");
+  md.push("");
+  const rows = Object.keys(tf.usPerCall).map((name) => [
+    name,
+    fixed(raw.usPerCall[name], 1),
+    fixed(tf.usPerCall[name], 1),
+    fixed(tf.usPerCall[name] - raw.usPerCall[name], 1),
+  ]);
+  rows.push(["**busy, all of it**", fixed(raw.busyUsPerCall, 1), fixed(tf.busyUsPerCall, 1), `**${fixed(tf.busyUsPerCall - raw.busyUsPerCall, 1)}**`]);
+  rows.push([
+    "wall time per call (÷ concurrency: throughput)",
+    fixed(raw.wallMsPerCall * 1000, 1),
+    fixed(tf.wallMsPerCall * 1000, 1),
+    fixed((tf.wallMsPerCall - raw.wallMsPerCall) * 1000, 1),
+  ]);
+  md.push(table(["where (self time, µs per call)", "raw fetch", "tilefetch fetchTile", "difference"], rows));
+}
+md.push("");
+
 // ------------------------------------------------------------------ size
 const size = readJson("size.json");
 md.push("## Size (gzip -9)");

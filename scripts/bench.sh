@@ -4,7 +4,8 @@
 # bench/out/ (git-ignored):
 #   1. size      gzip -9 of the wasm, the glue, each adapter, each anchor bundled (bench/size.mjs)
 #   2. startup   import to first fetchTile call, Node and Chromium (bench/startup.mjs)
-#   3. overhead  healthy tiles, every client in alternating rounds, Node and Chromium (bench/overhead.mjs)
+#   3. overhead  healthy tiles, every client in alternating rounds, Node and Chromium (bench/overhead.mjs),
+#      and where a call's CPU time goes, raw fetch beside fetchTile, by V8's profiler (bench/profile.mjs)
 #   4. fault     every client × 14 fault scenarios on loopback (bench/fault.mjs)
 #   5. soak      100 000 fetchTile calls in one process (bench/soak.mjs)
 #   6. jitter    AWS's backoff experiment in Rust (examples/jitter_experiment.rs), when present
@@ -48,6 +49,7 @@ fi
 phase size node bench/size.mjs
 phase startup node bench/startup.mjs
 phase overhead node bench/overhead.mjs
+phase profile node bench/profile.mjs
 phase fault node bench/fault.mjs
 phase soak node --expose-gc bench/soak.mjs
 if [ -n "${BENCH_SKIP_RUST:-}" ]; then
