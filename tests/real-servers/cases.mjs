@@ -28,26 +28,6 @@
 // has no variants. All paths (variants or not) work through the front proxy; the others also
 // work against the server directly.
 
-export const PERMANENT_CODES = new Set([
-  "InvalidFormat",
-  "InvalidCRS",
-  "InvalidSRS",
-  "LayerNotDefined",
-  "StyleNotDefined",
-  "LayerNotQueryable",
-  "InvalidPoint",
-  "CurrentUpdateSequence",
-  "InvalidUpdateSequence",
-  "MissingDimensionValue",
-  "InvalidDimensionValue",
-  "OperationNotSupported",
-  "MissingParameterValue",
-  "InvalidParameterValue",
-  "VersionNegotiationFailed",
-  "OptionNotSupported",
-  "TileOutOfRange",
-]);
-
 /** The URL of a case on a server (or on the front proxy in front of it). */
 export function caseUrl(baseUrl, c) {
   return baseUrl.replace(/\/$/, "") + c.path;
