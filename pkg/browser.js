@@ -6,11 +6,11 @@
 // rejects with a TileError saying so.
 import init, { fetchTileCalledAt, stats as coreStats, TileClient as CoreTileClient, TileError } from "./gen/tilefetch.js";
 
-let core = null; // set once the module is ready
+let ready = false; // the module is compiled and instantiated
 let failure = null; // why it could not be loaded
 const loading = init({ module_or_path: new URL("./gen/tilefetch_bg.wasm", import.meta.url) }).then(
   () => {
-    core = true;
+    ready = true;
   },
   (cause) => {
     failure = cause;
@@ -38,13 +38,13 @@ function unavailable(called) {
 /** @type {typeof import("./index.d.ts").fetchTile} */
 export function fetchTile(url, options) {
   const called = now();
-  if (core) return fetchTileCalledAt(called, url, options);
-  return loading.then(() => (core ? fetchTileCalledAt(called, url, options) : Promise.reject(unavailable(called))));
+  if (ready) return fetchTileCalledAt(called, url, options);
+  return loading.then(() => (ready ? fetchTileCalledAt(called, url, options) : Promise.reject(unavailable(called))));
 }
 
 /** @type {typeof import("./index.d.ts").stats} */
 export function stats() {
-  return core ? coreStats() : {};
+  return ready ? coreStats() : {};
 }
 
 /**
@@ -58,11 +58,11 @@ export class TileClient {
   #pending = null;
 
   constructor(config) {
-    if (core) {
+    if (ready) {
       this.#client = new CoreTileClient(config);
       return;
     }
-    this.#pending = loading.then(() => (core ? (this.#client = new CoreTileClient(config)) : null));
+    this.#pending = loading.then(() => (ready ? (this.#client = new CoreTileClient(config)) : null));
     // A refused config is each call's rejection, never an unhandled one of its own.
     this.#pending.catch(() => {});
   }
