@@ -76,37 +76,114 @@ pub struct Options {
     pub has_headers: bool,
     pub has_signal: bool,
     pub has_on_retry: bool,
-    /// The fields given explicitly (bit i: `KEYS[i]`), which a later `preset` leaves alone.
+    /// The fields given explicitly (one [`Key::bit`] each), which a later `preset` leaves alone.
     explicit: u32,
 }
 
 const DEFAULT_RETRY_ON: StatusSet = StatusSet::of(&[408, 425, 429, 500, 502, 503, 504]);
 const DEFAULT_EMPTY_ON: StatusSet = StatusSet::of(&[204]);
 
-/// Every key `fetchTile` takes, for "did you mean" suggestions.
-pub const KEYS: [&str; 21] = [
-    "preset",
-    "baseDelayMs",
-    "maxDelayMs",
-    "attemptTimeoutMs",
-    "deadlineMs",
-    "jitter",
-    "jitterMs",
-    "retryAfterMaxMs",
-    "retryOn",
-    "emptyOn",
-    "accept",
-    "headers",
-    "credentials",
-    "mode",
-    "referrerPolicy",
-    "cache",
-    "signal",
-    "onRetry",
-    "startJitterMs",
-    "subdomains",
-    "maxAgeS",
-];
+/// A key of the `fetchTile` options. Fields are bound to keys by name, here and in
+/// [`Options::apply`], never by a position in a list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Key {
+    Preset,
+    BaseDelayMs,
+    MaxDelayMs,
+    AttemptTimeoutMs,
+    DeadlineMs,
+    Jitter,
+    JitterMs,
+    RetryAfterMaxMs,
+    RetryOn,
+    EmptyOn,
+    Accept,
+    Headers,
+    Credentials,
+    Mode,
+    ReferrerPolicy,
+    Cache,
+    Signal,
+    OnRetry,
+    StartJitterMs,
+    Subdomains,
+    MaxAgeS,
+}
+
+impl Key {
+    /// Every key, in the order the documentation lists them.
+    pub const ALL: [Key; 21] = [
+        Key::Preset,
+        Key::BaseDelayMs,
+        Key::MaxDelayMs,
+        Key::AttemptTimeoutMs,
+        Key::DeadlineMs,
+        Key::Jitter,
+        Key::JitterMs,
+        Key::RetryAfterMaxMs,
+        Key::RetryOn,
+        Key::EmptyOn,
+        Key::Accept,
+        Key::Headers,
+        Key::Credentials,
+        Key::Mode,
+        Key::ReferrerPolicy,
+        Key::Cache,
+        Key::Signal,
+        Key::OnRetry,
+        Key::StartJitterMs,
+        Key::Subdomains,
+        Key::MaxAgeS,
+    ];
+
+    /// The key as JavaScript spells it.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Key::Preset => "preset",
+            Key::BaseDelayMs => "baseDelayMs",
+            Key::MaxDelayMs => "maxDelayMs",
+            Key::AttemptTimeoutMs => "attemptTimeoutMs",
+            Key::DeadlineMs => "deadlineMs",
+            Key::Jitter => "jitter",
+            Key::JitterMs => "jitterMs",
+            Key::RetryAfterMaxMs => "retryAfterMaxMs",
+            Key::RetryOn => "retryOn",
+            Key::EmptyOn => "emptyOn",
+            Key::Accept => "accept",
+            Key::Headers => "headers",
+            Key::Credentials => "credentials",
+            Key::Mode => "mode",
+            Key::ReferrerPolicy => "referrerPolicy",
+            Key::Cache => "cache",
+            Key::Signal => "signal",
+            Key::OnRetry => "onRetry",
+            Key::StartJitterMs => "startJitterMs",
+            Key::Subdomains => "subdomains",
+            Key::MaxAgeS => "maxAgeS",
+        }
+    }
+
+    /// The key spelled `name`, if there is one.
+    pub fn named(name: &str) -> Option<Key> {
+        Key::ALL.into_iter().find(|key| key.name() == name)
+    }
+
+    /// This key's bit in [`Options`]' record of the fields given explicitly.
+    const fn bit(self) -> u32 {
+        1 << self as u32
+    }
+}
+
+/// Every key `fetchTile` takes, by name (for "did you mean" suggestions and the fuzz targets).
+pub const KEYS: [&str; 21] = {
+    let mut names = [""; 21];
+    let mut i = 0;
+    while i < names.len() {
+        names[i] = Key::ALL[i].name();
+        i += 1;
+    }
+    names
+};
 const CREDENTIALS: [&str; 3] = ["omit", "same-origin", "include"];
 const MODES: [&str; 3] = ["cors", "no-cors", "same-origin"];
 const CACHES: [&str; 6] = ["default", "no-store", "reload", "no-cache", "force-cache", "only-if-cached"];
@@ -172,17 +249,13 @@ impl Options {
                 let preset = if name == "batch" { Preset::Batch } else { Preset::Interactive };
                 let fresh = Options::preset(preset);
                 options.preset = preset;
-                for (i, (field, value)) in [
-                    (&mut options.base_delay_ms, fresh.base_delay_ms),
-                    (&mut options.max_delay_ms, fresh.max_delay_ms),
-                    (&mut options.attempt_timeout_ms, fresh.attempt_timeout_ms),
-                    (&mut options.deadline_ms, fresh.deadline_ms),
-                ]
-                .into_iter()
-                .enumerate()
-                {
-                    // KEYS[1..=4] are these four fields.
-                    if self.explicit & (1 << (i + 1)) == 0 {
+                for (key, field, value) in [
+                    (Key::BaseDelayMs, &mut options.base_delay_ms, fresh.base_delay_ms),
+                    (Key::MaxDelayMs, &mut options.max_delay_ms, fresh.max_delay_ms),
+                    (Key::AttemptTimeoutMs, &mut options.attempt_timeout_ms, fresh.attempt_timeout_ms),
+                    (Key::DeadlineMs, &mut options.deadline_ms, fresh.deadline_ms),
+                ] {
+                    if self.explicit & key.bit() == 0 {
                         *field = value;
                     }
                 }
@@ -201,57 +274,59 @@ impl Options {
     }
 
     fn apply(&mut self, key: &str, value: &Value) -> Result<(), Error> {
-        let Some(index) = KEYS.iter().position(|k| *k == key) else { return Err(unknown_key(key)) };
+        let Some(field) = Key::named(key) else { return Err(unknown_key(key)) };
         if matches!(value, Value::Absent) {
             return Ok(());
         }
-        self.explicit |= 1 << index;
-        // By position in KEYS: one call of each checker, whatever the number of fields it serves.
-        match index {
-            // preset: read by `with`.
-            0 => {}
-            1 | 2 | 3 | 4 | 6 | 7 | 18 | 20 => {
-                let ms = millis(key, value, index == 3 || index == 4)?;
-                match index {
-                    1 => self.base_delay_ms = ms,
-                    2 => self.max_delay_ms = ms,
-                    3 => self.attempt_timeout_ms = ms,
-                    4 => self.deadline_ms = ms,
-                    6 => self.jitter_ms = ms,
-                    7 => self.retry_after_max_ms = ms,
-                    18 => self.start_jitter_ms = ms,
+        self.explicit |= field.bit();
+        use Key::*;
+        // Grouped by checker: one call of each, whatever the number of fields it serves.
+        match field {
+            // Read by `with`.
+            Preset => {}
+            BaseDelayMs | MaxDelayMs | AttemptTimeoutMs | DeadlineMs | JitterMs | RetryAfterMaxMs
+            | StartJitterMs | MaxAgeS => {
+                let ms = millis(key, value, matches!(field, AttemptTimeoutMs | DeadlineMs))?;
+                match field {
+                    BaseDelayMs => self.base_delay_ms = ms,
+                    MaxDelayMs => self.max_delay_ms = ms,
+                    AttemptTimeoutMs => self.attempt_timeout_ms = ms,
+                    DeadlineMs => self.deadline_ms = ms,
+                    JitterMs => self.jitter_ms = ms,
+                    RetryAfterMaxMs => self.retry_after_max_ms = ms,
+                    StartJitterMs => self.start_jitter_ms = ms,
                     _ => self.max_age_s = Some(ms),
                 }
             }
-            5 | 12 | 13 | 14 | 15 => {
-                let allowed: &[&'static str] = match index {
-                    5 => &Jitter::NAMES,
-                    12 => &CREDENTIALS,
-                    13 => &MODES,
-                    14 => &REFERRER_POLICIES,
+            Jitter | Credentials | Mode | ReferrerPolicy | Cache => {
+                let allowed: &[&'static str] = match field {
+                    Jitter => &crate::backoff::Jitter::NAMES,
+                    Credentials => &CREDENTIALS,
+                    Mode => &MODES,
+                    ReferrerPolicy => &REFERRER_POLICIES,
                     _ => &CACHES,
                 };
                 let chosen = text(key, value)
                     .and_then(|s| allowed.iter().position(|a| *a == s))
                     .ok_or_else(|| one_of(key, allowed, value))?;
                 let name = Some(allowed[chosen]);
-                match index {
-                    5 => self.jitter = Jitter::ALL[chosen],
-                    12 => self.credentials = name,
-                    13 => self.mode = name,
-                    14 => self.referrer_policy = name,
+                match field {
+                    Jitter => self.jitter = crate::backoff::Jitter::ALL[chosen],
+                    Credentials => self.credentials = name,
+                    Mode => self.mode = name,
+                    ReferrerPolicy => self.referrer_policy = name,
                     _ => self.cache = name,
                 }
             }
-            8 | 9 => {
+            RetryOn | EmptyOn => {
                 let set = statuses(key, value)?;
-                if index == 8 {
+                if field == RetryOn {
                     self.retry_on = set;
                 } else {
                     self.empty_on = set;
                 }
             }
-            10 => {
+            Accept => {
                 let accept = text(key, value).ok_or_else(|| wrong_type(key, "a string", value))?;
                 // Visible ASCII, spaces and tabs only: anything else is no media range, and a value
                 // that matches nothing would make every response look like the wrong type.
@@ -264,14 +339,14 @@ impl Options {
                 }
                 self.accept = Some(accept.to_string());
             }
-            11 | 16 | 17 => {
-                let (fits, expected, flag) = match index {
-                    11 => (
+            Headers | Signal | OnRetry => {
+                let (fits, expected, flag) = match field {
+                    Headers => (
                         matches!(value, Value::Object | Value::Record(_) | Value::List(_)),
                         "an object, a Headers or an array of pairs",
                         &mut self.has_headers,
                     ),
-                    16 => (matches!(value, Value::AbortSignal), "an AbortSignal", &mut self.has_signal),
+                    Signal => (matches!(value, Value::AbortSignal), "an AbortSignal", &mut self.has_signal),
                     _ => (matches!(value, Value::Function), "a function", &mut self.has_on_retry),
                 };
                 if !fits {
@@ -279,7 +354,7 @@ impl Options {
                 }
                 *flag = true;
             }
-            _ => self.subdomains = Some(subdomains(key, value)?),
+            Subdomains => self.subdomains = Some(subdomains(key, value)?),
         }
         Ok(())
     }
@@ -569,8 +644,43 @@ mod tests {
     }
 
     #[test]
+    fn keys_are_named_once_and_found_by_name() {
+        for (i, key) in Key::ALL.into_iter().enumerate() {
+            assert_eq!(Key::named(key.name()), Some(key));
+            assert_eq!(KEYS[i], key.name());
+            assert_eq!(KEYS.iter().filter(|k| **k == key.name()).count(), 1, "{key:?}");
+        }
+        assert_eq!(Key::named("deadlinems"), None);
+    }
+
+    #[test]
+    fn each_duration_key_sets_its_own_field() {
+        let o = parse(&[
+            ("baseDelayMs", Value::Number(1.0)),
+            ("maxDelayMs", Value::Number(2.0)),
+            ("attemptTimeoutMs", Value::Number(3.0)),
+            ("deadlineMs", Value::Number(4.0)),
+            ("jitterMs", Value::Number(5.0)),
+            ("retryAfterMaxMs", Value::Number(6.0)),
+            ("startJitterMs", Value::Number(7.0)),
+            ("maxAgeS", Value::Number(8.0)),
+        ])
+        .unwrap();
+        let fields = (
+            o.base_delay_ms,
+            o.max_delay_ms,
+            o.attempt_timeout_ms,
+            o.deadline_ms,
+            o.jitter_ms,
+            o.retry_after_max_ms,
+            o.start_jitter_ms,
+            o.max_age_s,
+        );
+        assert_eq!(fields, (1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, Some(8.0)));
+    }
+
+    #[test]
     fn a_later_preset_changes_only_the_fields_nobody_set() {
-        assert_eq!(&KEYS[1..=4], ["baseDelayMs", "maxDelayMs", "attemptTimeoutMs", "deadlineMs"]);
         let batch = || ("preset", Value::Text("batch".into()));
         let interactive = || ("preset", Value::Text("interactive".into()));
         let timing = |o: &Options| (o.base_delay_ms, o.max_delay_ms, o.attempt_timeout_ms, o.deadline_ms);
