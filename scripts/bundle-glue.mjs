@@ -21,9 +21,27 @@ if (!objects) {
 }
 const input = path.join(path.dirname(glue), "bundle-entry.js");
 const relative = (f) => `./${path.relative(path.dirname(input), f).split(path.sep).join("/")}`;
+const glueSpec = JSON.stringify(relative(glue));
+const objectsSpec = JSON.stringify(relative(objects));
+// The browser entry's lazy loading (src/web/lazy.js) over this bundle's own exports, minified with
+// them; pkg/browser.js starts it. The other entries import the same bundle and never start it.
+const lazySpec = JSON.stringify(relative(path.join(path.dirname(glue), "..", "..", "src", "web", "lazy.js")));
 fs.writeFileSync(
   input,
-  `export * from ${JSON.stringify(relative(glue))};\nexport { default } from ${JSON.stringify(relative(glue))};\nexport { TileError } from ${JSON.stringify(relative(objects))};\n`,
+  [
+    `export * from ${glueSpec};`,
+    `export { default } from ${glueSpec};`,
+    `export { TileError } from ${objectsSpec};`,
+    `import init, { fetchTileCalledAt, stats, TileClient } from ${glueSpec};`,
+    `import { TileError } from ${objectsSpec};`,
+    `import { lazyApi } from ${lazySpec};`,
+    "const lazy = lazyApi({ init, fetchTileCalledAt, stats, TileClient, TileError });",
+    "export const startLoading = lazy.startLoading;",
+    "export const lazyFetchTile = lazy.fetchTile;",
+    "export const lazyStats = lazy.stats;",
+    "export const LazyTileClient = lazy.TileClient;",
+    "",
+  ].join("\n"),
 );
 const bundle = await rolldown({ input, treeshake: true, logLevel: "warn" });
 // Classes keep their names (`TileError.name`, and what consoles show for an instance);

@@ -1,0 +1,107 @@
+// The browser entry's lazy loading, bundled (minified) into pkg/gen/tilefetch.js by
+// scripts/bundle-glue.mjs and started by pkg/browser.js: the .wasm is compiled in the background
+// from the moment of import, without top-level await (a module service worker may not use it,
+// and it would hold back every module that imports the package). A call made before the module
+// is ready waits for it inside its own deadline (the core counts the deadline from the call); if
+// the module cannot be loaded, every call rejects with a TileError saying so. Nothing here runs
+// until `startLoading`: the Node and workerd entries import the same bundle and never call it.
+
+/**
+ * The lazy API over the glue's exports (`init`, `fetchTileCalledAt`, `stats`, `TileClient`) and
+ * the TileError class of the same bundle.
+ */
+export function lazyApi({ init, fetchTileCalledAt, stats: coreStats, TileClient: CoreTileClient, TileError }) {
+  let ready = false; // the module is compiled and instantiated
+  let failure = null; // why it could not be loaded
+  let loading = null; // settles once the module is ready or has failed
+
+  /** Starts compiling the module at `wasmUrl`; never rejects. */
+  function startLoading(wasmUrl) {
+    loading ??= init({ module_or_path: wasmUrl }).then(
+      () => {
+        ready = true;
+      },
+      (cause) => {
+        failure = cause;
+      },
+    );
+  }
+
+  const now = () => performance.now();
+
+  /**
+   * Every call's rejection when the module could not be loaded: kind "network" (the .wasm is
+   * fetched like a tile), its `cause` the loader's error. `url` is left empty: redacting it is the
+   * module's job (src/redact.rs), and the module is what is missing.
+   */
+  function unavailable(called) {
+    const reason = String(failure?.message ?? failure);
+    return new TileError(`tilefetch could not load its WebAssembly module: ${reason}`, {
+      kind: "network",
+      attempts: 0,
+      elapsedMs: now() - called,
+      url: "",
+      cause: failure,
+    });
+  }
+
+  /** As the core's fetchTile. */
+  function fetchTile(url, options) {
+    const called = now();
+    if (ready) return fetchTileCalledAt(called, url, options);
+    return loading.then(() => (ready ? fetchTileCalledAt(called, url, options) : Promise.reject(unavailable(called))));
+  }
+
+  /** As the core's stats. */
+  function stats() {
+    return ready ? coreStats() : {};
+  }
+
+  /**
+   * The core's TileClient, made as soon as the module is ready. A config refused by the core
+   * throws at `new TileClient(...)` when the module is ready by then (as in Node), else every call
+   * rejects with that TileError.
+   */
+  class TileClient {
+    #client = null;
+    #pending = null;
+
+    constructor(config) {
+      if (ready) {
+        this.#client = new CoreTileClient(config);
+        return;
+      }
+      this.#pending = loading.then(() => (ready ? (this.#client = new CoreTileClient(config)) : null));
+      // A refused config is each call's rejection, never an unhandled one of its own.
+      this.#pending.catch(() => {});
+    }
+
+    fetchTile(url, options) {
+      const called = now();
+      if (this.#client) return this.#client.fetchTileCalledAt(called, url, options);
+      return this.#pending.then(() => (this.#client ? this.#client.fetchTileCalledAt(called, url, options) : Promise.reject(unavailable(called))));
+    }
+
+    stats() {
+      return this.#client ? this.#client.stats() : {};
+    }
+
+    hostSettings(host) {
+      return this.#client ? this.#client.hostSettings(host) : null;
+    }
+
+    free() {
+      if (this.#client) this.#client.free();
+      else
+        this.#pending?.then(
+          (client) => client?.free(),
+          () => {},
+        );
+      this.#client = null;
+      this.#pending = Promise.reject(new TileError("this TileClient was freed", { kind: "invalid-options", attempts: 0, elapsedMs: 0, url: "" }));
+      this.#pending.catch(() => {});
+    }
+  }
+
+  return { startLoading, fetchTile, stats, TileClient };
+}
