@@ -19,11 +19,13 @@ pub enum Jitter {
 }
 
 impl Jitter {
+    /// The values `jitter` takes, as JavaScript spells them.
     pub const NAMES: [&'static str; 5] = ["full", "equal", "decorrelated", "none", "additive"];
     /// In the order of `NAMES`.
     pub const ALL: [Jitter; 5] =
         [Jitter::Full, Jitter::Equal, Jitter::Decorrelated, Jitter::None, Jitter::Additive];
 
+    /// The strategy spelled `name`, if there is one.
     pub fn parse(name: &str) -> Option<Jitter> {
         Some(match name {
             "full" => Jitter::Full,
@@ -39,8 +41,11 @@ impl Jitter {
 /// The parameters of one backoff schedule, in milliseconds.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Backoff {
+    /// The first retry's ceiling (`baseDelayMs`).
     pub base_ms: f64,
+    /// The most any delay may be (`maxDelayMs`).
     pub cap_ms: f64,
+    /// How the ceiling is randomised.
     pub jitter: Jitter,
     /// Only used by [`Jitter::Additive`].
     pub jitter_ms: f64,

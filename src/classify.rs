@@ -15,15 +15,21 @@ pub const TAIL_BYTES: usize = 12;
 /// The parts of a response that decide its fate. Header values are as received.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ResponseFacts {
+    /// The HTTP status (0 for an opaque `no-cors` response).
     pub status: u16,
+    /// The `Content-Type` header.
     pub content_type: Option<String>,
+    /// The `Content-Encoding` header: an encoded body is not held to `Content-Length`.
     pub content_encoding: Option<String>,
+    /// The `Content-Length` header.
     pub content_length: Option<String>,
+    /// The `Retry-After` header (read on 429 and 503 only).
     pub retry_after: Option<String>,
     /// The `Age` header: seconds a cache has held the response.
     pub age: Option<String>,
     /// The response's `Date` header, the reference for an HTTP-date Retry-After.
     pub date: Option<String>,
+    /// The length of the whole body, in bytes.
     pub body_len: usize,
     /// The first [`HEAD_BYTES`] bytes of the body (fewer if it is shorter).
     pub head: Vec<u8>,
@@ -31,12 +37,21 @@ pub struct ResponseFacts {
     pub tail: Vec<u8>,
 }
 
+/// What one response means for the call: deliver it, retry, or give up.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Verdict {
     /// A tile; `empty` when the status is one of `emptyOn`.
-    Deliver { empty: bool },
+    Deliver {
+        /// Whether the status says "no tile here" (one of `emptyOn`).
+        empty: bool,
+    },
     /// A transient failure; `retry_after_ms` is the server's wait (429/503 only), unclamped.
-    Retry { error: Error, retry_after_ms: Option<f64> },
+    Retry {
+        /// What was wrong with this response.
+        error: Error,
+        /// How long the server asked to wait, in ms from now (its `Retry-After`).
+        retry_after_ms: Option<f64>,
+    },
     /// A permanent failure: give up now.
     Reject(Error),
 }

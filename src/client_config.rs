@@ -25,26 +25,35 @@ const CALL_ONLY: [&str; 2] = ["signal", "onRetry"];
 /// One `hosts` entry.
 #[derive(Debug, Clone, PartialEq)]
 pub struct HostRule {
+    /// The `host[:port]` it applies to, lowercased.
     pub host: String,
     /// fetchTile options for calls to this host: the client's with the host's over them.
     pub options: Options,
+    /// Per-host settings for this host: the client's with the host's over them.
     pub config: HostConfig,
 }
 
+/// A validated `TileClient` config.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ClientConfig {
     /// fetchTile options for calls to every host without a rule.
     pub options: Options,
+    /// Per-host settings for every host without a rule.
     pub host: HostConfig,
+    /// The `hosts` rules, in the order given.
     pub hosts: Vec<HostRule>,
+    /// Whether `onEvent` was given (the wasm layer keeps the function).
     pub has_on_event: bool,
 }
 
 impl ClientConfig {
+    /// Validates the entries of a config object. The first problem found is returned as
+    /// [`Error::InvalidOptions`] naming the field by its path.
     pub fn parse(entries: &[(&str, Value)]) -> Result<ClientConfig, Error> {
         ClientConfig::from_entries(&entries_of(entries))
     }
 
+    /// [`ClientConfig::parse`] for borrowed entries.
     pub fn from_entries(entries: &[Entry]) -> Result<ClientConfig, Error> {
         let mut defaults = Vec::new();
         let mut host_entries = Vec::new();
@@ -87,6 +96,7 @@ impl ClientConfig {
         self.hosts.iter().find(|rule| rule.host == host)
     }
 
+    /// The per-host settings of `host` (as [`crate::host::host_key`] gives it).
     pub fn host_config(&self, host: &str) -> HostConfig {
         self.rule(host).map_or(self.host, |rule| rule.config)
     }

@@ -8,10 +8,12 @@ pub struct Deadline {
 }
 
 impl Deadline {
+    /// A deadline `budget_ms` after `now_ms` (a negative budget counts as 0).
     pub fn starting(now_ms: f64, budget_ms: f64) -> Deadline {
         Deadline { start_ms: now_ms, end_ms: now_ms + budget_ms.max(0.0) }
     }
 
+    /// The time since the start, never negative.
     pub fn elapsed(&self, now_ms: f64) -> f64 {
         (now_ms - self.start_ms).max(0.0)
     }
@@ -21,6 +23,7 @@ impl Deadline {
         (self.end_ms - now_ms).max(0.0)
     }
 
+    /// The whole budget, in ms.
     pub fn budget(&self) -> f64 {
         self.end_ms - self.start_ms
     }

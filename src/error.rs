@@ -12,27 +12,66 @@ use crate::ogc_exception::OgcException;
 pub enum Error {
     /// The server answered with a status that is not retried (or retries ran out on it);
     /// `exception` when its body was an OGC exception report with no request-error code.
-    Http { status: u16, exception: Option<OgcException> },
+    Http {
+        /// The response's status.
+        status: u16,
+        /// The OGC exception report the body was, if it was one.
+        exception: Option<OgcException>,
+    },
     /// The request or the body read failed below HTTP (DNS, refused, reset, CORS…).
-    Network { message: String },
+    Network {
+        /// What the platform said (the JS error's message).
+        message: String,
+    },
     /// One attempt took longer than `attemptTimeoutMs` and was aborted.
-    Timeout { after_ms: f64 },
+    Timeout {
+        /// The time the attempt was given, in ms: `attemptTimeoutMs`, or less near the deadline.
+        after_ms: f64,
+    },
     /// The call's `deadlineMs` ran out, or the next wait would have ended past it.
-    Deadline { deadline_ms: f64 },
+    Deadline {
+        /// The call's `deadlineMs`.
+        deadline_ms: f64,
+    },
     /// The caller's `AbortSignal` fired.
     Aborted,
     /// The server asked to wait (Retry-After) longer than what is left of the deadline, or the
     /// host is paused past it. `status` is the response's, when this call got one.
-    RateLimited { status: Option<u16>, retry_after_ms: f64 },
+    RateLimited {
+        /// The response's status; `None` when the host's pause stopped the call.
+        status: Option<u16>,
+        /// The wait asked for, in ms: the server's Retry-After (unclamped) or what is left of the
+        /// host's pause.
+        retry_after_ms: f64,
+    },
     /// The host's circuit breaker is open and will not let a probe through before the deadline.
-    CircuitOpen { retry_after_ms: Option<f64> },
+    CircuitOpen {
+        /// How long until the breaker lets a probe through, in ms; `None` when the breaker is
+        /// half-open and every probe is out.
+        retry_after_ms: Option<f64>,
+    },
     /// An OGC exception report (WMS/WMTS/WCS `ServiceException`) where a tile should be: on
     /// any status when its code says the request is wrong, else on a 2xx.
-    ServiceException { status: u16, exception: OgcException },
+    ServiceException {
+        /// The response's status.
+        status: u16,
+        /// The report: its code and text.
+        exception: OgcException,
+    },
     /// A 2xx body that cannot be a tile: HTML, truncated, or contradicting `accept`.
-    InvalidResponse { status: u16, reason: String },
+    InvalidResponse {
+        /// The response's status.
+        status: u16,
+        /// Why the body cannot be a tile, as the message says it.
+        reason: String,
+    },
     /// A bad argument: `field` names it (`url`, `options`, or an option's key).
-    InvalidOptions { field: String, message: String },
+    InvalidOptions {
+        /// The argument or option key, with its path when nested (`hosts["h"].breaker.openMs`).
+        field: String,
+        /// What is wrong with it.
+        message: String,
+    },
 }
 
 impl Error {
@@ -72,6 +111,7 @@ impl Error {
         }
     }
 
+    /// How long the server or the host asked to wait, in ms (`rate-limited`, `circuit-open`).
     pub fn retry_after_ms(&self) -> Option<f64> {
         match self {
             Error::RateLimited { retry_after_ms, .. } => Some(*retry_after_ms),
@@ -85,6 +125,7 @@ impl Error {
         Error::Http { status, exception: None }
     }
 
+    /// An [`Error::InvalidOptions`] naming `field`.
     pub fn invalid_options(field: &str, message: impl Into<String>) -> Error {
         Error::InvalidOptions { field: field.to_string(), message: message.into() }
     }

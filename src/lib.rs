@@ -10,6 +10,8 @@
 // `deny`, not `forbid`: the wasm allocator (web/heap.rs) is the one module allowed unsafe code,
 // each block of it with the SAFETY argument that earns it.
 #![deny(unsafe_code)]
+// Every public item says what it is; backon and gloo deny it too.
+#![deny(missing_docs)]
 
 pub mod backoff;
 pub mod classify;

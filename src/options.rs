@@ -74,7 +74,9 @@ pub struct Options {
     /// `headers`, `signal` and `onRetry` are JS objects the wasm layer keeps; here only whether
     /// they were given (and of the right type).
     pub has_headers: bool,
+    /// Whether `signal` was given.
     pub has_signal: bool,
+    /// Whether `onRetry` was given.
     pub has_on_retry: bool,
     /// The fields given explicitly (one [`Key::bit`] each), which a later `preset` leaves alone.
     explicit: u32,
@@ -87,26 +89,47 @@ const DEFAULT_EMPTY_ON: StatusSet = StatusSet::of(&[204]);
 /// [`Options::apply`], never by a position in a list.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Key {
+    /// `preset`: the named set of defaults.
     Preset,
+    /// `baseDelayMs`: the first retry's ceiling.
     BaseDelayMs,
+    /// `maxDelayMs`: the cap of every backoff delay.
     MaxDelayMs,
+    /// `attemptTimeoutMs`: how long one attempt may take.
     AttemptTimeoutMs,
+    /// `deadlineMs`: how long the whole call may take.
     DeadlineMs,
+    /// `jitter`: how backoff delays are randomised.
     Jitter,
+    /// `jitterMs`: the random addend of additive jitter.
     JitterMs,
+    /// `retryAfterMaxMs`: the most a Retry-After makes a call wait.
     RetryAfterMaxMs,
+    /// `retryOn`: statuses that are retried.
     RetryOn,
+    /// `emptyOn`: statuses that mean "no tile here".
     EmptyOn,
+    /// `accept`: the `Accept` header, and the content types a tile may have.
     Accept,
+    /// `headers`: request headers (kept by the wasm layer).
     Headers,
+    /// `credentials`: the fetch `credentials` mode.
     Credentials,
+    /// `mode`: the fetch request mode.
     Mode,
+    /// `referrerPolicy`: the fetch referrer policy.
     ReferrerPolicy,
+    /// `cache`: the fetch cache mode.
     Cache,
+    /// `signal`: the caller's `AbortSignal`.
     Signal,
+    /// `onRetry`: called before each sleep.
     OnRetry,
+    /// `startJitterMs`: the most the first attempt is delayed by.
     StartJitterMs,
+    /// `subdomains`: what `{s}` in a URL template expands to.
     Subdomains,
+    /// `maxAgeS`: the oldest `Age` (s) a tile may have before it is fetched once more.
     MaxAgeS,
 }
 
@@ -200,6 +223,7 @@ const REFERRER_POLICIES: [&str; 9] = [
 ];
 
 impl Options {
+    /// The defaults of `preset`, with nothing given explicitly.
     pub fn preset(preset: Preset) -> Options {
         let (base, max, attempt, deadline) = match preset {
             Preset::Interactive => (200.0, 2000.0, 4000.0, 6000.0),
@@ -376,6 +400,7 @@ impl Options {
         key
     }
 
+    /// The backoff schedule these options set.
     pub fn backoff(&self) -> Backoff {
         Backoff {
             base_ms: self.base_delay_ms,

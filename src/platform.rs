@@ -6,6 +6,7 @@ use core::future::Future;
 
 use crate::classify::ResponseFacts;
 
+/// The clocks: monotonic and wall-clock time, in ms.
 pub trait Clock {
     /// A monotonic reading in milliseconds (deadlines, elapsed time).
     fn now_ms(&self) -> f64;
@@ -13,6 +14,7 @@ pub trait Clock {
     fn epoch_ms(&self) -> f64;
 }
 
+/// Randomness, for jitter.
 pub trait Random {
     /// A uniform number in `[0, 1)`.
     fn unit(&self) -> f64;
@@ -21,11 +23,13 @@ pub trait Random {
 /// How a sleep ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Woke {
+    /// The whole time passed.
     Elapsed,
     /// The caller's signal fired first; the timer is already cancelled.
     Aborted,
 }
 
+/// A timer the caller's signal can cut short.
 pub trait Sleep {
     /// Waits `ms` milliseconds (already clamped to the timer range), or until the caller aborts.
     fn sleep(&self, ms: f64) -> impl Future<Output = Woke>;
@@ -41,16 +45,23 @@ pub enum Attempt<B, C> {
     /// The caller's signal fired; nothing is in flight any more.
     Aborted,
     /// The request or the body read failed; `cause` is the platform's own error.
-    Failed { message: String, cause: C },
+    Failed {
+        /// What the platform said (the JS error's message).
+        message: String,
+        /// The platform's error value, kept as the `cause` of a give-up.
+        cause: C,
+    },
 }
 
 /// The caller's signal.
 pub trait Cancel {
+    /// Whether the signal has fired.
     fn is_aborted(&self) -> bool;
     /// Resolves when the signal fires (never, without a signal).
     fn fired(&self) -> impl Future<Output = ()>;
 }
 
+/// Sends one call's requests, to any of its mirrors.
 pub trait Transport {
     /// What a delivered tile carries (in wasm: the body and headers, left in the JS heap).
     type Body;

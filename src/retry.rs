@@ -26,10 +26,13 @@ const PAUSE_JITTER_MS: f64 = 250.0;
 pub struct RetryInfo {
     /// The attempt that just failed (1 for the first).
     pub attempt: u32,
+    /// The sleep before the next attempt, in ms: the backoff delay, or the server's wait if longer.
     pub delay_ms: f64,
     /// The failed attempt's error kind, e.g. `"http"` or `"timeout"`.
     pub reason: &'static str,
+    /// The failed attempt's HTTP status, if it got a response.
     pub status: Option<u16>,
+    /// The server's Retry-After in ms, unclamped, if it sent one (429 and 503 only).
     pub retry_after_ms: Option<f64>,
 }
 
@@ -38,31 +41,50 @@ pub struct RetryInfo {
 pub enum Event {
     /// An attempt is sent (`probe`: as a half-open breaker's probe).
     Attempt {
+        /// The host's key (`host[:port]`).
         host: Rc<str>,
+        /// The attempt's number in its call (1 for the first).
         attempt: u32,
+        /// Whether it goes as a half-open breaker's probe.
         probe: bool,
     },
+    /// A retry is due: the call sleeps `info.delay_ms`, then attempts again.
     Retry {
+        /// The host's key (`host[:port]`).
         host: Rc<str>,
+        /// What `onRetry` is told.
         info: RetryInfo,
     },
     /// The call waits before it may send: for a slot (`hold` None), a pause, the breaker or the rate.
     Queue {
+        /// The host's key (`host[:port]`).
         host: Rc<str>,
+        /// What it waits for; `None` for a slot.
         hold: Option<Hold>,
+        /// The longest it will wait, in ms: the hold's wait, or what is left of the deadline.
         wait_ms: f64,
     },
+    /// The host's breaker moved to a new state.
     Breaker {
+        /// The host's key (`host[:port]`).
         host: Rc<str>,
+        /// The new state.
         state: BreakerState,
     },
+    /// The host is paused (Retry-After) for longer than before.
     Pause {
+        /// The host's key (`host[:port]`).
         host: Rc<str>,
+        /// When the pause ends (monotonic ms; `onEvent` is given epoch ms).
         until_ms: f64,
     },
+    /// A call gave up (not aborted); `host` is its primary host.
     GiveUp {
+        /// The host's key (`host[:port]`).
         host: Rc<str>,
+        /// The final error's kind.
         kind: &'static str,
+        /// How many attempts the call sent.
         attempts: u32,
     },
 }
@@ -70,19 +92,26 @@ pub enum Event {
 /// A tile.
 #[derive(Debug)]
 pub struct Delivered<B> {
+    /// The tile as the transport read it ([`Transport::Body`]).
     pub body: B,
+    /// Whether the status says "no tile here" (one of `emptyOn`).
     pub empty: bool,
+    /// How many attempts the call sent.
     pub attempts: u32,
+    /// The time from the call to the tile, in ms.
     pub elapsed_ms: f64,
 }
 
 /// One failure and what caused it.
 #[derive(Debug)]
 pub struct Failure<C> {
+    /// What went wrong.
     pub error: Error,
+    /// What lies behind it, when something does.
     pub cause: Option<Cause<C>>,
 }
 
+/// What lies behind a [`Failure`]: the JS `TileError`'s `cause`.
 #[derive(Debug)]
 pub enum Cause<C> {
     /// The platform's error (a network failure).
@@ -104,17 +133,25 @@ impl<C> Failure<C> {
 /// The call gave up.
 #[derive(Debug)]
 pub struct GaveUp<C> {
+    /// Why the call gave up.
     pub failure: Failure<C>,
+    /// How many attempts the call sent.
     pub attempts: u32,
+    /// The time from the call to the give-up, in ms.
     pub elapsed_ms: f64,
 }
 
 /// The platform a call runs on.
 pub struct Runtime<'a, T, K, S, R, C> {
+    /// Sends the attempts.
     pub transport: &'a T,
+    /// Reads the time.
     pub clock: &'a K,
+    /// Sleeps between attempts and while the call waits.
     pub sleeper: &'a S,
+    /// The randomness of every jitter.
     pub random: &'a R,
+    /// The caller's signal.
     pub cancel: &'a C,
 }
 

@@ -22,6 +22,7 @@ pub fn class_of(size: usize, align: usize) -> Option<usize> {
     (class < CLASSES).then_some(class)
 }
 
+/// The block size of `class`, in bytes.
 pub fn block_size(class: usize) -> usize {
     MIN_BLOCK << class
 }

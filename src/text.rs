@@ -17,6 +17,7 @@ pub fn find_bytes(haystack: &[u8], needle: &[u8]) -> Option<usize> {
     haystack.windows(needle.len()).position(|window| window == needle)
 }
 
+/// Whether `needle` occurs in `haystack`.
 pub fn contains(haystack: &str, needle: &str) -> bool {
     find(haystack, needle).is_some()
 }
@@ -53,6 +54,7 @@ pub fn pieces(text: &str, byte: u8) -> Pieces<'_> {
     Pieces { rest: Some(text), byte }
 }
 
+/// The iterator of [`pieces`].
 pub struct Pieces<'a> {
     rest: Option<&'a str>,
     byte: u8,

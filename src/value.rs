@@ -6,11 +6,18 @@
 pub enum Value {
     /// `undefined` or `null`.
     Absent,
+    /// A boolean.
     Bool(bool),
+    /// A number, not yet checked to be finite.
     Number(f64),
+    /// A string.
     Text(String),
+    /// An array's items, in order (an item that is an array or an object reads as
+    /// [`Value::Object`]).
     List(Vec<Value>),
+    /// A function (the wasm layer keeps it).
     Function,
+    /// An `AbortSignal`.
     AbortSignal,
     /// A plain object's own entries (nested config such as `breaker` and `hosts`).
     Record(Vec<(String, Value)>),

@@ -20,22 +20,29 @@ pub struct BreakerConfig {
 }
 
 impl BreakerConfig {
+    /// The interactive preset's breaker (the default).
     pub const INTERACTIVE: BreakerConfig =
         BreakerConfig { failure_threshold: 10, open_ms: 500.0, half_open_probes: 1, max_open_ms: 1000.0 };
+    /// The batch preset's breaker: longer open times.
     pub const BATCH: BreakerConfig =
         BreakerConfig { failure_threshold: 10, open_ms: 2000.0, half_open_probes: 1, max_open_ms: 60_000.0 };
 }
 
 const GROWTH: f64 = 1.5;
 
+/// Where a breaker is in its cycle.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BreakerState {
+    /// Every attempt goes.
     Closed,
+    /// Attempts wait until the open time ends.
     Open,
+    /// Only probes go: a success closes the breaker, a failure opens it again.
     HalfOpen,
 }
 
 impl BreakerState {
+    /// The state as `stats()` and `onEvent` spell it.
     pub fn name(self) -> &'static str {
         match self {
             BreakerState::Closed => "closed",
@@ -48,6 +55,7 @@ impl BreakerState {
 /// What the breaker says to a call that wants to send an attempt.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Admission {
+    /// Go: the breaker is closed.
     Pass,
     /// Pass as one of the half-open probes: report its outcome with `probe = true`.
     Probe,
@@ -57,6 +65,7 @@ pub enum Admission {
     WaitForProbe,
 }
 
+/// One host's circuit breaker.
 #[derive(Debug, Clone)]
 pub struct Breaker {
     config: BreakerConfig,
@@ -69,6 +78,7 @@ pub struct Breaker {
 }
 
 impl Breaker {
+    /// A closed breaker.
     pub fn new(config: BreakerConfig, now_ms: f64) -> Breaker {
         Breaker {
             config,
@@ -89,14 +99,18 @@ impl Breaker {
         }
     }
 
+    /// When the state last changed (monotonic ms).
     pub fn changed_at(&self) -> f64 {
         self.changed_at
     }
 
+    /// When the open time ends (monotonic ms); `None` unless the breaker was last set open.
     pub fn open_until(&self) -> Option<f64> {
         (self.state == BreakerState::Open).then_some(self.open_until)
     }
 
+    /// Whether an attempt may go now. A [`Admission::Probe`] takes a probe place, which the
+    /// attempt's outcome frees.
     pub fn admit(&mut self, now_ms: f64) -> Admission {
         if self.state == BreakerState::Open {
             if now_ms < self.open_until {

@@ -14,6 +14,7 @@ pub struct BudgetConfig {
 }
 
 impl BudgetConfig {
+    /// The defaults: `ratio` 0.5, `minPerSecond` 10.
     pub const DEFAULT: BudgetConfig = BudgetConfig { ratio: 0.5, min_per_second: 10.0 };
 }
 
@@ -21,6 +22,7 @@ impl BudgetConfig {
 /// during a later outage (Finagle keeps deposits for 10 s).
 const FADE_MS: f64 = 10_000.0;
 
+/// One host's retry budget.
 #[derive(Debug, Clone)]
 pub struct RetryBudget {
     config: BudgetConfig,
@@ -30,6 +32,7 @@ pub struct RetryBudget {
 }
 
 impl RetryBudget {
+    /// A budget with a full reserve and no deposits.
     pub fn new(config: BudgetConfig, now_ms: f64) -> RetryBudget {
         RetryBudget { config, deposits: 0.0, reserve: config.min_per_second, at_ms: now_ms }
     }

@@ -5,6 +5,7 @@
 const BUCKETS: usize = 80;
 const GROWTH: f64 = 1.189_207_115_002_721; // 2^(1/4)
 
+/// A histogram of latencies in ms.
 #[derive(Debug, Clone)]
 pub struct Latency {
     counts: [u32; BUCKETS],
@@ -22,6 +23,7 @@ fn upper_bound(bucket: usize) -> f64 {
 }
 
 impl Latency {
+    /// Adds one latency, in ms.
     pub fn record(&mut self, ms: f64) {
         let mut bucket = 0;
         while bucket + 1 < BUCKETS && ms > upper_bound(bucket) {
@@ -31,6 +33,7 @@ impl Latency {
         self.total += 1;
     }
 
+    /// How many latencies have been recorded.
     pub fn count(&self) -> u64 {
         self.total
     }

@@ -10,6 +10,7 @@ const BUCKET_MS: f64 = WINDOW_MS / BUCKETS as f64;
 /// Fewer successes than this in the last second teach no rate.
 const MIN_SAMPLE: u32 = 5;
 
+/// One host's learned request rate and the token bucket that enforces it.
 #[derive(Debug, Clone)]
 pub struct AdaptiveRate {
     /// Requests per second, once learned.
@@ -22,6 +23,7 @@ pub struct AdaptiveRate {
 }
 
 impl AdaptiveRate {
+    /// A rate with nothing learned: every request may go.
     pub fn new(now_ms: f64) -> AdaptiveRate {
         AdaptiveRate {
             rate: None,
@@ -32,6 +34,7 @@ impl AdaptiveRate {
         }
     }
 
+    /// The learned rate in requests per second, once a 429 taught one.
     pub fn rate(&self) -> Option<f64> {
         self.rate
     }
@@ -70,6 +73,7 @@ impl AdaptiveRate {
         }
     }
 
+    /// The host served a request (what a later 429 learns the rate from).
     pub fn on_success(&mut self, now_ms: f64) {
         self.roll(now_ms);
         self.successes[self.bucket.rem_euclid(BUCKETS as i64) as usize] += 1;

@@ -31,18 +31,22 @@ struct Inner {
     waiting: VecDeque<Rc<Ticket>>,
 }
 
+/// One host's concurrency limit and the queue of attempts waiting for a slot.
 #[derive(Clone)]
 pub struct Slots(Rc<RefCell<Inner>>);
 
 impl Slots {
+    /// At most `limit` attempts in flight (at least 1), the rest queued in `order`.
     pub fn new(limit: usize, order: QueueOrder) -> Slots {
         Slots(Rc::new(RefCell::new(Inner { limit: limit.max(1), busy: 0, order, waiting: VecDeque::new() })))
     }
 
+    /// How many slots are taken.
     pub fn in_flight(&self) -> usize {
         self.0.borrow().busy
     }
 
+    /// How many attempts are waiting for a slot.
     pub fn queued(&self) -> usize {
         self.0.borrow().waiting.len()
     }
@@ -88,6 +92,7 @@ impl Slots {
     }
 }
 
+/// The future of [`Slots::acquire`]: resolves to a slot.
 pub struct Acquire {
     slots: Slots,
     ticket: Option<Rc<Ticket>>,

@@ -19,7 +19,9 @@ pub struct HostConfig {
     pub max_concurrent: usize,
     /// `queueOrder`: default `"fifo"`.
     pub queue_order: QueueOrder,
+    /// `breaker`: the circuit breaker's settings.
     pub breaker: BreakerConfig,
+    /// `retryBudget`: the retry budget's settings.
     pub budget: BudgetConfig,
     /// `learnRate`: after a 429, space attempts at the rate the host was seen to serve
     /// (see `rate`). Default true.
@@ -27,6 +29,7 @@ pub struct HostConfig {
 }
 
 impl HostConfig {
+    /// The defaults (with the interactive preset's breaker).
     pub const DEFAULT: HostConfig = HostConfig {
         max_concurrent: 16,
         queue_order: QueueOrder::Fifo,
@@ -47,11 +50,15 @@ pub enum Hold {
     Rate,
 }
 
+/// What [`HostState::decide`] tells a call that wants to send an attempt.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Decision {
+    /// Send it now.
     Go {
+        /// Whether it goes as a half-open probe (its outcome must be reported as one).
         probe: bool,
     },
+    /// Wait until this time (monotonic ms), for this reason, then ask again.
     WaitUntil(f64, Hold),
     /// Half-open and every probe is out: wait for a change.
     WaitForProbe,
@@ -65,7 +72,10 @@ pub enum Report {
     /// Network error, timeout, 5xx, an error body.
     Transient,
     /// 429, or 503 with Retry-After: alive but asking for less; `wait_ms` already clamped.
-    Throttled { wait_ms: Option<f64> },
+    Throttled {
+        /// The server's Retry-After in ms, clamped to `retryAfterMaxMs`; `None` without one.
+        wait_ms: Option<f64>,
+    },
     /// The caller aborted: nothing learned.
     Abandoned,
 }
@@ -73,18 +83,29 @@ pub enum Report {
 /// A change other calls (and `onEvent`) should hear of.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Change {
+    /// The breaker moved to this state.
     Breaker(BreakerState),
-    Pause { until_ms: f64 },
+    /// The host is paused for longer than before.
+    Pause {
+        /// When the pause ends (monotonic ms).
+        until_ms: f64,
+    },
 }
 
 /// Per-host counters for `stats()`.
 #[derive(Debug, Clone, Default)]
 pub struct Counters {
+    /// Calls made to this host (as their primary host), coalesced ones included.
     pub requests: u64,
+    /// Attempts sent to this host.
     pub attempts: u64,
+    /// Attempts sent to this host that were not their call's first.
     pub retries: u64,
+    /// Calls that got a tile.
     pub successes: u64,
+    /// Calls the caller aborted.
     pub aborted: u64,
+    /// Calls that joined an identical call's request instead of sending their own.
     pub coalesced: u64,
     /// Give-ups by error kind.
     pub give_ups: Vec<(&'static str, u64)>,
@@ -93,6 +114,7 @@ pub struct Counters {
 }
 
 impl Counters {
+    /// Counts one give-up of error kind `kind`.
     pub fn give_up(&mut self, kind: &'static str) {
         match self.give_ups.iter_mut().find(|(k, _)| *k == kind) {
             Some((_, n)) => *n += 1,
@@ -101,11 +123,17 @@ impl Counters {
     }
 }
 
+/// One host's state, shared by every call to it.
 pub struct HostState {
+    /// The host's key: `host[:port]`, as [`crate::host::host_key`] gives it.
     pub name: Rc<str>,
+    /// The concurrency limit and its queue.
     pub slots: Slots,
+    /// The circuit breaker.
     pub breaker: Breaker,
+    /// The retry budget of the calls whose primary host this is.
     pub budget: RetryBudget,
+    /// The statistics of `stats()`.
     pub counters: Counters,
     rate: AdaptiveRate,
     learn_rate: bool,
@@ -114,9 +142,11 @@ pub struct HostState {
     watchers: Vec<Waker>,
 }
 
+/// A host's state as the calls to it share it.
 pub type SharedHost = Rc<RefCell<HostState>>;
 
 impl HostState {
+    /// A fresh host: breaker closed, no pause, nothing learned, counters at 0.
     pub fn new(name: &str, config: &HostConfig, now_ms: f64) -> HostState {
         HostState {
             name: Rc::from(name),
@@ -132,14 +162,17 @@ impl HostState {
         }
     }
 
+    /// This state, ready to be shared by calls.
     pub fn shared(self) -> SharedHost {
         Rc::new(RefCell::new(self))
     }
 
+    /// When the host's pause ends (monotonic ms), while it lasts.
     pub fn paused_until(&self, now_ms: f64) -> Option<f64> {
         (self.paused_until > now_ms).then_some(self.paused_until)
     }
 
+    /// The learned rate in requests per second, once a 429 taught one.
     pub fn rate(&self) -> Option<f64> {
         self.rate.rate()
     }
@@ -212,6 +245,7 @@ pub fn next_change(host: &SharedHost) -> NextChange {
     NextChange { host: host.clone(), seen: host.borrow().version }
 }
 
+/// The future of [`next_change`].
 pub struct NextChange {
     host: SharedHost,
     seen: u64,

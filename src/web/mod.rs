@@ -91,6 +91,7 @@ impl TileClient {
         }
     }
 
+    /// [`fetch_tile`] on this client.
     #[wasm_bindgen(js_name = fetchTile)]
     pub fn fetch_tile(&self, url: JsValue, options: JsValue) -> js_sys::Promise {
         let inner = self.inner.clone();
