@@ -65,13 +65,15 @@ export function lazyApi({ init, fetchTileCalledAt, stats: coreStats, TileClient:
   class TileClient {
     #client = null;
     #pending = null;
+    #freed = false;
 
     constructor(config) {
       if (ready) {
         this.#client = new CoreTileClient(config);
         return;
       }
-      this.#pending = loading.then(() => (ready ? (this.#client = new CoreTileClient(config)) : null));
+      // A client freed before the module was ready never gets a core client.
+      this.#pending = loading.then(() => (ready && !this.#freed ? (this.#client = new CoreTileClient(config)) : null));
       // A refused config is each call's rejection, never an unhandled one of its own.
       this.#pending.catch(() => {});
     }
@@ -91,13 +93,9 @@ export function lazyApi({ init, fetchTileCalledAt, stats: coreStats, TileClient:
     }
 
     free() {
-      if (this.#client) this.#client.free();
-      else
-        this.#pending?.then(
-          (client) => client?.free(),
-          () => {},
-        );
+      this.#client?.free();
       this.#client = null;
+      this.#freed = true;
       this.#pending = Promise.reject(new TileError("this TileClient was freed", { kind: "invalid-options", attempts: 0, elapsedMs: 0, url: "" }));
       this.#pending.catch(() => {});
     }

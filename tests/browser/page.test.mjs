@@ -139,6 +139,11 @@ test("calls made at import wait for the module inside their own deadline; a modu
   assert.equal(results.refusedCall.kind, "invalid-options");
   assert.match(results.refusedCall.message, /maxConcurent/);
   assert.equal(srv.requests(`${run}/2/2/2`), 0, "the refused client sent nothing");
+  for (const name of ["freedEarly", "freedLate"]) {
+    const r = results[name];
+    assert.deepEqual([r.ok, r.isTileError, r.kind], [false, true, "invalid-options"], `${name}: ${JSON.stringify(r)}`);
+  }
+  assert.equal(srv.requests(`${run}/2/0/3`), 0, "a client freed before the module was ready sent nothing");
   assert.deepEqual(page.problems(), []);
 
   // The same page when the .wasm cannot be had: every call rejects with a TileError saying so.
