@@ -59,25 +59,30 @@ TILEFETCH_TEST_SERVER=$(sed -n 's/^FAULT_SERVER_URL=//p' "$log/server.out")
 export TILEFETCH_TEST_SERVER CHROMEDRIVER=/usr/bin/chromedriver
 echo "-- in Node"
 run wasm-node cargo test --target wasm32-unknown-unknown --test wasm
-# Chromium under chromedriver has once hung before loading the test page (no "Loading Wasm
-# module..." in 5 min): a run that does not end within its bound is run once more, said so.
-# A test that fails is not retried.
-once_more_if_hung() {
+# Chromium under chromedriver sometimes never runs the tests at all: the page prints "Loading Wasm
+# module..." and one of the test module's imports is never answered by the runner's own static
+# server (seen in about 1 of 8 worker runs here: four of the five snippet modules loaded, the fifth
+# never did), and the runner gives up after its 20 s with "Failed to detect test as having been run".
+# Such a run reported no result, so it is run again, at most twice, and said so. A run that reports
+# a result, passed or FAILED, is final: a failing test is never retried.
+again_if_unreported() {
   local name=$1
   shift
   local rc=0
-  run "$name" timeout 300 "$@" || rc=$?
-  if [ "$rc" = 124 ]; then
-    echo "-- $name did not end within 300 s (chromedriver hung?): once more"
+  for attempt in 1 2 3; do
     rc=0
     run "$name" timeout 300 "$@" || rc=$?
-  fi
+    if [ "$rc" = 0 ] || grep -q '^test result: ' "$log/$name"; then
+      return "$rc"
+    fi
+    echo "-- $name reported no test result (exit $rc, attempt $attempt of 3)"
+  done
   return "$rc"
 }
 echo "-- in headless Chromium"
-once_more_if_hung wasm-browser env WASM_BINDGEN_USE_BROWSER=1 cargo test --target wasm32-unknown-unknown --test wasm
+again_if_unreported wasm-browser env WASM_BINDGEN_USE_BROWSER=1 cargo test --target wasm32-unknown-unknown --test wasm
 echo "-- in a dedicated worker (Chromium)"
-once_more_if_hung wasm-worker env WASM_BINDGEN_USE_DEDICATED_WORKER=1 cargo test --target wasm32-unknown-unknown --test wasm
+again_if_unreported wasm-worker env WASM_BINDGEN_USE_DEDICATED_WORKER=1 cargo test --target wasm32-unknown-unknown --test wasm
 grep -q 'Running headless tests in Chrome' "$log/wasm-browser" || { echo "the browser run did not use Chrome"; exit 1; }
 kill "$server_pid" && wait "$server_pid" 2>/dev/null || true
 server_pid=""
