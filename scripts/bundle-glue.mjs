@@ -8,15 +8,15 @@ import path from "node:path";
 import { rolldown } from "rolldown";
 
 const [glue] = process.argv.slice(2);
-// The bundle also exports the TileError class itself (from the js_objects.js snippet), so that
+// The bundle also exports the TileError class itself (from the wire.js snippet), so that
 // pkg/browser.js can export it before the wasm module has loaded.
 const snippets = path.join(path.dirname(glue), "snippets");
 const objects = fs
   .readdirSync(snippets, { recursive: true })
   .map((f) => path.join(snippets, String(f)))
-  .find((f) => f.endsWith(path.join("src", "web", "js_objects.js")));
+  .find((f) => f.endsWith(path.join("src", "web", "wire.js")));
 if (!objects) {
-  console.error(`bundle-glue: no js_objects.js snippet under ${snippets}`);
+  console.error(`bundle-glue: no wire.js snippet under ${snippets}`);
   process.exit(1);
 }
 const input = path.join(path.dirname(glue), "bundle-entry.js");

@@ -13,9 +13,12 @@ use web_sys::Response;
 
 use super::abort::{AbortWatch, Stop};
 use super::effects::{AbortableSleep, JsClock, JsRandom, Timer};
-use super::js_objects::{make_event, make_host_settings, make_retry_info, make_stats, make_tile};
 use super::js_options::{build_request, read_entries, read_urls};
 use super::transport::{FetchTransport, WebBody};
+use super::wire::{
+    add_host_stats, make_attempt_event, make_breaker_event, make_give_up_event, make_host_settings,
+    make_host_stats, make_pause_event, make_queue_event, make_retry_event, make_retry_info, make_tile,
+};
 use super::{early_error, failure_to_js};
 use crate::client_config::ClientConfig;
 use crate::host::state::{Hold, SharedHost};
@@ -259,45 +262,92 @@ impl ClientInner {
     pub fn stats(&self) -> JsValue {
         let now = JsClock.now_ms();
         let to_epoch = |t: f64| JsClock.epoch_ms() + (t - now);
-        let or_nan = |v: Option<f64>| v.unwrap_or(f64::NAN);
-        // See `makeStats` in js_objects.js for the layout. Every borrow ends before any JS runs:
-        // a setter the page put on Object.prototype may call back into this client.
-        let mut text = String::new();
-        let mut numbers: Vec<f64> = Vec::new();
+        // Every host is read before any JS runs (a setter the page put on Object.prototype may
+        // call back into this client while no borrow is held).
+        let mut entries = Vec::new();
         for host in self.hosts.borrow().iter() {
             let mut h = host.borrow_mut();
             let tokens = h.budget.tokens(now);
+            let paused_until = h.paused_until(now).map(to_epoch);
+            let rate = h.rate().map(|r| (r * 10.0).round() / 10.0);
             let c = &h.counters;
-            for line in [&*h.name, "\n", h.breaker.state(now).name(), "\n"] {
-                text.push_str(line);
-            }
-            let latency = |p: f64| or_nan(c.latency.percentile(p));
-            numbers.extend([
-                c.requests as f64,
-                c.attempts as f64,
-                c.retries as f64,
-                c.successes as f64,
-                c.aborted as f64,
-                c.coalesced as f64,
-                h.slots.in_flight() as f64,
-                h.slots.queued() as f64,
-                to_epoch(h.breaker.changed_at()),
-                (tokens * 100.0).round() / 100.0,
-                or_nan(h.paused_until(now).map(to_epoch)),
-                or_nan(h.rate().map(|r| (r * 10.0).round() / 10.0)),
-                latency(0.5),
-                latency(0.95),
-                latency(0.99),
-            ]);
+            let mut give_up_kinds = String::new();
+            let mut give_up_counts = Vec::new();
             for (kind, n) in &c.give_ups {
-                text.push_str(kind);
-                text.push(' ');
-                numbers.push(*n as f64);
+                give_up_kinds.push_str(kind);
+                give_up_kinds.push(' ');
+                give_up_counts.push(*n as f64);
             }
-            text.push('\n');
+            let snapshot = HostSnapshot {
+                requests: c.requests as f64,
+                attempts: c.attempts as f64,
+                retries: c.retries as f64,
+                successes: c.successes as f64,
+                aborted: c.aborted as f64,
+                coalesced: c.coalesced as f64,
+                in_flight: h.slots.in_flight() as f64,
+                queued: h.slots.queued() as f64,
+                breaker_state: h.breaker.state(now).name(),
+                breaker_changed_at: to_epoch(h.breaker.changed_at()),
+                retry_tokens: (tokens * 100.0).round() / 100.0,
+                paused_until,
+                rate_limit_per_second: rate,
+                p50: c.latency.percentile(0.5),
+                p95: c.latency.percentile(0.95),
+                p99: c.latency.percentile(0.99),
+                give_up_kinds,
+                give_up_counts,
+            };
+            entries.push((h.name.clone(), snapshot));
         }
-        make_stats(&text, &numbers)
+        let stats = js_sys::Object::new();
+        for (name, s) in entries {
+            let host_stats = make_host_stats(
+                s.requests,
+                s.attempts,
+                s.retries,
+                s.successes,
+                s.aborted,
+                s.coalesced,
+                s.in_flight,
+                s.queued,
+                s.breaker_state,
+                s.breaker_changed_at,
+                s.retry_tokens,
+                s.paused_until,
+                s.rate_limit_per_second,
+                s.p50,
+                s.p95,
+                s.p99,
+                &s.give_up_kinds,
+                &s.give_up_counts,
+            );
+            add_host_stats(&stats, &name, &host_stats);
+        }
+        stats.into()
     }
+}
+
+/// One host's entry of `stats()`, read while the host is borrowed and handed to JS after.
+struct HostSnapshot {
+    requests: f64,
+    attempts: f64,
+    retries: f64,
+    successes: f64,
+    aborted: f64,
+    coalesced: f64,
+    in_flight: f64,
+    queued: f64,
+    breaker_state: &'static str,
+    breaker_changed_at: f64,
+    retry_tokens: f64,
+    paused_until: Option<f64>,
+    rate_limit_per_second: Option<f64>,
+    p50: Option<f64>,
+    p95: Option<f64>,
+    p99: Option<f64>,
+    give_up_kinds: String,
+    give_up_counts: Vec<f64>,
 }
 
 struct Prepared {
@@ -447,20 +497,11 @@ fn caller_error(error: Error, cause: Option<JsValue>, attempts: u32, elapsed_ms:
 }
 
 fn event_to_js(event: &Event) -> JsValue {
-    let none = || JsValue::UNDEFINED;
-    let (kind, host, a, b, c, d, e) = match event {
-        Event::Attempt { host, attempt, probe } => {
-            ("attempt", host, (*attempt).into(), (*probe).into(), none(), none(), none())
+    match event {
+        Event::Attempt { host, attempt, probe } => make_attempt_event(host, *attempt, *probe),
+        Event::Retry { host, info } => {
+            make_retry_event(host, info.attempt, info.delay_ms, info.reason, info.status, info.retry_after_ms)
         }
-        Event::Retry { host, info } => (
-            "retry",
-            host,
-            info.attempt.into(),
-            info.delay_ms.into(),
-            info.reason.into(),
-            info.status.map_or(none(), JsValue::from),
-            info.retry_after_ms.map_or(none(), JsValue::from),
-        ),
         Event::Queue { host, hold, wait_ms } => {
             let hold = match hold {
                 None => "slot",
@@ -468,18 +509,12 @@ fn event_to_js(event: &Event) -> JsValue {
                 Some(Hold::Breaker) => "breaker",
                 Some(Hold::Rate) => "rate",
             };
-            ("queue", host, hold.into(), (*wait_ms).into(), none(), none(), none())
+            make_queue_event(host, hold, *wait_ms)
         }
-        Event::Breaker { host, state } => {
-            ("breaker", host, state.name().into(), none(), none(), none(), none())
-        }
+        Event::Breaker { host, state } => make_breaker_event(host, state.name()),
         Event::Pause { host, until_ms } => {
-            let until = JsClock.epoch_ms() + (until_ms - JsClock.now_ms());
-            ("pause", host, until.into(), none(), none(), none(), none())
+            make_pause_event(host, JsClock.epoch_ms() + (until_ms - JsClock.now_ms()))
         }
-        Event::GiveUp { host, kind, attempts } => {
-            ("give-up", host, (*kind).into(), (*attempts).into(), none(), none(), none())
-        }
-    };
-    make_event(kind, host, a, b, c, d, e)
+        Event::GiveUp { host, kind, attempts } => make_give_up_event(host, kind, *attempts),
+    }
 }

@@ -7,7 +7,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::{AbortSignal, RequestInit};
 
-use super::js_values::{kind_of, read_fields};
+use super::wire::{kind_of, read_fields, ValueKind};
 use crate::format::concat;
 use crate::options::{Options, Value};
 use crate::redact::{redact_text, redact_url};
@@ -28,15 +28,15 @@ const MAX_DEPTH: u32 = 4;
 /// An options or config object as entries. `undefined`/`null` is an empty object.
 pub fn read_entries(value: &JsValue, what: &str) -> Result<(Vec<(String, Value)>, JsParts), Error> {
     let mut js = JsParts::default();
-    match kind_of(value) {
-        ABSENT => return Ok((Vec::new(), js)),
-        PLAIN_OBJECT => {}
+    match ValueKind::of_code(kind_of(value)) {
+        ValueKind::Absent => return Ok((Vec::new(), js)),
+        ValueKind::PlainObject => {}
         _ => return Err(Error::invalid_options(what, "must be a plain object")),
     }
     let fields = fields_of(value).ok_or_else(|| Error::invalid_options(what, "could not be read"))?;
     let mut entries = Vec::with_capacity(fields.len());
     for (name, kind, item) in fields {
-        if kind == UNREADABLE {
+        if kind == ValueKind::Unreadable {
             return Err(Error::invalid_options(&name, "could not be read"));
         }
         let converted = to_value(kind, &item, 1);
@@ -52,54 +52,54 @@ pub fn read_entries(value: &JsValue, what: &str) -> Result<(Vec<(String, Value)>
     Ok((entries, js))
 }
 
-// The codes of `kindOf` and `readFields` in js_objects.js.
-const ABSENT: u32 = 0;
-const BOOLEAN: u32 = 1;
-const NUMBER: u32 = 2;
-const STRING: u32 = 3;
-const FUNCTION: u32 = 4;
-const ARRAY: u32 = 5;
-const ABORT_SIGNAL: u32 = 6;
-const PLAIN_OBJECT: u32 = 7;
-/// A field whose getter threw.
-const UNREADABLE: u32 = 9;
-
 /// Own enumerable fields with their kinds, read in one call that lets no throwing getter into
 /// wasm; `None` when the keys themselves cannot be read.
-fn fields_of(value: &JsValue) -> Option<Vec<(String, u32, JsValue)>> {
-    let flat = read_fields(value)?;
+fn fields_of(value: &JsValue) -> Option<Vec<(String, ValueKind, JsValue)>> {
+    let fields = read_fields(value)?;
+    let (keys, kinds, values) = (fields.keys(), fields.kinds(), fields.values());
     let field = |i: u32| {
-        let kind = flat.get(i + 1).as_f64().map_or(UNREADABLE, |k| k as u32);
-        (flat.get(i).as_string().unwrap_or_default(), kind, flat.get(i + 2))
+        let kind = kinds.get(i).as_f64().map_or(ValueKind::Unreadable, |k| ValueKind::of_code(k as u32));
+        (keys.get(i).as_string().unwrap_or_default(), kind, values.get(i))
     };
-    Some((0..flat.length() / 3).map(|i| field(3 * i)).collect())
+    Some((0..keys.length()).map(field).collect())
 }
 
-fn to_value(kind: u32, item: &JsValue, depth: u32) -> Value {
+fn to_value(kind: ValueKind, item: &JsValue, depth: u32) -> Value {
     match kind {
-        ABSENT => Value::Absent,
-        BOOLEAN => Value::Bool(item.as_bool().unwrap_or(false)),
-        NUMBER => Value::Number(item.as_f64().unwrap_or(f64::NAN)),
-        STRING => Value::Text(item.as_string().unwrap_or_default()),
-        FUNCTION => Value::Function,
-        ABORT_SIGNAL => Value::AbortSignal,
+        ValueKind::Absent => Value::Absent,
+        ValueKind::Boolean => Value::Bool(item.as_bool().unwrap_or(false)),
+        ValueKind::Number => Value::Number(item.as_f64().unwrap_or(f64::NAN)),
+        ValueKind::String => Value::Text(item.as_string().unwrap_or_default()),
+        ValueKind::Function => Value::Function,
+        ValueKind::AbortSignal => Value::AbortSignal,
         // Array elements are scalars (status lists, subdomains, header pairs).
-        ARRAY => match fields_of(item) {
+        ValueKind::Array => match fields_of(item) {
             Some(fields) => Value::List(
                 fields
                     .into_iter()
-                    .map(|(_, kind, v)| if kind >= ARRAY { Value::Object } else { to_value(kind, &v, depth) })
+                    .map(
+                        |(_, kind, v)| {
+                            if is_scalar(kind) {
+                                to_value(kind, &v, depth)
+                            } else {
+                                Value::Object
+                            }
+                        },
+                    )
                     .collect(),
             ),
             None => Value::Object,
         },
-        PLAIN_OBJECT if depth < MAX_DEPTH => match fields_of(item) {
+        ValueKind::PlainObject if depth < MAX_DEPTH => match fields_of(item) {
             Some(fields) => Value::Record(
                 fields
                     .into_iter()
                     .map(|(k, kind, v)| {
-                        let value =
-                            if kind == UNREADABLE { Value::Object } else { to_value(kind, &v, depth + 1) };
+                        let value = if kind == ValueKind::Unreadable {
+                            Value::Object
+                        } else {
+                            to_value(kind, &v, depth + 1)
+                        };
                         (k, value)
                     })
                     .collect(),
@@ -110,20 +110,78 @@ fn to_value(kind: u32, item: &JsValue, depth: u32) -> Value {
     }
 }
 
+/// Kinds an array item keeps; anything else in an array reads as an object.
+fn is_scalar(kind: ValueKind) -> bool {
+    matches!(
+        kind,
+        ValueKind::Absent | ValueKind::Boolean | ValueKind::Number | ValueKind::String | ValueKind::Function
+    )
+}
+
 #[wasm_bindgen(module = "/src/web/request.js")]
 extern "C" {
-    /// The hrefs, one per line, or `[why, text]` (see request.js).
+    /// The hrefs, one per line, or a [`UrlRefused`] (see request.js).
     #[wasm_bindgen(js_name = resolveUrls)]
     fn resolve_urls(url: &JsValue, label_lines: &str) -> JsValue;
 
-    /// `[inputs, init, headers]`, or `[field, message]` (see request.js for the line format).
+    /// The refusal of a call's URL (`UrlRefused` in request.js).
+    type UrlRefused;
+    #[wasm_bindgen(method, getter)]
+    fn refusal(this: &UrlRefused) -> u32;
+    #[wasm_bindgen(method, getter)]
+    fn text(this: &UrlRefused) -> String;
+
+    /// See request.js.
     #[wasm_bindgen(js_name = buildRequest)]
+    #[allow(clippy::too_many_arguments)]
     fn build_request_js(
         url_lines: &str,
         headers: Option<&JsValue>,
-        field_lines: &str,
+        accept: Option<&str>,
+        credentials: Option<&str>,
+        mode: Option<&str>,
+        cache: Option<&str>,
+        referrer_policy: Option<&str>,
         user_agent: Option<&str>,
-    ) -> Array;
+    ) -> BuiltRequest;
+
+    /// The request, or the platform's refusal of a field (`BuiltRequest` in request.js).
+    type BuiltRequest;
+    #[wasm_bindgen(method, getter)]
+    fn inputs(this: &BuiltRequest) -> Array;
+    #[wasm_bindgen(method, getter)]
+    fn init(this: &BuiltRequest) -> RequestInit;
+    #[wasm_bindgen(method, getter)]
+    fn headers(this: &BuiltRequest) -> String;
+    #[wasm_bindgen(method, getter, js_name = refusedField)]
+    fn refused_field(this: &BuiltRequest) -> Option<String>;
+    #[wasm_bindgen(method, getter)]
+    fn message(this: &BuiltRequest) -> String;
+}
+
+/// Why a call's URL was refused. On the wire: `URL_REFUSALS` in request.js.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum UrlRefusal {
+    Invalid = 1,
+    Relative = 2,
+    NotHttp = 3,
+    Credentials = 4,
+    NotStringOrArray = 5,
+    BadList = 6,
+}
+
+impl UrlRefusal {
+    fn of_code(code: u32) -> UrlRefusal {
+        const REFUSALS: [UrlRefusal; 6] = [
+            UrlRefusal::Invalid,
+            UrlRefusal::Relative,
+            UrlRefusal::NotHttp,
+            UrlRefusal::Credentials,
+            UrlRefusal::NotStringOrArray,
+            UrlRefusal::BadList,
+        ];
+        REFUSALS.iter().copied().find(|r| *r as u32 == code).unwrap_or(UrlRefusal::Invalid)
+    }
 }
 
 /// The fetch input per mirror (a URL, or a `Request` checked once when the call sets fields a
@@ -134,23 +192,19 @@ pub fn build_request(
     options: &Options,
     headers: Option<&JsValue>,
 ) -> Result<(Array, RequestInit, String), Error> {
-    // One string per kind instead of one argument per field: each argument costs the module
-    // its own conversion code. `accept` has no line breaks (options.rs refuses them).
-    let mut fields = String::new();
-    for field in
-        [options.accept.as_deref(), options.credentials, options.mode, options.cache, options.referrer_policy]
-    {
-        if let Some(value) = field {
-            fields.push('=');
-            fields.push_str(value);
-        }
-        fields.push('\n');
-    }
-    let built = build_request_js(url_lines, headers, &fields, super::default_user_agent());
-    let first = built.get(0);
-    match first.as_string() {
+    let built = build_request_js(
+        url_lines,
+        headers,
+        options.accept.as_deref(),
+        options.credentials,
+        options.mode,
+        options.cache,
+        options.referrer_policy,
+        super::default_user_agent(),
+    );
+    match built.refused_field() {
         Some(field) => {
-            let message = built.get(1).as_string().unwrap_or_default();
+            let message = built.message();
             let message = if matches!(field.as_str(), "headers" | "accept") {
                 message
             } else {
@@ -158,11 +212,7 @@ pub fn build_request(
             };
             Err(Error::invalid_options(&field, message))
         }
-        None => Ok((
-            first.unchecked_into(),
-            built.get(1).unchecked_into(),
-            built.get(2).as_string().unwrap_or_default(),
-        )),
+        None => Ok((built.inputs(), built.init(), built.headers())),
     }
 }
 
@@ -178,21 +228,22 @@ pub fn read_urls(url: &JsValue, subdomains: Option<&str>) -> Result<String, Erro
     if let Some(lines) = resolved.as_string() {
         return Ok(lines);
     }
-    let refused: Array = resolved.unchecked_into();
-    let text = refused.get(1).as_string().unwrap_or_default();
-    let why = match refused.get(0).as_f64() {
-        Some(5.0) => return Err(Error::invalid_options("url", "must be a string or an array of strings")),
-        Some(6.0) => {
+    let refused: UrlRefused = resolved.unchecked_into();
+    let why = match UrlRefusal::of_code(refused.refusal()) {
+        UrlRefusal::NotStringOrArray => {
+            return Err(Error::invalid_options("url", "must be a string or an array of strings"))
+        }
+        UrlRefusal::BadList => {
             return Err(Error::invalid_options(
                 "url",
                 "must be a URL string or an array of 1 to 16 URL strings",
             ))
         }
-        Some(2.0) => " is not a valid absolute URL (relative URLs need a page or worker location)",
-        Some(3.0) => " is not an http(s) URL",
-        Some(4.0) => " has credentials in it, which fetch refuses: send them in `headers`",
-        _ => " is not a valid absolute URL",
+        UrlRefusal::Relative => " is not a valid absolute URL (relative URLs need a page or worker location)",
+        UrlRefusal::NotHttp => " is not an http(s) URL",
+        UrlRefusal::Credentials => " has credentials in it, which fetch refuses: send them in `headers`",
+        UrlRefusal::Invalid => " is not a valid absolute URL",
     };
-    let redacted = redact_url(&text);
+    let redacted = redact_url(&refused.text());
     Err(Error::invalid_options("url", concat(&["\"", crate::text::first_chars(&redacted, 200), "\"", why])))
 }

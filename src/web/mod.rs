@@ -5,11 +5,10 @@ mod abort;
 mod client;
 mod effects;
 mod heap;
-mod js_objects;
 mod js_options;
-mod js_values;
 mod task;
 mod transport;
+mod wire;
 
 use std::cell::Cell;
 use std::rc::Rc;
@@ -17,7 +16,7 @@ use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 
 use self::client::ClientInner;
-use self::js_objects::make_tile_error;
+use self::wire::make_tile_error;
 use crate::retry::{Cause, Failure};
 use crate::Error;
 

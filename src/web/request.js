@@ -4,11 +4,25 @@
 
 const ABSOLUTE = /^https?:\/\//i;
 
+/** Why a call's URL was refused: `UrlRefusal` in js_options.rs. */
+export const URL_REFUSALS = Object.freeze({
+  invalid: 1,
+  // Relative, with no page or worker location to resolve it against.
+  relative: 2,
+  notHttp: 3,
+  credentials: 4,
+  notStringOrArray: 5,
+  badList: 6,
+});
+
 /**
- * The absolute href of `text`, resolved against the page's or worker's location when there is
- * one; or why not: 1 not a valid URL, 2 relative with nothing to resolve it against, 3 not
- * http(s), 4 has credentials in it.
+ * The refusal of a call's URL (`UrlRefused` in js_options.rs).
+ * @typedef {object} UrlRefused
+ * @property {number} refusal one of URL_REFUSALS
+ * @property {string} text the URL refused ("" when the refusal is about the whole value)
  */
+
+/** The absolute href of `text`, resolved against the page's or worker's location when there is one; or why not. */
 function resolveUrl(text) {
   const absolute = ABSOLUTE.test(text);
   let base;
@@ -20,18 +34,18 @@ function resolveUrl(text) {
   try {
     url = new URL(text, base);
   } catch {
-    return base === undefined && !absolute ? 2 : 1;
+    return base === undefined && !absolute ? URL_REFUSALS.relative : URL_REFUSALS.invalid;
   }
-  if (url.protocol !== "http:" && url.protocol !== "https:") return 3;
-  if (url.username || url.password) return 4;
+  if (url.protocol !== "http:" && url.protocol !== "https:") return URL_REFUSALS.notHttp;
+  if (url.username || url.password) return URL_REFUSALS.credentials;
   return url.href;
 }
 
 /**
  * The mirrors of a call, resolved: a URL, an array of 1 to 16 URLs, or a template whose `{s}` is
  * expanded over `labelLines` (one subdomain per line, at most 16 used). Returns the hrefs, one
- * per line; or `[why, text]` for the first URL refused: `why` as resolveUrl gives it, or 5 when
- * `url` is neither a string nor an array, 6 when the array is not 1 to 16 strings.
+ * per line; or a UrlRefused for the first URL refused.
+ * @returns {string | UrlRefused}
  */
 export function resolveUrls(url, labelLines) {
   let texts;
@@ -46,46 +60,55 @@ export function resolveUrls(url, labelLines) {
     try {
       texts = Array.from(url);
     } catch {}
-    if (!texts || texts.length < 1 || texts.length > 16 || texts.some((text) => typeof text !== "string")) return [6, ""];
+    if (!texts || texts.length < 1 || texts.length > 16 || texts.some((text) => typeof text !== "string")) {
+      return { refusal: URL_REFUSALS.badList, text: "" };
+    }
   } else {
-    return [5, ""];
+    return { refusal: URL_REFUSALS.notStringOrArray, text: "" };
   }
   const hrefs = [];
   for (const text of texts) {
     const href = resolveUrl(text);
-    if (typeof href === "number") return [href, text];
+    if (typeof href === "number") return { refusal: href, text };
     hrefs.push(href);
   }
   return hrefs.join("\n");
 }
 
 /**
- * The fetch input per mirror, the init every attempt sends, and its headers as one string
- * ("name:value;" each, for telling identical calls apart): `[inputs, init, headers]`;
- * or, when the platform refuses, `[field, message]`. Only fields the caller set are sent
- * (workerd rejects some outright), and a `Request` is built per mirror only when such a field
- * is set, so a refusal is the caller's error, reported at once, not a network failure retried
- * until the deadline. Strings cross from wasm in two: `urlLines`, one URL per line, and
- * `fieldLines`, a line each for accept, credentials, mode, cache and referrerPolicy: "" when not
- * set, "=" and the value when set (the referrer policy "" is a value). `userAgent`, when given,
- * is sent unless the caller's headers have a User-Agent; being the same for every call, it is
- * left out of the headers string.
+ * What buildRequest gives: the request, or the platform's refusal of a field.
+ * @typedef {object} BuiltRequest
+ * @property {Array<string | Request>} [inputs] the fetch input per mirror
+ * @property {RequestInit} [init] what every attempt sends (its signal set per attempt)
+ * @property {string} [headers] the headers sent, "name:value;" each, for telling identical calls apart
+ * @property {string} [refusedField] the option the platform refused
+ * @property {string} [message] the platform's words for the refusal
  */
-export function buildRequest(urlLines, headers, fieldLines, userAgent) {
+
+/**
+ * The fetch input per mirror and the init every attempt sends; or, when the platform refuses,
+ * the field to blame. Only fields the caller set are sent (workerd rejects some outright), and a
+ * `Request` is built per mirror only when such a field is set, so a refusal is the caller's error,
+ * reported at once, not a network failure retried until the deadline. `urlLines` has one URL per
+ * line; an option not set is undefined (the referrer policy "" is a value). `userAgent`, when
+ * given, is sent unless the caller's headers have a User-Agent; being the same for every call, it
+ * is left out of the headers string.
+ * @returns {BuiltRequest}
+ */
+export function buildRequest(urlLines, headers, accept, credentials, mode, cache, referrerPolicy, userAgent) {
   const urls = urlLines.split("\n");
-  const [accept, credentials, mode, cache, referrerPolicy] = fieldLines.split("\n").map((line) => (line ? line.slice(1) : undefined));
   const init = {};
   let sent = "";
   if (headers !== undefined || accept !== undefined) {
     try {
       init.headers = new Headers(headers);
     } catch {
-      return ["headers", "is not a valid headers init"];
+      return { refusedField: "headers", message: "is not a valid headers init" };
     }
     try {
       if (accept !== undefined && !init.headers.has("accept")) init.headers.set("accept", accept);
     } catch {
-      return ["accept", "is not a valid header value"];
+      return { refusedField: "accept", message: "is not a valid header value" };
     }
     for (const [name, value] of init.headers) sent += `${name}:${value};`;
     if (userAgent !== undefined && !init.headers.has("user-agent")) init.headers.set("user-agent", userAgent);
@@ -102,16 +125,15 @@ export function buildRequest(urlLines, headers, fieldLines, userAgent) {
       refusable = true;
     }
   }
-  if (!refusable) return [urls, init, sent];
+  if (!refusable) return { inputs: urls, init, headers: sent };
   try {
-    return [urls.map((url) => new Request(url, init)), init, sent];
+    return { inputs: urls.map((url) => new Request(url, init)), init, headers: sent };
   } catch (refusal) {
     let message = "";
     try {
       message = String(refusal?.message ?? "");
     } catch {}
     const set = Object.keys(fields).filter((name) => fields[name] !== undefined);
-    const field = set.find((name) => message.includes(name)) ?? "options";
-    return [field, message];
+    return { refusedField: set.find((name) => message.includes(name)) ?? "options", message };
   }
 }

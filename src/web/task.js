@@ -12,27 +12,46 @@ export function wakeUpOn(poll, id) {
 }
 
 /**
- * Awaits `promise` for task `id`: when it settles, `cell` gets [true, value] or [false, error]
- * and the task is polled again (from a reaction registered now, in the task's context).
+ * How a promise a task awaits settled (`Settlement` in task.rs): empty until then.
+ * @typedef {object} Settlement
+ * @property {boolean} [fulfilled]
+ * @property {unknown} [value] the value, or the rejection's reason
  */
-export function settleInto(promise, cell, poll, id) {
+
+/**
+ * Awaits `promise` for task `id`: when it settles, `settlement` records how, and the task is
+ * polled again (from a reaction registered now, in the task's context).
+ */
+export function settleInto(promise, settlement, poll, id) {
   promise.then(
     (value) => {
-      cell.push(true, value);
+      settlement.fulfilled = true;
+      settlement.value = value;
       poll(id);
     },
     (error) => {
-      cell.push(false, error);
+      settlement.fulfilled = false;
+      settlement.value = error;
       poll(id);
     },
   );
 }
 
-/** A promise and the two functions that settle it: [promise, resolve, reject]. */
+/**
+ * A promise and the two functions that settle it (`Deferred` in task.rs).
+ * @typedef {object} Deferred
+ * @property {Promise<unknown>} promise
+ * @property {(value: unknown) => void} resolve
+ * @property {(reason: unknown) => void} reject
+ */
+
+/** @returns {Deferred} */
 export function deferred() {
-  let settle;
-  const promise = new Promise((resolve, reject) => {
-    settle = [resolve, reject];
+  let resolve;
+  let reject;
+  const promise = new Promise((settle, fail) => {
+    resolve = settle;
+    reject = fail;
   });
-  return [promise, ...settle];
+  return { promise, resolve, reject };
 }

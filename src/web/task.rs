@@ -22,8 +22,9 @@ use std::task::{Context, Wake, Waker};
 
 use std::task::Poll;
 
-use js_sys::{Array, Function, Promise};
+use js_sys::{Function, Promise};
 use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
 
 #[wasm_bindgen(module = "/src/web/task.js")]
 extern "C" {
@@ -31,10 +32,25 @@ extern "C" {
     fn wake_up_on(poll: &JsValue, id: f64) -> Function;
 
     #[wasm_bindgen(js_name = settleInto)]
-    fn settle_into(promise: &Promise, cell: &Array, poll: &JsValue, id: f64);
+    fn settle_into(promise: &Promise, settlement: &Settlement, poll: &JsValue, id: f64);
 
-    /// `[promise, resolve, reject]`.
-    fn deferred() -> Array;
+    /// How an awaited promise settled (`Settlement` in task.js): empty until it has.
+    type Settlement;
+    #[wasm_bindgen(method, getter)]
+    fn fulfilled(this: &Settlement) -> Option<bool>;
+    #[wasm_bindgen(method, getter)]
+    fn value(this: &Settlement) -> JsValue;
+
+    fn deferred() -> Deferred;
+
+    /// A promise and the two functions that settle it (`Deferred` in task.js).
+    type Deferred;
+    #[wasm_bindgen(method, getter)]
+    fn promise(this: &Deferred) -> Promise;
+    #[wasm_bindgen(method, getter)]
+    fn resolve(this: &Deferred) -> Function;
+    #[wasm_bindgen(method, getter)]
+    fn reject(this: &Deferred) -> Function;
 }
 
 struct Task {
@@ -98,15 +114,14 @@ pub fn spawn(future: impl Future<Output = ()> + 'static) {
 /// Runs `future` as a task and returns a promise of its outcome.
 pub fn promise(future: impl Future<Output = Result<JsValue, JsValue>> + 'static) -> Promise {
     let parts = deferred();
-    let (resolve, reject): (Function, Function) =
-        (parts.get(1).unchecked_into(), parts.get(2).unchecked_into());
+    let (resolve, reject) = (parts.resolve(), parts.reject());
     spawn(async move {
         let _ = match future.await {
             Ok(value) => resolve.call1(&JsValue::UNDEFINED, &value),
             Err(error) => reject.call1(&JsValue::UNDEFINED, &error),
         };
     });
-    parts.get(0).unchecked_into()
+    parts.promise()
 }
 
 /// Awaits a JS promise inside a task. Instead of a waker closure per promise (two wasm-bindgen
@@ -115,13 +130,12 @@ pub fn promise(future: impl Future<Output = Result<JsValue, JsValue>> + 'static)
 /// polls with its own (plain `.await` and `race`), not for a combinator that substitutes wakers.
 pub struct PromiseFuture {
     promise: Option<Promise>,
-    /// Empty until the promise settles, then `[fulfilled, value]`.
-    cell: Array,
+    settlement: Settlement,
 }
 
 impl PromiseFuture {
     pub fn new(promise: Promise) -> PromiseFuture {
-        PromiseFuture { promise: Some(promise), cell: Array::new() }
+        PromiseFuture { promise: Some(promise), settlement: js_sys::Object::new().unchecked_into() }
     }
 }
 
@@ -129,13 +143,13 @@ impl Future for PromiseFuture {
     type Output = Result<JsValue, JsValue>;
 
     fn poll(mut self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<Self::Output> {
-        if self.cell.length() >= 2 {
-            let value = self.cell.get(1);
-            return Poll::Ready(if self.cell.get(0).is_truthy() { Ok(value) } else { Err(value) });
+        if let Some(fulfilled) = self.settlement.fulfilled() {
+            let value = self.settlement.value();
+            return Poll::Ready(if fulfilled { Ok(value) } else { Err(value) });
         }
         if let Some(promise) = self.promise.take() {
             let id = CURRENT.with(Cell::get) as f64;
-            POLL.with(|poll| settle_into(&promise, &self.cell, poll, id));
+            POLL.with(|poll| settle_into(&promise, &self.settlement, poll, id));
         }
         Poll::Pending
     }

@@ -2,21 +2,44 @@
 // call from the wasm module. Each crossing between wasm and JS (and each header name passed
 // across as a string) costs every tile, so they are batched here.
 
-const FACTS = ["content-type", "content-encoding", "content-length", "retry-after", "age", "date"];
+/**
+ * A response and what classification reads of it (`Fetched` in transport.rs): the headers are
+ * the values (undefined when absent), read here so each is one getter, not a `get` call from wasm.
+ * @typedef {object} Fetched
+ * @property {Response} response
+ * @property {Uint8Array} data the whole body
+ * @property {number} status
+ * @property {string | undefined} contentType
+ * @property {string | undefined} contentEncoding
+ * @property {string | undefined} contentLength
+ * @property {string | undefined} retryAfter
+ * @property {string | undefined} age
+ * @property {string | undefined} date
+ */
 
 /**
  * Fetches mirror `index` of `inputs` (URL strings or Requests), past every cache when `bust`.
- * Resolves with [response, body bytes, status, ...FACTS values (string or undefined)].
  * Rejects as `fetch` or the body read does.
+ * @returns {Promise<Fetched>}
  */
 export async function fetchWhole(scope, inputs, index, init, bust) {
   let input = inputs[Math.min(index, inputs.length - 1)];
   if (bust) input = busted(input, init);
   const response = await scope.fetch(input, init);
   const data = new Uint8Array(await response.arrayBuffer());
-  const out = [response, data, response.status];
-  for (const name of FACTS) out.push(response.headers.get(name) ?? undefined);
-  return out;
+  const headers = response.headers;
+  const header = (name) => headers.get(name) ?? undefined;
+  return {
+    response,
+    data,
+    status: response.status,
+    contentType: header("content-type"),
+    contentEncoding: header("content-encoding"),
+    contentLength: header("content-length"),
+    retryAfter: header("retry-after"),
+    age: header("age"),
+    date: header("date"),
+  };
 }
 
 /** `TypeError: fetch failed` plus the cause's code where Node gives one (`ECONNREFUSED`). */

@@ -16,9 +16,30 @@ use crate::redact::redact_text;
 
 #[wasm_bindgen(module = "/src/web/transport.js")]
 extern "C" {
-    /// `fetch` and the body read; see transport.js for the array it resolves with.
+    /// `fetch` and the body read; resolves with a [`Fetched`].
     #[wasm_bindgen(js_name = fetchWhole)]
     fn fetch_whole(scope: &JsValue, inputs: &Array, index: u32, init: &RequestInit, bust: bool) -> Promise;
+
+    /// A response and what classification reads of it (`Fetched` in transport.js).
+    type Fetched;
+    #[wasm_bindgen(method, getter)]
+    fn response(this: &Fetched) -> Response;
+    #[wasm_bindgen(method, getter)]
+    fn data(this: &Fetched) -> Uint8Array;
+    #[wasm_bindgen(method, getter)]
+    fn status(this: &Fetched) -> u16;
+    #[wasm_bindgen(method, getter, js_name = contentType)]
+    fn content_type(this: &Fetched) -> Option<String>;
+    #[wasm_bindgen(method, getter, js_name = contentEncoding)]
+    fn content_encoding(this: &Fetched) -> Option<String>;
+    #[wasm_bindgen(method, getter, js_name = contentLength)]
+    fn content_length(this: &Fetched) -> Option<String>;
+    #[wasm_bindgen(method, getter, js_name = retryAfter)]
+    fn retry_after(this: &Fetched) -> Option<String>;
+    #[wasm_bindgen(method, getter)]
+    fn age(this: &Fetched) -> Option<String>;
+    #[wasm_bindgen(method, getter)]
+    fn date(this: &Fetched) -> Option<String>;
 
     /// The error's message, and its cause's code where there is one (see transport.js).
     #[wasm_bindgen(js_name = errorText)]
@@ -54,9 +75,9 @@ impl<'a> FetchTransport<'a> {
     ) -> Result<(ResponseFacts, WebBody), JsValue> {
         self.init.set_signal(Some(&controller.signal()));
         let fetched = fetch_whole(&self.scope, self.inputs, mirror as u32, self.init, cache_bust);
-        let whole: Array = PromiseFuture::new(fetched).await?.unchecked_into();
-        let body = WebBody { response: whole.get(0).unchecked_into(), data: whole.get(1).unchecked_into() };
-        Ok((facts(&whole, &body.data), body))
+        let fetched: Fetched = PromiseFuture::new(fetched).await?.unchecked_into();
+        let body = WebBody { response: fetched.response(), data: fetched.data() };
+        Ok((facts(&fetched, &body.data), body))
     }
 }
 
@@ -90,21 +111,20 @@ impl Transport for FetchTransport<'_> {
     }
 }
 
-/// What classification needs, from fetchWhole's array: the status, the headers, and the first
-/// and last bytes of the body (only those are copied into wasm memory).
-fn facts(whole: &Array, data: &Uint8Array) -> ResponseFacts {
-    let header = |i: u32| whole.get(3 + i).as_string();
+/// What classification needs: the status, the headers, and the first and last bytes of the body
+/// (only those are copied into wasm memory).
+fn facts(fetched: &Fetched, data: &Uint8Array) -> ResponseFacts {
     let len = data.length();
     let head_end = len.min(HEAD_BYTES as u32);
     let tail_start = len.saturating_sub(TAIL_BYTES as u32);
     ResponseFacts {
-        status: whole.get(2).as_f64().unwrap_or(0.0) as u16,
-        content_type: header(0),
-        content_encoding: header(1),
-        content_length: header(2),
-        retry_after: header(3),
-        age: header(4),
-        date: header(5),
+        status: fetched.status(),
+        content_type: fetched.content_type(),
+        content_encoding: fetched.content_encoding(),
+        content_length: fetched.content_length(),
+        retry_after: fetched.retry_after(),
+        age: fetched.age(),
+        date: fetched.date(),
         body_len: len as usize,
         head: data.subarray(0, head_end).to_vec(),
         tail: data.subarray(tail_start, len).to_vec(),

@@ -278,10 +278,11 @@ describe("the option names pkg/leaflet.js knows", () => {
   });
 });
 
-// The JS half of request building (src/web/request.js), on the format the Rust half writes:
-// one URL per line, and a line per field ("" not set, "=" + value when set).
+// The JS half of request building (src/web/request.js), called as the Rust half calls it: one URL
+// per line, each option by name (undefined when not set), refusals named by URL_REFUSALS.
 describe("buildRequest and resolveUrls (src/web/request.js)", async () => {
-  const { buildRequest, resolveUrls } = await import("../../src/web/request.js");
+  const { buildRequest, resolveUrls, URL_REFUSALS } = await import("../../src/web/request.js");
+  const refused = (refusal, text) => ({ refusal: URL_REFUSALS[refusal], text });
 
   test("resolveUrls: templates expand over the labels, hosts come out in the parser's form", () => {
     assert.equal(resolveUrls("https://{s}.Tiles.example:443/1/{s}.png", "a\nb"), "https://a.tiles.example/1/a.png\nhttps://b.tiles.example/1/b.png");
@@ -291,14 +292,14 @@ describe("buildRequest and resolveUrls (src/web/request.js)", async () => {
   });
 
   test("resolveUrls: what is refused, and why", () => {
-    assert.deepEqual(resolveUrls("tiles/1.png", ""), [2, "tiles/1.png"], "relative with no location (Node)");
-    assert.deepEqual(resolveUrls("https://exa mple.com/", ""), [1, "https://exa mple.com/"]);
-    assert.deepEqual(resolveUrls("ftp://a.example/1", ""), [3, "ftp://a.example/1"]);
-    assert.deepEqual(resolveUrls("https://u:p@a.example/1", ""), [4, "https://u:p@a.example/1"]);
-    assert.deepEqual(resolveUrls(["https://a.example/1", "ftp://b.example/"], ""), [3, "ftp://b.example/"]);
-    assert.deepEqual(resolveUrls(5, ""), [5, ""]);
-    assert.deepEqual(resolveUrls([], ""), [6, ""]);
-    assert.deepEqual(resolveUrls(["https://a.example/1", 7], ""), [6, ""]);
+    assert.deepEqual(resolveUrls("tiles/1.png", ""), refused("relative", "tiles/1.png"), "relative with no location (Node)");
+    assert.deepEqual(resolveUrls("https://exa mple.com/", ""), refused("invalid", "https://exa mple.com/"));
+    assert.deepEqual(resolveUrls("ftp://a.example/1", ""), refused("notHttp", "ftp://a.example/1"));
+    assert.deepEqual(resolveUrls("https://u:p@a.example/1", ""), refused("credentials", "https://u:p@a.example/1"));
+    assert.deepEqual(resolveUrls(["https://a.example/1", "ftp://b.example/"], ""), refused("notHttp", "ftp://b.example/"));
+    assert.deepEqual(resolveUrls(5, ""), refused("notStringOrArray", ""));
+    assert.deepEqual(resolveUrls([], ""), refused("badList", ""));
+    assert.deepEqual(resolveUrls(["https://a.example/1", 7], ""), refused("badList", ""));
     assert.deepEqual(
       resolveUrls(
         new Proxy([], {
@@ -308,32 +309,44 @@ describe("buildRequest and resolveUrls (src/web/request.js)", async () => {
         }),
         "",
       ),
-      [6, ""],
+      refused("badList", ""),
     );
+    assert.equal(new Set(Object.values(URL_REFUSALS)).size, Object.keys(URL_REFUSALS).length, "one code per refusal");
   });
 
+  // buildRequest(urlLines, headers, accept, credentials, mode, cache, referrerPolicy, userAgent)
   test("plain URLs stay strings; headers and accept are sent and listed for the flight key", () => {
-    const [inputs, init, sent] = buildRequest("https://a.example/1\nhttps://b.example/1", { "x-key": "1" }, "=image/*\n\n\n\n\n");
+    const { inputs, init, headers, refusedField } = buildRequest("https://a.example/1\nhttps://b.example/1", { "x-key": "1" }, "image/*");
+    assert.equal(refusedField, undefined);
     assert.deepEqual(inputs, ["https://a.example/1", "https://b.example/1"]);
     assert.equal(init.headers.get("accept"), "image/*");
-    assert.equal(sent, "accept:image/*;x-key:1;");
+    assert.equal(headers, "accept:image/*;x-key:1;");
     assert.equal("referrerPolicy" in init, false);
   });
 
   test('a set field builds a Request per mirror; the referrer policy "" is a value, not absence', () => {
-    const [inputs, init, sent] = buildRequest("https://a.example/1", undefined, "\n\n\n\n=");
+    const { inputs, init, headers } = buildRequest("https://a.example/1", undefined, undefined, undefined, undefined, undefined, "");
     assert.equal(init.referrerPolicy, "");
     assert.ok(inputs[0] instanceof Request);
-    assert.equal(sent, "");
+    assert.equal(headers, "");
+  });
+
+  test("a user agent is sent unless the caller's headers have one, and is not part of the flight key", () => {
+    const ua = "tilefetch/test";
+    const plain = buildRequest("https://a.example/1", undefined, undefined, undefined, undefined, undefined, undefined, ua);
+    assert.equal(plain.init.headers["user-agent"], ua);
+    const own = buildRequest("https://a.example/1", { "User-Agent": "mine" }, undefined, undefined, undefined, undefined, undefined, ua);
+    assert.equal(own.init.headers.get("user-agent"), "mine");
+    assert.equal(own.headers, "user-agent:mine;");
   });
 
   test("what the platform refuses comes back as the field and its message", () => {
-    const [field, message] = buildRequest("https://a.example/1", undefined, "\n\n=navigate\n\n\n");
-    assert.equal(field, "mode");
+    const { refusedField, message } = buildRequest("https://a.example/1", undefined, undefined, undefined, "navigate");
+    assert.equal(refusedField, "mode");
     assert.match(message, /mode|navigate/i);
-    assert.deepEqual(buildRequest("https://a.example/1", 5, "\n\n\n\n\n"), ["headers", "is not a valid headers init"]);
+    assert.deepEqual(buildRequest("https://a.example/1", 5), { refusedField: "headers", message: "is not a valid headers init" });
     // "'only-if-cached' can be set only with 'same-origin' mode" names a mode the caller never
     // set: the field to blame is among those set.
-    assert.equal(buildRequest("https://a.example/1", undefined, "\n\n\n=only-if-cached\n")[0], "cache");
+    assert.equal(buildRequest("https://a.example/1", undefined, undefined, undefined, undefined, "only-if-cached").refusedField, "cache");
   });
 });
