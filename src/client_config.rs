@@ -106,6 +106,16 @@ impl ClientConfig {
     pub fn options_for(&self, host: &str) -> &Options {
         self.rule(host).map_or(&self.options, |rule| &rule.options)
     }
+
+    /// The options of a call with `entries` whose primary host is `host`: the call's over the
+    /// host's rule's over the client's. `None` before the host is known (enough to expand `{s}`
+    /// in the URL, which finds the host). Only a host with a rule costs a second layering.
+    pub fn call_options(&self, host: Option<&str>, entries: &[Entry<'_>]) -> Result<Options, Error> {
+        match host {
+            Some(host) => self.options_for(host).with(entries),
+            None => self.options.with(entries),
+        }
+    }
 }
 
 fn base_host_config(preset: Preset) -> HostConfig {
@@ -265,6 +275,24 @@ mod tests {
             Err(Error::InvalidOptions { field, .. }) => field,
             other => panic!("expected invalid-options, got {other:?}"),
         }
+    }
+
+    #[test]
+    fn a_call_layers_its_options_over_its_hosts_rule_over_the_clients() {
+        let c = ClientConfig::parse(&[
+            ("deadlineMs", n(5_000.0)),
+            ("baseDelayMs", n(400.0)),
+            ("hosts", rec(&[("slow.example", rec(&[("deadlineMs", n(9_000.0))]))])),
+        ])
+        .unwrap();
+        let call = [("baseDelayMs", n(200.0))];
+        let call = entries_of(&call);
+        let before_host = c.call_options(None, &call).unwrap();
+        assert_eq!((before_host.deadline_ms, before_host.base_delay_ms), (5_000.0, 200.0));
+        let ruled = c.call_options(Some("slow.example"), &call).unwrap();
+        assert_eq!((ruled.deadline_ms, ruled.base_delay_ms), (9_000.0, 200.0), "the rule, then the call");
+        let other = c.call_options(Some("fast.example"), &[]).unwrap();
+        assert_eq!((other.deadline_ms, other.base_delay_ms), (5_000.0, 400.0), "no rule: the client's");
     }
 
     #[test]

@@ -15,6 +15,7 @@
 
 pub mod backoff;
 pub mod classify;
+pub mod client;
 pub mod client_config;
 pub mod deadline;
 pub mod error;

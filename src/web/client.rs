@@ -20,6 +20,7 @@ use super::wire::{
     make_host_stats, make_pause_event, make_queue_event, make_retry_event, make_retry_info, make_tile,
 };
 use super::{early_error, failure_to_js};
+use crate::client::{flight_key, Callers, FlightTable, HostRegistry, HostSnapshot, Joinable};
 use crate::client_config::ClientConfig;
 use crate::host::state::{Hold, SharedHost};
 use crate::host::{host_key, HostState};
@@ -31,17 +32,12 @@ use crate::retry::{fetch_with_retries, Cause, Delivered, Event, GaveUp, Runtime}
 use crate::text::pieces;
 use crate::Error;
 
-/// Hosts a client remembers; past this, idle ones are forgotten (and leave `stats()`).
-const MAX_HOSTS: usize = 256;
-
 pub struct ClientInner {
     config: ClientConfig,
     headers: Option<JsValue>,
     on_event: Option<Function>,
-    hosts: RefCell<Vec<SharedHost>>,
-    /// Flights in progress by key; a short list (one per distinct tile in flight), so a Vec:
-    /// a HashMap would cost the wasm module more than its lookups save.
-    flights: RefCell<Vec<(String, Rc<Flight>)>>,
+    hosts: RefCell<HostRegistry>,
+    flights: RefCell<FlightTable<Flight>>,
 }
 
 impl ClientInner {
@@ -52,32 +48,14 @@ impl ClientInner {
             config,
             headers: js.headers,
             on_event: js.on_event,
-            hosts: RefCell::new(Vec::new()),
-            flights: RefCell::new(Vec::new()),
+            hosts: RefCell::default(),
+            flights: RefCell::default(),
         })
     }
 
     fn host(&self, key: &str) -> SharedHost {
-        if let Some(host) = self.hosts.borrow().iter().find(|h| &*h.borrow().name == key) {
-            return host.clone();
-        }
-        let host = HostState::new(key, &self.config.host_config(key), JsClock.now_ms()).shared();
-        let mut hosts = self.hosts.borrow_mut();
-        if hosts.len() >= MAX_HOSTS {
-            // Forget idle hosts, oldest first, so a stream of distinct hosts cannot grow memory.
-            let mut excess = hosts.len() + 1 - MAX_HOSTS;
-            hosts.retain(|h| {
-                let idle = {
-                    let h = h.borrow();
-                    h.slots.in_flight() == 0 && h.slots.queued() == 0
-                };
-                let forget = idle && excess > 0;
-                excess -= usize::from(forget);
-                !forget
-            });
-        }
-        hosts.push(host.clone());
-        host
+        let make = || HostState::new(key, &self.config.host_config(key), JsClock.now_ms());
+        self.hosts.borrow_mut().get_or_add(key, make)
     }
 
     /// One call of `fetchTile`; its deadline counts from `called_ms` (`performance.now()`), which
@@ -102,16 +80,8 @@ impl ClientInner {
         let now = JsClock.now_ms();
         let called = called_ms.filter(|at| at.is_finite()).map_or(now, |at| at.min(now));
         let key = flight_key(&url_lines, &options, &headers);
-        // A flight whose callers all left is being aborted, or that ends much sooner than this
-        // call's deadline (by more than a quarter of it): the call starts a new one.
         let own_end = called + options.deadline_ms;
-        let tolerance = options.deadline_ms / 4.0;
-        let existing = self
-            .flights
-            .borrow()
-            .iter()
-            .find(|(k, f)| *k == key && !f.stop.is_stopped() && f.ends_at >= own_end - tolerance)
-            .map(|(_, f)| f.clone());
+        let existing = self.flights.borrow().joinable(&key, own_end, options.deadline_ms);
         let joined = existing.is_some();
         let flight = match existing {
             Some(flight) => {
@@ -121,12 +91,8 @@ impl ClientInner {
                 flight
             }
             None => {
-                let flight = Rc::new(Flight::new(called + options.deadline_ms));
-                {
-                    let mut flights = self.flights.borrow_mut();
-                    flights.retain(|(k, _)| *k != key);
-                    flights.push((key.clone(), flight.clone()));
-                }
+                let flight = Rc::new(Flight::new(own_end));
+                self.flights.borrow_mut().start(key.clone(), flight.clone());
                 let client = self.clone();
                 let task = flight.clone();
                 let run = FlightRun {
@@ -140,7 +106,7 @@ impl ClientInner {
                 };
                 super::task::spawn(async move {
                     let outcome = client.run_flight(&task, run).await;
-                    client.flights.borrow_mut().retain(|(k, f)| !(*k == key && Rc::ptr_eq(f, &task)));
+                    client.flights.borrow_mut().finish(&key, &task);
                     task.finish(outcome);
                 });
                 flight
@@ -179,15 +145,15 @@ impl ClientInner {
         let entries = entries_of(&entries);
         // The call's options over the client's: enough to expand `{s}` and find the host. A
         // host with rules of its own starts from its own options.
-        let options = self.config.options.with(&entries)?;
+        let options = self.config.call_options(None, &entries)?;
         let url_lines = read_urls(url, options.subdomains.as_deref())?;
         let mut hosts = Vec::new();
         for url in pieces(&url_lines, b'\n') {
             hosts.push(host_key(url));
         }
         // `pieces` yields at least one piece, so the first mirror is always there.
-        let options = match hosts.first().and_then(|primary| self.config.rule(primary)) {
-            Some(rule) => rule.options.with(&entries)?,
+        let options = match hosts.first().filter(|primary| self.config.rule(primary).is_some()) {
+            Some(primary) => self.config.call_options(Some(primary), &entries)?,
             None => options,
         };
         // Borrowed, not moved out of `js`: each early return then drops `js` whole.
@@ -242,7 +208,7 @@ impl ClientInner {
             }
             // Every caller has gone (that is what stopped it): nobody reads the error, and a JS
             // Error costs a stack capture, which adds up when a map drops a hundred tiles at once.
-            Err(_) if flight.callers.get() == 0 => Err(JsValue::UNDEFINED),
+            Err(_) if flight.callers.count() == 0 => Err(JsValue::UNDEFINED),
             Err(gave_up) => Err(give_up_to_js(gave_up, &run.url)),
         }
     }
@@ -264,53 +230,33 @@ impl ClientInner {
         let to_epoch = |t: f64| JsClock.epoch_ms() + (t - now);
         // Every host is read before any JS runs (a setter the page put on Object.prototype may
         // call back into this client while no borrow is held).
-        let mut entries = Vec::new();
-        for host in self.hosts.borrow().iter() {
-            let mut h = host.borrow_mut();
-            let tokens = h.budget.tokens(now);
-            let paused_until = h.paused_until(now).map(to_epoch);
-            let rate = h.rate().map(|r| (r * 10.0).round() / 10.0);
-            let c = &h.counters;
+        let entries: Vec<_> = self
+            .hosts
+            .borrow()
+            .iter()
+            .map(|host| {
+                let mut h = host.borrow_mut();
+                (h.name.clone(), HostSnapshot::of(&mut h, now, to_epoch))
+            })
+            .collect();
+        let stats = js_sys::Object::new();
+        for (name, s) in entries {
             let mut give_up_kinds = String::new();
             let mut give_up_counts = Vec::new();
-            for (kind, n) in &c.give_ups {
+            for (kind, n) in &s.give_ups {
                 give_up_kinds.push_str(kind);
                 give_up_kinds.push(' ');
                 give_up_counts.push(*n as f64);
             }
-            let snapshot = HostSnapshot {
-                requests: c.requests as f64,
-                attempts: c.attempts as f64,
-                retries: c.retries as f64,
-                successes: c.successes as f64,
-                aborted: c.aborted as f64,
-                coalesced: c.coalesced as f64,
-                in_flight: h.slots.in_flight() as f64,
-                queued: h.slots.queued() as f64,
-                breaker_state: h.breaker.state(now).name(),
-                breaker_changed_at: to_epoch(h.breaker.changed_at()),
-                retry_tokens: (tokens * 100.0).round() / 100.0,
-                paused_until,
-                rate_limit_per_second: rate,
-                p50: c.latency.percentile(0.5),
-                p95: c.latency.percentile(0.95),
-                p99: c.latency.percentile(0.99),
-                give_up_kinds,
-                give_up_counts,
-            };
-            entries.push((h.name.clone(), snapshot));
-        }
-        let stats = js_sys::Object::new();
-        for (name, s) in entries {
             let host_stats = make_host_stats(
-                s.requests,
-                s.attempts,
-                s.retries,
-                s.successes,
-                s.aborted,
-                s.coalesced,
-                s.in_flight,
-                s.queued,
+                s.requests as f64,
+                s.attempts as f64,
+                s.retries as f64,
+                s.successes as f64,
+                s.aborted as f64,
+                s.coalesced as f64,
+                s.in_flight as f64,
+                s.queued as f64,
                 s.breaker_state,
                 s.breaker_changed_at,
                 s.retry_tokens,
@@ -319,35 +265,13 @@ impl ClientInner {
                 s.p50,
                 s.p95,
                 s.p99,
-                &s.give_up_kinds,
-                &s.give_up_counts,
+                &give_up_kinds,
+                &give_up_counts,
             );
             add_host_stats(&stats, &name, &host_stats);
         }
         stats.into()
     }
-}
-
-/// One host's entry of `stats()`, read while the host is borrowed and handed to JS after.
-struct HostSnapshot {
-    requests: f64,
-    attempts: f64,
-    retries: f64,
-    successes: f64,
-    aborted: f64,
-    coalesced: f64,
-    in_flight: f64,
-    queued: f64,
-    breaker_state: &'static str,
-    breaker_changed_at: f64,
-    retry_tokens: f64,
-    paused_until: Option<f64>,
-    rate_limit_per_second: Option<f64>,
-    p50: Option<f64>,
-    p95: Option<f64>,
-    p99: Option<f64>,
-    give_up_kinds: String,
-    give_up_counts: Vec<f64>,
 }
 
 struct Prepared {
@@ -374,24 +298,6 @@ struct FlightRun {
     url: String,
 }
 
-/// Calls are identical when they fetch the same mirrors with the same request headers and
-/// fields and judge responses alike; timing options may differ (each caller keeps its own
-/// deadline and signal, and joins only a flight that lasts at least as long).
-fn flight_key(url_lines: &str, options: &Options, headers: &str) -> String {
-    let mut key = String::from(url_lines);
-    // What decides whether a response is a tile must match too.
-    key.push('\n');
-    key.push_str(&options.verdict_key());
-    for field in [options.credentials, options.mode, options.cache, options.referrer_policy] {
-        key.push('\n');
-        key.push_str(field.unwrap_or(""));
-    }
-    // The headers as sent (the call's or the client's, with `accept`).
-    key.push('\n');
-    key.push_str(headers);
-    key
-}
-
 /// A tile shared by the callers of one flight.
 #[derive(Clone)]
 struct SharedTile {
@@ -406,7 +312,7 @@ struct SharedTile {
 struct Flight {
     outcome: RefCell<Option<Result<SharedTile, JsValue>>>,
     wakers: RefCell<Vec<Waker>>,
-    callers: Cell<usize>,
+    callers: Callers,
     /// When the shared loop's deadline ends (the leader's).
     ends_at: f64,
     /// Attempts the shared loop has sent so far.
@@ -422,7 +328,7 @@ impl Flight {
             ends_at,
             outcome: RefCell::new(None),
             wakers: RefCell::new(Vec::new()),
-            callers: Cell::new(0),
+            callers: Callers::default(),
             attempts: Cell::new(0),
             stop: Rc::default(),
             handed_out: Cell::new(false),
@@ -463,6 +369,16 @@ impl Future for FlightWait<'_> {
     }
 }
 
+impl Joinable for Flight {
+    fn ends_at(&self) -> f64 {
+        self.ends_at
+    }
+
+    fn is_stopped(&self) -> bool {
+        self.stop.is_stopped()
+    }
+}
+
 /// A caller's membership of a flight: the last one to leave an unfinished flight aborts it.
 struct Caller {
     flight: Rc<Flight>,
@@ -470,16 +386,14 @@ struct Caller {
 
 impl Caller {
     fn join(flight: &Rc<Flight>) -> Caller {
-        flight.callers.set(flight.callers.get() + 1);
+        flight.callers.join();
         Caller { flight: flight.clone() }
     }
 }
 
 impl Drop for Caller {
     fn drop(&mut self) {
-        let left = self.flight.callers.get().saturating_sub(1);
-        self.flight.callers.set(left);
-        if left == 0 && self.flight.outcome.borrow().is_none() {
+        if self.flight.callers.leave() && self.flight.outcome.borrow().is_none() {
             self.flight.stop.stop();
         }
     }

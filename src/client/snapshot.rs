@@ -1,0 +1,103 @@
+//! What `stats()` reports of one host, read from its state at one instant.
+
+use crate::host::HostState;
+
+/// One host's entry of `stats()`. Times are on the clock `to_epoch` maps to (epoch ms in JS);
+/// figures are rounded as they are shown.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HostSnapshot {
+    /// Calls made to this host as their primary host, coalesced ones included.
+    pub requests: u64,
+    /// Attempts sent.
+    pub attempts: u64,
+    /// Retries sent.
+    pub retries: u64,
+    /// Attempts that delivered a tile.
+    pub successes: u64,
+    /// Calls aborted by their caller.
+    pub aborted: u64,
+    /// Calls that joined another call's flight.
+    pub coalesced: u64,
+    /// Attempts in flight now.
+    pub in_flight: usize,
+    /// Attempts waiting for a slot now.
+    pub queued: usize,
+    /// The breaker's state now, as `TileError` and events name it.
+    pub breaker_state: &'static str,
+    /// When the breaker last changed state.
+    pub breaker_changed_at: f64,
+    /// The retry budget's tokens now, to 2 decimals.
+    pub retry_tokens: f64,
+    /// When a pause (Retry-After) ends, while there is one.
+    pub paused_until: Option<f64>,
+    /// The learned rate limit, to 1 decimal, once a 429 taught one.
+    pub rate_limit_per_second: Option<f64>,
+    /// Latency percentiles of successful attempts (ms), once there are samples.
+    pub p50: Option<f64>,
+    /// See [`HostSnapshot::p50`].
+    pub p95: Option<f64>,
+    /// See [`HostSnapshot::p50`].
+    pub p99: Option<f64>,
+    /// Calls that gave up, by error kind, in the order first seen.
+    pub give_ups: Vec<(&'static str, u64)>,
+}
+
+impl HostSnapshot {
+    /// `host` at `now_ms` (the clock of calls), with times mapped by `to_epoch`.
+    pub fn of(host: &mut HostState, now_ms: f64, to_epoch: impl Fn(f64) -> f64) -> HostSnapshot {
+        let retry_tokens = (host.budget.tokens(now_ms) * 100.0).round() / 100.0;
+        let paused_until = host.paused_until(now_ms).map(&to_epoch);
+        let rate_limit_per_second = host.rate().map(|r| (r * 10.0).round() / 10.0);
+        let c = &host.counters;
+        HostSnapshot {
+            requests: c.requests,
+            attempts: c.attempts,
+            retries: c.retries,
+            successes: c.successes,
+            aborted: c.aborted,
+            coalesced: c.coalesced,
+            in_flight: host.slots.in_flight(),
+            queued: host.slots.queued(),
+            breaker_state: host.breaker.state(now_ms).name(),
+            breaker_changed_at: to_epoch(host.breaker.changed_at()),
+            retry_tokens,
+            paused_until,
+            rate_limit_per_second,
+            p50: c.latency.percentile(0.5),
+            p95: c.latency.percentile(0.95),
+            p99: c.latency.percentile(0.99),
+            give_ups: c.give_ups.clone(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::host::HostConfig;
+
+    #[test]
+    fn a_fresh_host_reports_nothing_learned() {
+        let mut host = HostState::new("a.example", &HostConfig::DEFAULT, 1_000.0);
+        let s = HostSnapshot::of(&mut host, 1_000.0, |t| t + 1.0e12);
+        assert_eq!((s.requests, s.attempts, s.in_flight, s.queued), (0, 0, 0, 0));
+        assert_eq!(s.breaker_state, "closed");
+        assert_eq!(s.breaker_changed_at, 1.0e12 + 1_000.0, "mapped to the epoch");
+        assert_eq!((s.paused_until, s.rate_limit_per_second, s.p50), (None, None, None));
+        assert!(s.retry_tokens > 0.0);
+        assert!(s.give_ups.is_empty());
+    }
+
+    #[test]
+    fn counters_slots_and_give_ups_are_read_as_they_stand() {
+        let mut host = HostState::new("a.example", &HostConfig::DEFAULT, 0.0);
+        host.counters.requests = 3;
+        host.counters.attempts = 5;
+        host.counters.give_up("deadline");
+        host.counters.give_up("deadline");
+        let _permit = host.slots.try_acquire().expect("a free slot");
+        let s = HostSnapshot::of(&mut host, 0.0, |t| t);
+        assert_eq!((s.requests, s.attempts, s.in_flight), (3, 5, 1));
+        assert_eq!(s.give_ups, vec![("deadline", 2)]);
+    }
+}
