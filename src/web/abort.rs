@@ -8,56 +8,61 @@ use std::pin::Pin;
 use std::rc::Rc;
 use std::task::{Context, Poll, Waker};
 
-use wasm_bindgen::closure::Closure;
-use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen::prelude::*;
 use web_sys::AbortSignal;
 
 use crate::platform::Cancel;
 
+#[wasm_bindgen(module = "/src/web/abort.js")]
+extern "C" {
+    /// The signal's id, with a listener that calls `on_abort(id)` (one per signal).
+    #[wasm_bindgen(js_name = watchSignal)]
+    fn watch_signal(signal: &AbortSignal, on_abort: &JsValue) -> f64;
+
+    #[wasm_bindgen(js_name = unwatchSignal)]
+    fn unwatch_signal(signal: &AbortSignal);
+}
+
 type WakerSlot = Rc<RefCell<Option<Waker>>>;
 
-/// One watched signal: its listener and the calls waiting on it.
+/// One watched signal: its id (abort.js) and the calls waiting on it.
 struct Watched {
+    id: f64,
     signal: AbortSignal,
     fired: Cell<bool>,
     waiting: RefCell<Vec<WakerSlot>>,
-    listener: RefCell<Option<Closure<dyn FnMut()>>>,
 }
 
 thread_local! {
     /// Signals with a listener, each shared by the calls watching it: a short list.
     static WATCHED: RefCell<Vec<Rc<Watched>>> = const { RefCell::new(Vec::new()) };
+    /// The one function every signal's listener calls, with the signal's id.
+    static ON_ABORT: JsValue = Closure::<dyn Fn(f64)>::new(|id: f64| {
+        let watched = WATCHED.with(|all| all.borrow().iter().find(|w| w.id == id).cloned());
+        if let Some(watched) = watched {
+            watched.fired.set(true);
+            let slots: Vec<WakerSlot> = watched.waiting.borrow().clone();
+            for slot in slots {
+                if let Some(waker) = slot.borrow_mut().take() {
+                    waker.wake();
+                }
+            }
+        }
+    })
+    .into_js_value();
 }
 
 fn watch(signal: &AbortSignal) -> Rc<Watched> {
-    let found = WATCHED
-        .with(|all| all.borrow().iter().find(|w| JsValue::from(&w.signal) == JsValue::from(signal)).cloned());
-    if let Some(watched) = found {
+    let id = ON_ABORT.with(|on_abort| watch_signal(signal, on_abort));
+    if let Some(watched) = WATCHED.with(|all| all.borrow().iter().find(|w| w.id == id).cloned()) {
         return watched;
     }
     let watched = Rc::new(Watched {
+        id,
         signal: signal.clone(),
         fired: Cell::new(false),
         waiting: RefCell::new(Vec::new()),
-        listener: RefCell::new(None),
     });
-    let on_abort = {
-        let watched = Rc::downgrade(&watched);
-        Closure::<dyn FnMut()>::new(move || {
-            if let Some(watched) = watched.upgrade() {
-                watched.fired.set(true);
-                let slots: Vec<WakerSlot> = watched.waiting.borrow().clone();
-                for slot in slots {
-                    if let Some(waker) = slot.borrow_mut().take() {
-                        waker.wake();
-                    }
-                }
-            }
-        })
-    };
-    // Cannot fail for a real AbortSignal; if it did, `aborted()` polling still works.
-    let _ = signal.add_event_listener_with_callback("abort", on_abort.as_ref().unchecked_ref());
-    *watched.listener.borrow_mut() = Some(on_abort);
     WATCHED.with(|all| all.borrow_mut().push(watched.clone()));
     watched
 }
@@ -65,11 +70,7 @@ fn watch(signal: &AbortSignal) -> Rc<Watched> {
 fn unwatch(watched: &Rc<Watched>, slot: &WakerSlot) {
     watched.waiting.borrow_mut().retain(|s| !Rc::ptr_eq(s, slot));
     if watched.waiting.borrow().is_empty() {
-        if let Some(listener) = watched.listener.borrow_mut().take() {
-            let _ = watched
-                .signal
-                .remove_event_listener_with_callback("abort", listener.as_ref().unchecked_ref());
-        }
+        unwatch_signal(&watched.signal);
         WATCHED.with(|all| all.borrow_mut().retain(|w| !Rc::ptr_eq(w, watched)));
     }
 }

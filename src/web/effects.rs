@@ -1,12 +1,11 @@
 //! Clock, randomness and sleep for the retry loop, from the JS global scope.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::future::Future;
 use std::pin::Pin;
 use std::rc::Rc;
 use std::task::{Context, Poll, Waker};
 
-use gloo_timers::callback::Timeout;
 use wasm_bindgen::prelude::*;
 
 use super::abort::AbortWatch;
@@ -19,12 +18,43 @@ extern "C" {
     /// `performance.now()`: monotonic, present in pages, workers, Node and workerd.
     #[wasm_bindgen(js_namespace = performance, js_name = now)]
     fn performance_now() -> f64;
+
+    /// `setTimeout(handler, ms, id)`: every platform passes the extra argument to the handler.
+    /// The handle is a number in browsers and workerd, an object in Node.
+    #[wasm_bindgen(js_name = setTimeout, catch)]
+    fn set_timeout(handler: &JsValue, ms: f64, id: f64) -> Result<JsValue, JsValue>;
+
+    #[wasm_bindgen(js_name = clearTimeout)]
+    fn clear_timeout(handle: &JsValue);
 }
 
-/// A `setTimeout` as a future; dropping it clears the timer. gloo-timers' own `TimeoutFuture`
-/// would do, but drags in a thread-safe oneshot channel that costs the wasm module ~2 KB.
+thread_local! {
+    /// Timers set and not yet fired or dropped, by id: a short list.
+    static TIMERS: RefCell<Vec<(f64, Rc<TimerState>)>> = const { RefCell::new(Vec::new()) };
+    static NEXT_TIMER: Cell<f64> = const { Cell::new(0.0) };
+    /// The one handler of every timer, given its id: a wasm-bindgen closure per timer (what
+    /// gloo-timers' `Timeout` makes) cost every attempt an allocation and a finalizer
+    /// registration.
+    static ON_TIMER: JsValue = Closure::<dyn Fn(f64)>::new(|id: f64| {
+        let state = TIMERS.with(|timers| {
+            let mut timers = timers.borrow_mut();
+            let at = timers.iter().position(|(t, _)| *t == id)?;
+            Some(timers.swap_remove(at).1)
+        });
+        if let Some(state) = state {
+            state.fired.set(true);
+            if let Some(waker) = state.waker.take() {
+                waker.wake();
+            }
+        }
+    })
+    .into_js_value();
+}
+
+/// A `setTimeout` as a future; dropping it clears the timer.
 pub struct Timer {
-    _timeout: Timeout,
+    id: f64,
+    handle: Option<JsValue>,
     state: Rc<TimerState>,
 }
 
@@ -38,14 +68,25 @@ impl Timer {
     /// `ms` is clamped into the timer range (0 ..= 2^31 − 1).
     pub fn new(ms: f64) -> Timer {
         let state = Rc::new(TimerState::default());
-        let on_fire = state.clone();
-        let timeout = Timeout::new(clamp_delay(ms).ceil() as u32, move || {
-            on_fire.fired.set(true);
-            if let Some(waker) = on_fire.waker.take() {
-                waker.wake();
+        let id = NEXT_TIMER.with(|n| n.replace(n.get() + 1.0));
+        let handle = ON_TIMER.with(|on_timer| set_timeout(on_timer, clamp_delay(ms).ceil(), id)).ok();
+        match handle {
+            Some(_) => TIMERS.with(|timers| timers.borrow_mut().push((id, state.clone()))),
+            // A platform with no working timer: end at once rather than never.
+            None => state.fired.set(true),
+        }
+        Timer { id, handle, state }
+    }
+}
+
+impl Drop for Timer {
+    fn drop(&mut self) {
+        if !self.state.fired.get() {
+            if let Some(handle) = &self.handle {
+                clear_timeout(handle);
             }
-        });
-        Timer { _timeout: timeout, state }
+            TIMERS.with(|timers| timers.borrow_mut().retain(|(t, _)| *t != self.id));
+        }
     }
 }
 
