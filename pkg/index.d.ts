@@ -72,7 +72,7 @@ export interface TileClientConfig
     HostSettings {
   /** Per-host overrides, keyed by `host[:port]` (lowercase). `headers` and `subdomains` are client-wide only. */
   hosts?: Record<string, Omit<FetchTileOptions, "signal" | "onRetry" | "subdomains" | "headers"> & HostSettings>;
-  /** Called for each attempt, retry, queue wait, breaker change, pause and give-up. Exceptions are ignored. @default undefined */
+  /** Called for each attempt, hedge, retry, queue wait, breaker change, pause and give-up. Exceptions are ignored. @default undefined */
   onEvent?: (event: TileEvent) => void;
 }
 
@@ -82,6 +82,7 @@ export type TileEvent =
   | { type: "queue"; host: string; hold: "slot" | "pause" | "breaker" | "rate"; waitMs: number }
   | { type: "breaker"; host: string; state: "closed" | "open" | "half-open" }
   | { type: "pause"; host: string; until: number }
+  | { type: "hedge"; host: string; attempt: number; afterMs: number }
   | { type: "give-up"; host: string; kind: TileErrorKind; attempts: number };
 
 export interface HostStats {
@@ -95,6 +96,10 @@ export interface HostStats {
   aborted: number;
   /** Calls that shared another call's request. */
   coalesced: number;
+  /** Hedges sent to this host (counted in `attempts` too). */
+  hedges: number;
+  /** Hedges whose tile came before the attempt they hedged. */
+  hedgesWon: number;
   inFlight: number;
   queued: number;
   breaker: { state: "closed" | "open" | "half-open"; changedAt: number };
@@ -194,6 +199,14 @@ export interface FetchTileOptions {
    * once more, at once, with a cache-busting query parameter (`_tf`). @default undefined (off)
    */
   maxAgeS?: number;
+  /**
+   * When an attempt has not answered, send one more beside it (to the next mirror when there are
+   * several) and take the first tile; the other is aborted. `"auto"`: after the host's p95 of
+   * answered attempts (at least 50 ms), once it has answered 20; a number: after that many ms.
+   * At most one hedge per call; it spends the retry budget and never goes to a paused, paced or
+   * not-closed host. @default "auto" ("off" for preset "batch")
+   */
+  hedge?: "auto" | "off" | number;
 }
 
 /** What {@link TileClient.hostSettings} returns: every value resolved, none left to a default. */

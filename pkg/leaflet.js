@@ -22,6 +22,7 @@ const FETCH_KEYS = new Set([
   "signal",
   "startJitterMs",
   "maxAgeS",
+  "hedge",
   "onRetry",
 ]);
 

@@ -74,7 +74,8 @@ export interface TileHandlerConfig extends TileClientConfig {
   /**
    * Subrequests one incoming request may make (Workers allow 50 on Free, 1000 on Paid). Upstream
    * attempts per request ≤ maxSubrequests − 2 (cache match and put) − 2 more when the gate is bound
-   * (admit, report) − 1 more with `maxAgeS`; the call is aborted before it would exceed that. 5 … 1000.
+   * (admit, report) − 1 more with `maxAgeS` − 1 for the call's hedge (unless `hedge: "off"`); the
+   * call is aborted before it would exceed that. 5 … 1000.
    * @default 40
    */
   maxSubrequests?: number;

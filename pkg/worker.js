@@ -68,9 +68,10 @@ export function createTileHandler(config) {
     burst: cfg.gate.burst,
     probeLeaseMs: deadlineMs + 1000,
   };
-  // Subrequests other than upstream attempts: cache match + put, gate admit + report, and the
-  // one extra fetch that `maxAgeS` may make past the caches.
-  const extraFetch = cfg.client.maxAgeS !== undefined && cfg.client.maxAgeS !== null ? 1 : 0;
+  // Subrequests other than upstream attempts: cache match + put, gate admit + report, the one
+  // extra fetch that `maxAgeS` may make past the caches, and the call's one hedge (which goes
+  // without an onRetry, so the cap below cannot stop it).
+  const extraFetch = (cfg.client.maxAgeS !== undefined && cfg.client.maxAgeS !== null ? 1 : 0) + (cfg.client.hedge === "off" ? 0 : 1);
   const flights = new Map(); // cache key → Promise<Outcome>: one upstream call per tile at a time
   const guardMs = deadlineMs + (cfg.gate ? 2 * cfg.gate.timeoutMs : 0) + 1000;
 

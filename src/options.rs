@@ -67,6 +67,9 @@ pub struct Options {
     /// `maxAgeS`: a tile whose `Age` header says a cache has held it longer than this is
     /// fetched once more, with a cache-busting query parameter. Default: off.
     pub max_age_s: Option<f64>,
+    /// `hedge`: when an attempt has not answered, one more goes. Default from the preset:
+    /// `"auto"` for interactive (after the host's learned p95), `"off"` for batch.
+    pub hedge: Hedge,
     /// `subdomains`: what `{s}` in a URL template expands to, one mirror each. Default
     /// `["a", "b", "c"]` (Leaflet's), used only when the URL has `{s}`. Kept as one label per
     /// line, the form the URL resolver takes them in.
@@ -131,11 +134,26 @@ pub enum Key {
     Subdomains,
     /// `maxAgeS`: the oldest `Age` (s) a tile may have before it is fetched once more.
     MaxAgeS,
+    /// `hedge`: when a slow attempt gets a second one beside it.
+    Hedge,
+}
+
+/// `hedge`: whether and when an attempt that has not answered gets one more beside it (to the
+/// next mirror when there are several); the first tile wins and the other is aborted.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Hedge {
+    /// Never.
+    Off,
+    /// After the host's learned p95 of successful calls (see `crate::retry::hedge_delay`), once
+    /// it has enough samples.
+    Auto,
+    /// After this many ms.
+    AfterMs(f64),
 }
 
 impl Key {
     /// Every key, in the order the documentation lists them.
-    pub const ALL: [Key; 21] = [
+    pub const ALL: [Key; 22] = [
         Key::Preset,
         Key::BaseDelayMs,
         Key::MaxDelayMs,
@@ -157,6 +175,7 @@ impl Key {
         Key::StartJitterMs,
         Key::Subdomains,
         Key::MaxAgeS,
+        Key::Hedge,
     ];
 
     /// The key as JavaScript spells it.
@@ -183,6 +202,7 @@ impl Key {
             Key::StartJitterMs => "startJitterMs",
             Key::Subdomains => "subdomains",
             Key::MaxAgeS => "maxAgeS",
+            Key::Hedge => "hedge",
         }
     }
 
@@ -198,8 +218,8 @@ impl Key {
 }
 
 /// Every key `fetchTile` takes, by name (for "did you mean" suggestions and the fuzz targets).
-pub const KEYS: [&str; 21] = {
-    let mut names = [""; 21];
+pub const KEYS: [&str; 22] = {
+    let mut names = [""; 22];
     let mut i = 0;
     while i < names.len() {
         names[i] = Key::ALL[i].name();
@@ -229,6 +249,10 @@ impl Options {
             Preset::Interactive => (200.0, 2000.0, 4000.0, 6000.0),
             Preset::Batch => (500.0, 30_000.0, 60_000.0, 180_000.0),
         };
+        let hedge = match preset {
+            Preset::Interactive => Hedge::Auto,
+            Preset::Batch => Hedge::Off,
+        };
         Options {
             preset,
             base_delay_ms: base,
@@ -247,6 +271,7 @@ impl Options {
             cache: None,
             start_jitter_ms: 0.0,
             max_age_s: None,
+            hedge,
             subdomains: None,
             has_headers: false,
             has_signal: false,
@@ -282,6 +307,9 @@ impl Options {
                     if self.explicit & key.bit() == 0 {
                         *field = value;
                     }
+                }
+                if self.explicit & Key::Hedge.bit() == 0 {
+                    options.hedge = fresh.hedge;
                 }
             }
             Some((_, other)) => {
@@ -379,6 +407,22 @@ impl Options {
                 *flag = true;
             }
             Subdomains => self.subdomains = Some(subdomains(key, value)?),
+            Hedge => {
+                self.hedge = match value {
+                    Value::Text(name) if name == "auto" => self::Hedge::Auto,
+                    Value::Text(name) if name == "off" => self::Hedge::Off,
+                    Value::Number(_) => self::Hedge::AfterMs(millis(key, value, true)?),
+                    other => {
+                        return Err(Error::invalid_options(
+                            key,
+                            concat(&[
+                                "must be \"auto\", \"off\" or a number of milliseconds, got ",
+                                &describe(other),
+                            ]),
+                        ))
+                    }
+                }
+            }
         }
         Ok(())
     }

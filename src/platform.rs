@@ -68,7 +68,8 @@ pub trait Transport {
     /// The platform's error value (in wasm: the `TypeError` from `fetch`).
     type Cause;
     /// Sends one request to mirror number `mirror` and reads its whole body within `timeout_ms`;
-    /// `cache_bust` adds a query parameter no cache has seen.
+    /// `cache_bust` adds a query parameter no cache has seen. Dropping the future before it
+    /// completes must abort the request: the loop drops the loser of a hedge race.
     fn attempt(
         &self,
         mirror: usize,

@@ -5,6 +5,7 @@
 //!
 //! [`platform`]: crate::platform
 
+use std::pin::pin;
 use std::rc::Rc;
 
 use crate::backoff::clamp_delay;
@@ -13,13 +14,21 @@ use crate::deadline::Deadline;
 use crate::host::breaker::BreakerState;
 use crate::host::slots::Permit;
 use crate::host::state::{next_change, Change, Decision, Hold, Report, SharedHost};
-use crate::options::Options;
+use crate::options::{Hedge, Options};
 use crate::platform::{Attempt, Cancel, Clock, Random, Sleep, Transport, Woke};
 use crate::race::{race, Either};
 use crate::Error;
 
 /// The most a call adds to a host's pause so that paused calls do not all wake together.
 const PAUSE_JITTER_MS: f64 = 250.0;
+
+/// Hedges one call may send: one covers a hung attempt, more would multiply a slow host's load.
+pub const MAX_HEDGES_PER_CALL: u32 = 1;
+/// Successful attempts a host must have answered before `hedge: "auto"` trusts their p95.
+pub const HEDGE_MIN_SAMPLES: u64 = 20;
+/// The earliest `hedge: "auto"` sends a hedge, however fast the host has been: below this a
+/// hedge races the network's own jitter, not a stalled request.
+pub const HEDGE_FLOOR_MS: f64 = 50.0;
 
 /// What `onRetry` is told before each sleep.
 #[derive(Debug, Clone, PartialEq)]
@@ -77,6 +86,15 @@ pub enum Event {
         host: Rc<str>,
         /// When the pause ends (monotonic ms; `onEvent` is given epoch ms).
         until_ms: f64,
+    },
+    /// An attempt had not answered after `after_ms`, so a hedge went beside it (to `host`).
+    Hedge {
+        /// The host's key (`host[:port]`) the hedge went to.
+        host: Rc<str>,
+        /// The hedge's number in its call (attempts and hedges count together).
+        attempt: u32,
+        /// How long the attempt it hedges had gone unanswered, in ms.
+        after_ms: f64,
     },
     /// A call gave up (not aborted); `host` is its primary host.
     GiveUp {
@@ -249,6 +267,7 @@ where
     let mut busted = false;
     let mut bust_now = false;
     let mut mirror = 0;
+    let mut hedges = 0u32;
     loop {
         if !bust_now {
             mirror = pick_mirror(route, attempts as usize, fx.clock.now_ms());
@@ -275,52 +294,43 @@ where
         };
         on_event(Event::Attempt { host: name.clone(), attempt: attempts, probe });
 
-        let outcome = fx.transport.attempt(mirror, budget, bust_now).await;
+        let sent = Sent { mirror, permit, probe, name, budget, at_ms: fx.clock.now_ms() };
+        // A probe decides the breaker by itself, and a cache-busting refetch has a tile already.
+        let may_hedge = hedges < MAX_HEDGES_PER_CALL && !probe && !bust_now;
+        let (landed, judged) = send(
+            sent,
+            may_hedge,
+            bust_now,
+            route,
+            options,
+            &deadline,
+            fx,
+            on_event,
+            &mut attempts,
+            &mut hedges,
+        )
+        .await;
         bust_now = false;
+        let Sent { mirror: landed_mirror, permit, probe, name, budget, .. } = landed;
+        mirror = landed_mirror;
+        let host = &route[mirror];
         let now = fx.clock.now_ms();
-        let (report, verdict) = match outcome {
-            Attempt::Aborted => (Report::Abandoned, Err(Failure::of(Error::Aborted))),
-            Attempt::TimedOut => {
-                // Cut short by this call's deadline, the attempt says nothing about the host.
-                let report =
-                    if budget < options.attempt_timeout_ms { Report::Abandoned } else { Report::Transient };
-                (report, Ok((Failure::of(Error::Timeout { after_ms: budget }), None)))
+        let (report, verdict) = match judged {
+            Judged::Tile { body, empty, stale: is_stale_tile } => {
+                report_to_host(host, now, probe, Report::Alive, fx, on_event, &name);
+                drop(permit);
+                let tile = Delivered { body, empty, attempts, elapsed_ms: deadline.elapsed(now) };
+                if !busted && is_stale_tile && deadline.fits_sleep(now, 0.0) {
+                    // Once more from the same mirror, past every cache; kept in case that fails.
+                    busted = true;
+                    bust_now = true;
+                    *stale = Some(tile);
+                    continue;
+                }
+                *stale = None;
+                return Ok(tile);
             }
-            Attempt::Failed { message, cause } => (
-                Report::Transient,
-                Ok((
-                    Failure { error: Error::Network { message }, cause: Some(Cause::Platform(cause)) },
-                    None,
-                )),
-            ),
-            Attempt::Response(facts, body) => match classify(&facts, options, fx.clock.epoch_ms()) {
-                Verdict::Deliver { empty } => {
-                    report_to_host(host, now, probe, Report::Alive, fx, on_event, &name);
-                    drop(permit);
-                    let tile = Delivered { body, empty, attempts, elapsed_ms: deadline.elapsed(now) };
-                    if !busted && is_stale(&facts, options) && deadline.fits_sleep(now, 0.0) {
-                        // Once more from the same mirror, past every cache; kept in case that fails.
-                        busted = true;
-                        bust_now = true;
-                        *stale = Some(tile);
-                        continue;
-                    }
-                    *stale = None;
-                    return Ok(tile);
-                }
-                Verdict::Reject(error) => (Report::Alive, Err(Failure::of(error))),
-                Verdict::Retry { error, retry_after_ms } => {
-                    let throttled = facts.status == 429 || (facts.status == 503 && retry_after_ms.is_some());
-                    let report = if throttled {
-                        Report::Throttled {
-                            wait_ms: retry_after_ms.map(|w| w.min(options.retry_after_max_ms)),
-                        }
-                    } else {
-                        Report::Transient
-                    };
-                    (report, Ok((Failure::of(error), retry_after_ms)))
-                }
-            },
+            Judged::NotTile { report, verdict } => (report, verdict),
         };
         report_to_host(host, now, probe, report, fx, on_event, &name);
         drop(permit);
@@ -370,6 +380,220 @@ where
         }
         last = Some(failure);
     }
+}
+
+/// An attempt on its way: where it went, what it holds, and when it left.
+struct Sent {
+    mirror: usize,
+    permit: Permit,
+    probe: bool,
+    name: Rc<str>,
+    budget: f64,
+    at_ms: f64,
+}
+
+/// What an attempt's outcome means, before its host learns from it.
+enum Judged<B, C> {
+    /// A tile (`stale`: a cache has held it longer than `maxAgeS`).
+    Tile { body: B, empty: bool, stale: bool },
+    /// No tile: what the host learns, and the failure (retryable with the server's wait, or final).
+    NotTile { report: Report, verdict: Result<(Failure<C>, Option<f64>), Failure<C>> },
+}
+
+fn judge<B, C>(outcome: Attempt<B, C>, options: &Options, budget: f64, epoch_ms: f64) -> Judged<B, C> {
+    let (report, verdict) = match outcome {
+        Attempt::Aborted => (Report::Abandoned, Err(Failure::of(Error::Aborted))),
+        Attempt::TimedOut => {
+            // Cut short by this call's deadline, the attempt says nothing about the host.
+            let report =
+                if budget < options.attempt_timeout_ms { Report::Abandoned } else { Report::Transient };
+            (report, Ok((Failure::of(Error::Timeout { after_ms: budget }), None)))
+        }
+        Attempt::Failed { message, cause } => (
+            Report::Transient,
+            Ok((Failure { error: Error::Network { message }, cause: Some(Cause::Platform(cause)) }, None)),
+        ),
+        Attempt::Response(facts, body) => match classify(&facts, options, epoch_ms) {
+            Verdict::Deliver { empty } => {
+                return Judged::Tile { body, empty, stale: is_stale(&facts, options) }
+            }
+            Verdict::Reject(error) => (Report::Alive, Err(Failure::of(error))),
+            Verdict::Retry { error, retry_after_ms } => {
+                let throttled = facts.status == 429 || (facts.status == 503 && retry_after_ms.is_some());
+                let report = if throttled {
+                    Report::Throttled { wait_ms: retry_after_ms.map(|w| w.min(options.retry_after_max_ms)) }
+                } else {
+                    Report::Transient
+                };
+                (report, Ok((Failure::of(error), retry_after_ms)))
+            }
+        },
+    };
+    Judged::NotTile { report, verdict }
+}
+
+impl<B, C> Judged<B, C> {
+    /// A tile, or the caller's abort: either ends the race of an attempt and its hedge.
+    fn ends_race(&self) -> bool {
+        match self {
+            Judged::Tile { .. } => true,
+            Judged::NotTile { verdict, .. } => matches!(verdict, Err(f) if f.error == Error::Aborted),
+        }
+    }
+}
+
+/// When a host's attempt, unanswered, gets a hedge (`options.hedge`); `None`: never.
+pub fn hedge_delay(options: &Options, host: &SharedHost) -> Option<f64> {
+    match options.hedge {
+        Hedge::Off => None,
+        Hedge::AfterMs(ms) => Some(ms),
+        Hedge::Auto => {
+            let host = host.borrow();
+            let answered = &host.counters.attempt_latency;
+            if answered.count() < HEDGE_MIN_SAMPLES {
+                return None;
+            }
+            answered.percentile(0.95).map(|p95| p95.max(HEDGE_FLOOR_MS))
+        }
+    }
+}
+
+/// Sends `first`, and, when it may and `first` has not answered by the host's hedge delay, one
+/// hedge beside it (to the next mirror, or the same host when there is one). The first tile wins
+/// and the other attempt is aborted (its future dropped); a failure that lands first is learned
+/// from at once and the other awaited. Returns the attempt whose outcome the loop goes on with.
+#[allow(clippy::too_many_arguments)]
+async fn send<T, K, S, R, C>(
+    first: Sent,
+    may_hedge: bool,
+    bust: bool,
+    route: &[SharedHost],
+    options: &Options,
+    deadline: &Deadline,
+    fx: &Runtime<'_, T, K, S, R, C>,
+    on_event: &mut impl FnMut(Event),
+    attempts: &mut u32,
+    hedges: &mut u32,
+) -> (Sent, Judged<T::Body, T::Cause>)
+where
+    T: Transport,
+    K: Clock,
+    S: Sleep,
+    R: Random,
+    C: Cancel,
+{
+    let mut request = pin!(fx.transport.attempt(first.mirror, first.budget, bust));
+    let after = if may_hedge { hedge_delay(options, &route[first.mirror]) } else { None };
+    let Some(after) = after.filter(|after| *after < first.budget) else {
+        let outcome = request.await;
+        return landed(first, outcome, route, options, fx.clock);
+    };
+    match race(request.as_mut(), fx.sleeper.sleep(after)).await {
+        Either::Left(outcome) => return landed(first, outcome, route, options, fx.clock),
+        Either::Right(Woke::Aborted) => {
+            let aborted =
+                Judged::NotTile { report: Report::Abandoned, verdict: Err(Failure::of(Error::Aborted)) };
+            return (first, aborted);
+        }
+        Either::Right(Woke::Elapsed) => {}
+    }
+    let Some(hedge) = admit_hedge(route, first.mirror, options, deadline, fx.clock.now_ms()) else {
+        let outcome = request.await;
+        return landed(first, outcome, route, options, fx.clock);
+    };
+    *attempts += 1;
+    *hedges += 1;
+    on_event(Event::Hedge { host: hedge.name.clone(), attempt: *attempts, after_ms: after });
+    let hedge_mirror = hedge.mirror;
+    let mut second = pin!(fx.transport.attempt(hedge.mirror, hedge.budget, false));
+    let (mut first, mut hedge) = (Some(first), Some(hedge));
+    let (winner, judged) = match race(request.as_mut(), second.as_mut()).await {
+        Either::Left(outcome) => landed(take(&mut first), outcome, route, options, fx.clock),
+        Either::Right(outcome) => landed(take(&mut hedge), outcome, route, options, fx.clock),
+    };
+    let won = |judged: &Judged<T::Body, T::Cause>| {
+        if matches!(judged, Judged::Tile { .. }) {
+            route[hedge_mirror].borrow_mut().counters.hedges_won += 1;
+        }
+    };
+    if judged.ends_race() {
+        // The other attempt is aborted as its future drops here; it taught its host nothing.
+        if hedge.is_none() {
+            won(&judged);
+        }
+        return (winner, judged);
+    }
+    // The first to land has no tile: its host learns that now, and the other one may still.
+    if let Judged::NotTile { report, .. } = &judged {
+        report_to_host(
+            &route[winner.mirror],
+            fx.clock.now_ms(),
+            winner.probe,
+            *report,
+            fx,
+            on_event,
+            &winner.name,
+        );
+    }
+    drop(winner);
+    match (first, hedge) {
+        (Some(first), _) => {
+            let outcome = request.await;
+            landed(first, outcome, route, options, fx.clock)
+        }
+        (None, Some(hedge)) => {
+            let outcome = second.await;
+            let (hedge, judged) = landed(hedge, outcome, route, options, fx.clock);
+            won(&judged);
+            (hedge, judged)
+        }
+        (None, None) => unreachable!("one attempt landed, the other is still out"),
+    }
+}
+
+fn take(sent: &mut Option<Sent>) -> Sent {
+    sent.take().expect("each attempt lands once")
+}
+
+/// Judges an attempt that landed; a tile's time teaches its host what a healthy answer takes.
+fn landed<B, C>(
+    sent: Sent,
+    outcome: Attempt<B, C>,
+    route: &[SharedHost],
+    options: &Options,
+    clock: &impl Clock,
+) -> (Sent, Judged<B, C>) {
+    let judged = judge(outcome, options, sent.budget, clock.epoch_ms());
+    if matches!(judged, Judged::Tile { .. }) {
+        route[sent.mirror].borrow_mut().counters.attempt_latency.record(clock.now_ms() - sent.at_ms);
+    }
+    (sent, judged)
+}
+
+/// The hedge of an attempt to `route[first]`, if one may go now: to the next mirror (the same
+/// host when there is one), with nothing to wait for (a free slot, no pause, no learned rate, a
+/// closed breaker) and a token of the call's retry budget, which hedges spend like retries.
+fn admit_hedge(
+    route: &[SharedHost],
+    first: usize,
+    options: &Options,
+    deadline: &Deadline,
+    now: f64,
+) -> Option<Sent> {
+    let mirror = (first + 1) % route.len();
+    let host = &route[mirror];
+    let budget = deadline.attempt_budget(now, options.attempt_timeout_ms);
+    if budget <= 0.0 || !host.borrow_mut().admit_hedge(now) {
+        return None;
+    }
+    let permit = host.borrow().slots.try_acquire()?;
+    if !route[0].borrow_mut().budget.try_retry(now) {
+        return None;
+    }
+    let mut h = host.borrow_mut();
+    h.counters.attempts += 1;
+    h.counters.hedges += 1;
+    Some(Sent { mirror, permit, probe: false, name: h.name.clone(), budget, at_ms: now })
 }
 
 /// Reports an attempt's outcome to its host and announces what changed.

@@ -18,6 +18,10 @@ pub struct HostSnapshot {
     pub aborted: u64,
     /// Calls that joined another call's flight.
     pub coalesced: u64,
+    /// Hedges sent to this host.
+    pub hedges: u64,
+    /// Hedges whose tile came first.
+    pub hedges_won: u64,
     /// Attempts in flight now.
     pub in_flight: usize,
     /// Attempts waiting for a slot now.
@@ -56,6 +60,8 @@ impl HostSnapshot {
             successes: c.successes,
             aborted: c.aborted,
             coalesced: c.coalesced,
+            hedges: c.hedges,
+            hedges_won: c.hedges_won,
             in_flight: host.slots.in_flight(),
             queued: host.slots.queued(),
             breaker_state: host.breaker.state(now_ms).name(),

@@ -107,10 +107,16 @@ pub struct Counters {
     pub aborted: u64,
     /// Calls that joined an identical call's request instead of sending their own.
     pub coalesced: u64,
+    /// Hedges sent to this host: a second attempt beside one that had not answered.
+    pub hedges: u64,
+    /// Of those, the ones whose tile came first.
+    pub hedges_won: u64,
     /// Give-ups by error kind.
     pub give_ups: Vec<(&'static str, u64)>,
     /// Of successful calls, from call to tile.
     pub latency: Latency,
+    /// Of attempts that delivered a tile, from sending to the tile: what `hedge: "auto"` waits.
+    pub attempt_latency: Latency,
 }
 
 impl Counters {
@@ -194,6 +200,15 @@ impl HostState {
         };
         self.rate.take(now_ms);
         Decision::Go { probe }
+    }
+
+    /// Whether a hedge may go to this host now, without waiting: never while it is paused, a
+    /// learned rate paces it, or its breaker is not closed. A hedge that may go takes nothing a
+    /// waiting attempt would need but its slot (which the caller takes).
+    pub fn admit_hedge(&mut self, now_ms: f64) -> bool {
+        now_ms >= self.paused_until
+            && self.rate.rate().is_none()
+            && self.breaker.state(now_ms) == BreakerState::Closed
     }
 
     /// Learns from one attempt. `unit` ∈ [0, 1) jitters a new open time.
@@ -347,6 +362,27 @@ mod tests {
         assert!(waiting.as_mut().poll(&mut cx).is_pending());
         shared.borrow_mut().report(0.0, true, Report::Abandoned, 0.5);
         assert!(waiting.as_mut().poll(&mut cx).is_ready());
+    }
+
+    #[test]
+    fn a_hedge_goes_only_to_a_closed_unpaused_unpaced_host() {
+        let mut h = HostState::new("a.example", &HostConfig::DEFAULT, 0.0);
+        assert!(h.admit_hedge(0.0));
+        h.report(0.0, false, Report::Throttled { wait_ms: Some(1_000.0) }, 0.5);
+        assert!(!h.admit_hedge(500.0), "paused");
+        let mut h = HostState::new("a.example", &HostConfig::DEFAULT, 0.0);
+        for t in 0..40 {
+            h.report(f64::from(t), false, Report::Transient, 0.5);
+        }
+        assert_ne!(h.breaker.state(40.0), BreakerState::Closed);
+        assert!(!h.admit_hedge(40.0), "the breaker is not closed");
+        let mut h = HostState::new("a.example", &HostConfig::DEFAULT, 0.0);
+        for t in 0..40 {
+            h.report(f64::from(t) * 25.0, false, Report::Alive, 0.5);
+        }
+        h.report(1_000.0, false, Report::Throttled { wait_ms: None }, 0.5);
+        assert!(h.rate().is_some(), "a 429 taught a rate");
+        assert!(!h.admit_hedge(1_001.0), "paced by a learned rate");
     }
 
     #[test]

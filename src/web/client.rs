@@ -16,8 +16,9 @@ use super::effects::{AbortableSleep, JsClock, JsRandom, Timer};
 use super::js_options::{build_request, read_entries, read_urls};
 use super::transport::{FetchTransport, WebBody};
 use super::wire::{
-    add_host_stats, make_attempt_event, make_breaker_event, make_give_up_event, make_host_settings,
-    make_host_stats, make_pause_event, make_queue_event, make_retry_event, make_retry_info, make_tile,
+    add_host_stats, make_attempt_event, make_breaker_event, make_give_up_event, make_hedge_event,
+    make_host_settings, make_host_stats, make_pause_event, make_queue_event, make_retry_event,
+    make_retry_info, make_tile,
 };
 use super::{early_error, failure_to_js};
 use crate::client::{flight_key, Callers, FlightTable, HostRegistry, HostSnapshot, Joinable};
@@ -255,6 +256,8 @@ impl ClientInner {
                 s.successes as f64,
                 s.aborted as f64,
                 s.coalesced as f64,
+                s.hedges as f64,
+                s.hedges_won as f64,
                 s.in_flight as f64,
                 s.queued as f64,
                 s.breaker_state,
@@ -429,6 +432,7 @@ fn event_to_js(event: &Event) -> JsValue {
         Event::Pause { host, until_ms } => {
             make_pause_event(host, JsClock.epoch_ms() + (until_ms - JsClock.now_ms()))
         }
+        Event::Hedge { host, attempt, after_ms } => make_hedge_event(host, *attempt, *after_ms),
         Event::GiveUp { host, kind, attempts } => make_give_up_event(host, kind, *attempts),
     }
 }

@@ -93,8 +93,12 @@ impl Transport for FetchTransport<'_> {
             Ok(controller) => controller,
             Err(cause) => return Attempt::Failed { message: "AbortController unavailable".into(), cause },
         };
+        // A hedge race drops the losing attempt's future mid-request: that aborts its request.
+        let guard = AbortOnDrop { controller: &controller, armed: true };
         let stop = race(Timer::new(timeout_ms), self.abort.fired());
-        match race(self.request(mirror, cache_bust, &controller), stop).await {
+        let landed = race(self.request(mirror, cache_bust, &controller), stop).await;
+        guard.disarm();
+        match landed {
             Either::Left(Ok((facts, body))) => Attempt::Response(facts, body),
             Either::Left(Err(_)) if self.abort.is_aborted() => Attempt::Aborted,
             Either::Left(Err(cause)) => Attempt::Failed { message: error_message(&cause), cause },
@@ -107,6 +111,26 @@ impl Transport for FetchTransport<'_> {
                     Either::Right(()) => Attempt::Aborted,
                 }
             }
+        }
+    }
+}
+
+/// Aborts an attempt's request when the attempt's future is dropped before it lands.
+struct AbortOnDrop<'a> {
+    controller: &'a AbortController,
+    armed: bool,
+}
+
+impl AbortOnDrop<'_> {
+    fn disarm(mut self) {
+        self.armed = false;
+    }
+}
+
+impl Drop for AbortOnDrop<'_> {
+    fn drop(&mut self) {
+        if self.armed {
+            self.controller.abort();
         }
     }
 }

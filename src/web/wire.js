@@ -49,6 +49,8 @@ export function makeHostStats(
   successes,
   aborted,
   coalesced,
+  hedges,
+  hedgesWon,
   inFlight,
   queued,
   breakerState,
@@ -73,6 +75,8 @@ export function makeHostStats(
     successes,
     aborted,
     coalesced,
+    hedges,
+    hedgesWon,
     inFlight,
     queued,
     giveUps,
@@ -109,6 +113,10 @@ export function makeBreakerEvent(host, state) {
 
 export function makePauseEvent(host, until) {
   return { type: "pause", host, until };
+}
+
+export function makeHedgeEvent(host, attempt, afterMs) {
+  return { type: "hedge", host, attempt, afterMs };
 }
 
 export function makeGiveUpEvent(host, kind, attempts) {

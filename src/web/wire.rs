@@ -62,6 +62,8 @@ extern "C" {
         successes: f64,
         aborted: f64,
         coalesced: f64,
+        hedges: f64,
+        hedges_won: f64,
         in_flight: f64,
         queued: f64,
         breaker_state: &str,
@@ -100,6 +102,9 @@ extern "C" {
 
     #[wasm_bindgen(js_name = makePauseEvent)]
     pub fn make_pause_event(host: &str, until: f64) -> JsValue;
+
+    #[wasm_bindgen(js_name = makeHedgeEvent)]
+    pub fn make_hedge_event(host: &str, attempt: u32, after_ms: f64) -> JsValue;
 
     #[wasm_bindgen(js_name = makeGiveUpEvent)]
     pub fn make_give_up_event(host: &str, kind: &str, attempts: u32) -> JsValue;

@@ -1,0 +1,415 @@
+//! Hedged attempts on a virtual clock where attempts, sleeps and the caller's signal run
+//! concurrently: a future is pending until the clock reaches its time, and the executor moves
+//! the clock to the earliest time anything waits for. The race of an attempt and its hedge:
+//! the winner, the loser aborted, both failing, an abort and the deadline during a hedge, and
+//! when no hedge may go (a paused, paced or not-closed host: `HostState::admit_hedge`'s tests).
+
+use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
+use std::future::Future;
+use std::pin::{pin, Pin};
+use std::task::{Context, Poll, Waker};
+
+use tilefetch::classify::ResponseFacts;
+use tilefetch::host::breaker::BreakerConfig;
+use tilefetch::host::budget::BudgetConfig;
+use tilefetch::host::state::{Report, SharedHost};
+use tilefetch::host::{HostConfig, HostState};
+use tilefetch::options::Value;
+use tilefetch::platform::{Attempt, Cancel, Clock, Random, Sleep, Transport, Woke};
+use tilefetch::retry::{fetch_with_retries, Delivered, Event, GaveUp, Runtime, HEDGE_FLOOR_MS};
+use tilefetch::{Error, Options};
+
+#[derive(Clone, Copy)]
+enum Reply {
+    Ok,
+    Status(u16),
+    Hang,
+}
+
+/// The virtual world: a clock, the times pending futures wait for, the caller's abort time and
+/// the scripted replies, one per request in the order they are sent.
+struct Sim {
+    now: Cell<f64>,
+    wakes: RefCell<Vec<f64>>,
+    abort_at: Cell<f64>,
+    script: RefCell<VecDeque<(f64, Reply)>>,
+    /// Per request: (mirror, sent at, how it ended: "landed", "dropped", "aborted").
+    requests: RefCell<Vec<(usize, f64, &'static str)>>,
+}
+
+impl Sim {
+    fn new(script: Vec<(f64, Reply)>) -> Sim {
+        Sim {
+            now: Cell::new(1_000.0),
+            wakes: RefCell::default(),
+            abort_at: Cell::new(f64::INFINITY),
+            script: RefCell::new(script.into()),
+            requests: RefCell::default(),
+        }
+    }
+
+    /// Pending until `at`; registers `at` as a time to move the clock to.
+    fn ready_at(&self, at: f64) -> bool {
+        if self.now.get() >= at {
+            return true;
+        }
+        self.wakes.borrow_mut().push(at);
+        false
+    }
+
+    fn aborted(&self) -> bool {
+        self.ready_at(self.abort_at.get())
+    }
+
+    fn ends(&self) -> Vec<&'static str> {
+        self.requests.borrow().iter().map(|r| r.2).collect()
+    }
+}
+
+impl Clock for Sim {
+    fn now_ms(&self) -> f64 {
+        self.now.get()
+    }
+    fn epoch_ms(&self) -> f64 {
+        1.7e12 + self.now.get()
+    }
+}
+
+impl Random for Sim {
+    fn unit(&self) -> f64 {
+        0.5
+    }
+}
+
+struct SleepFor<'a> {
+    sim: &'a Sim,
+    until: f64,
+}
+
+impl Future for SleepFor<'_> {
+    type Output = Woke;
+    fn poll(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<Woke> {
+        if self.sim.aborted() {
+            return Poll::Ready(Woke::Aborted);
+        }
+        if self.sim.ready_at(self.until) {
+            return Poll::Ready(Woke::Elapsed);
+        }
+        Poll::Pending
+    }
+}
+
+impl Sleep for Sim {
+    fn sleep(&self, ms: f64) -> impl Future<Output = Woke> {
+        SleepFor { sim: self, until: self.now.get() + ms }
+    }
+}
+
+struct Fired<'a>(&'a Sim);
+
+impl Future for Fired<'_> {
+    type Output = ();
+    fn poll(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<()> {
+        if self.0.aborted() {
+            Poll::Ready(())
+        } else {
+            Poll::Pending
+        }
+    }
+}
+
+impl Cancel for Sim {
+    fn is_aborted(&self) -> bool {
+        self.now.get() >= self.abort_at.get()
+    }
+    fn fired(&self) -> impl Future<Output = ()> {
+        Fired(self)
+    }
+}
+
+/// One request in flight; dropping it before it lands is aborting it.
+struct Request<'a> {
+    sim: &'a Sim,
+    index: usize,
+    lands_at: f64,
+    reply: Option<Reply>,
+}
+
+impl Future for Request<'_> {
+    type Output = Attempt<Vec<u8>, &'static str>;
+    fn poll(mut self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<Self::Output> {
+        let sim = self.sim;
+        if sim.aborted() {
+            sim.requests.borrow_mut()[self.index].2 = "aborted";
+            self.reply = None;
+            return Poll::Ready(Attempt::Aborted);
+        }
+        if !sim.ready_at(self.lands_at) {
+            return Poll::Pending;
+        }
+        sim.requests.borrow_mut()[self.index].2 = "landed";
+        Poll::Ready(match self.reply.take() {
+            Some(Reply::Ok) => Attempt::Response(facts(200, "image/png", b"tile"), b"tile".to_vec()),
+            Some(Reply::Status(code)) => {
+                Attempt::Response(facts(code, "text/plain", b"busy"), b"busy".to_vec())
+            }
+            // A hang, or an answer slower than the attempt's budget.
+            _ => Attempt::TimedOut,
+        })
+    }
+}
+
+impl Drop for Request<'_> {
+    fn drop(&mut self) {
+        if self.reply.is_some() {
+            self.sim.requests.borrow_mut()[self.index].2 = "dropped";
+        }
+    }
+}
+
+fn facts(status: u16, content_type: &str, body: &[u8]) -> ResponseFacts {
+    ResponseFacts {
+        status,
+        content_type: Some(content_type.into()),
+        body_len: body.len(),
+        head: body.to_vec(),
+        tail: body.to_vec(),
+        ..ResponseFacts::default()
+    }
+}
+
+impl Transport for Sim {
+    type Body = Vec<u8>;
+    type Cause = &'static str;
+    fn attempt(
+        &self,
+        mirror: usize,
+        timeout_ms: f64,
+        _bust: bool,
+    ) -> impl Future<Output = Attempt<Vec<u8>, &'static str>> {
+        let (took, reply) = self.script.borrow_mut().pop_front().expect("more requests than scripted");
+        let now = self.now.get();
+        let mut requests = self.requests.borrow_mut();
+        requests.push((mirror, now, "in flight"));
+        let late = matches!(reply, Reply::Hang) || took > timeout_ms;
+        let lands_at = now + if late { timeout_ms } else { took };
+        let reply = if late { Reply::Hang } else { reply };
+        Request { sim: self, index: requests.len() - 1, lands_at, reply: Some(reply) }
+    }
+}
+
+/// Polls; when nothing is ready, moves the clock to the earliest time something waits for.
+fn block_on<F: Future>(sim: &Sim, future: F) -> F::Output {
+    let mut future = pin!(future);
+    let mut cx = Context::from_waker(Waker::noop());
+    for _ in 0..10_000 {
+        sim.wakes.borrow_mut().clear();
+        if let Poll::Ready(out) = future.as_mut().poll(&mut cx) {
+            return out;
+        }
+        let next = sim.wakes.borrow().iter().copied().fold(f64::INFINITY, f64::min);
+        assert!(next.is_finite(), "the loop waits for nothing: it would hang");
+        sim.now.set(sim.now.get().max(next));
+    }
+    panic!("the retry loop did not finish");
+}
+
+type Outcome = Result<Delivered<Vec<u8>>, GaveUp<&'static str>>;
+
+const PERMISSIVE: HostConfig = HostConfig {
+    breaker: BreakerConfig { failure_threshold: u32::MAX, ..BreakerConfig::INTERACTIVE },
+    budget: BudgetConfig { ratio: 1.0, min_per_second: 1e6 },
+    learn_rate: false,
+    ..HostConfig::DEFAULT
+};
+
+fn host(name: &str, config: &HostConfig) -> SharedHost {
+    HostState::new(name, config, 0.0).shared()
+}
+
+fn run(sim: &Sim, options: &[(&str, Value)], route: &[SharedHost]) -> (Outcome, Vec<Event>) {
+    let options = Options::parse(options).expect("valid options");
+    let mut events = Vec::new();
+    let fx = Runtime { transport: sim, clock: sim, sleeper: sim, random: sim, cancel: sim };
+    let out = block_on(sim, fetch_with_retries(&options, route, &fx, sim.now.get(), |e| events.push(e)));
+    (out, events)
+}
+
+fn n(v: f64) -> Value {
+    Value::Number(v)
+}
+
+fn hedges(events: &[Event]) -> Vec<(u32, f64)> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Hedge { attempt, after_ms, .. } => Some((*attempt, *after_ms)),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn a_hedge_wins_over_a_hung_attempt_and_the_hung_one_is_aborted() {
+    let sim = Sim::new(vec![(0.0, Reply::Hang), (30.0, Reply::Ok)]);
+    let h = host("tiles.test", &PERMISSIVE);
+    let (out, events) = run(&sim, &[("hedge", n(100.0))], std::slice::from_ref(&h));
+    let tile = out.expect("the hedge's tile");
+    assert_eq!((tile.attempts, tile.elapsed_ms), (2, 130.0), "hedged at 100 ms, answered 30 ms later");
+    assert_eq!(sim.ends(), ["dropped", "landed"], "the hung request is aborted once the hedge wins");
+    assert_eq!(hedges(&events), [(2, 100.0)]);
+    let c = &h.borrow().counters;
+    assert_eq!((c.attempts, c.hedges, c.hedges_won, c.retries), (2, 1, 1, 0));
+}
+
+#[test]
+fn the_first_attempt_still_wins_when_it_answers_before_its_hedge() {
+    let sim = Sim::new(vec![(150.0, Reply::Ok), (500.0, Reply::Ok)]);
+    let h = host("tiles.test", &PERMISSIVE);
+    let (out, events) = run(&sim, &[("hedge", n(100.0))], std::slice::from_ref(&h));
+    let tile = out.unwrap();
+    assert_eq!((tile.attempts, tile.elapsed_ms), (2, 150.0));
+    assert_eq!(sim.ends(), ["landed", "dropped"], "the hedge is aborted");
+    assert_eq!(hedges(&events).len(), 1);
+    assert_eq!((h.borrow().counters.hedges, h.borrow().counters.hedges_won), (1, 0));
+}
+
+#[test]
+fn a_fast_attempt_sends_no_hedge() {
+    let sim = Sim::new(vec![(40.0, Reply::Ok)]);
+    let (out, events) = run(&sim, &[("hedge", n(100.0))], &[host("tiles.test", &PERMISSIVE)]);
+    assert_eq!(out.unwrap().attempts, 1);
+    assert!(hedges(&events).is_empty());
+    assert_eq!(sim.ends(), ["landed"]);
+}
+
+#[test]
+fn when_both_fail_the_loop_retries_and_hedges_no_more() {
+    // The first 503 lands at 300, the hedge's at 100 + 250 = 350; then a backoff and a retry.
+    let sim = Sim::new(vec![(300.0, Reply::Status(503)), (250.0, Reply::Status(503)), (500.0, Reply::Ok)]);
+    let h = host("tiles.test", &PERMISSIVE);
+    let (out, events) = run(
+        &sim,
+        &[("hedge", n(100.0)), ("jitter", Value::Text("none".into())), ("baseDelayMs", n(50.0))],
+        std::slice::from_ref(&h),
+    );
+    let tile = out.expect("the retry's tile");
+    assert_eq!(tile.attempts, 3);
+    // The hedge counts as an attempt, so the backoff is the second one's: 2 × 50 ms.
+    assert_eq!(tile.elapsed_ms, 350.0 + 100.0 + 500.0, "both failures waited for, then one backoff");
+    assert_eq!(sim.ends(), ["landed", "landed", "landed"]);
+    assert_eq!(hedges(&events).len(), 1, "one hedge per call: the slow retry gets none");
+    assert_eq!(h.borrow().counters.hedges_won, 0);
+}
+
+#[test]
+fn a_failure_that_lands_first_leaves_the_hedge_to_deliver() {
+    let sim = Sim::new(vec![(200.0, Reply::Status(503)), (150.0, Reply::Ok)]);
+    let h = host("tiles.test", &PERMISSIVE);
+    let (out, _) = run(&sim, &[("hedge", n(100.0))], std::slice::from_ref(&h));
+    let tile = out.expect("the hedge's tile, after the first one's 503");
+    assert_eq!((tile.attempts, tile.elapsed_ms), (2, 250.0));
+    assert_eq!(sim.ends(), ["landed", "landed"]);
+    assert_eq!(h.borrow().counters.hedges_won, 1);
+}
+
+#[test]
+fn an_abort_during_a_hedge_stops_both_at_once() {
+    let sim = Sim::new(vec![(0.0, Reply::Hang), (0.0, Reply::Hang)]);
+    sim.abort_at.set(1_000.0 + 150.0);
+    let (out, events) = run(&sim, &[("hedge", n(100.0))], &[host("tiles.test", &PERMISSIVE)]);
+    let gave_up = out.expect_err("aborted");
+    assert_eq!(gave_up.failure.error, Error::Aborted);
+    assert_eq!(gave_up.elapsed_ms, 150.0);
+    assert_eq!(hedges(&events).len(), 1);
+    let ends = sim.ends();
+    assert!(ends.iter().all(|e| *e == "aborted" || *e == "dropped"), "nothing left in flight: {ends:?}");
+}
+
+#[test]
+fn the_deadline_ends_a_call_whose_attempt_and_hedge_both_hang() {
+    let sim = Sim::new(vec![(0.0, Reply::Hang), (0.0, Reply::Hang)]);
+    let (out, _) = run(
+        &sim,
+        &[("hedge", n(100.0)), ("deadlineMs", n(1_000.0)), ("attemptTimeoutMs", n(800.0))],
+        &[host("tiles.test", &PERMISSIVE)],
+    );
+    let gave_up = out.expect_err("out of time");
+    assert!(matches!(gave_up.failure.error, Error::Deadline { .. }), "{:?}", gave_up.failure.error);
+    assert!(gave_up.elapsed_ms <= 1_000.0, "within its deadline: {}", gave_up.elapsed_ms);
+    assert_eq!(gave_up.attempts, 2);
+    assert_eq!(sim.ends(), ["landed", "landed"], "both timed out (the hedge within the deadline)");
+}
+
+#[test]
+fn a_hedge_goes_to_the_next_mirror() {
+    let sim = Sim::new(vec![(0.0, Reply::Hang), (30.0, Reply::Ok)]);
+    let (a, b) = (host("a.test", &PERMISSIVE), host("b.test", &PERMISSIVE));
+    let (out, events) = run(&sim, &[("hedge", n(100.0))], &[a.clone(), b.clone()]);
+    out.unwrap();
+    let mirrors: Vec<usize> = sim.requests.borrow().iter().map(|r| r.0).collect();
+    assert_eq!(mirrors, [0, 1]);
+    assert!(events.iter().any(|e| matches!(e, Event::Hedge { host, .. } if &**host == "b.test")));
+    assert_eq!(
+        (a.borrow().counters.hedges, b.borrow().counters.hedges, b.borrow().counters.hedges_won),
+        (0, 1, 1)
+    );
+}
+
+#[test]
+fn auto_waits_for_enough_answers_then_hedges_after_their_p95() {
+    let h = host("tiles.test", &PERMISSIVE);
+    // Too few answers learned: no hedge, the hang costs the attempt timeout.
+    let sim = Sim::new(vec![(0.0, Reply::Hang), (30.0, Reply::Ok)]);
+    let (out, events) = run(&sim, &[("deadlineMs", n(6_000.0))], std::slice::from_ref(&h));
+    assert!(hedges(&events).is_empty());
+    assert_eq!(out.unwrap().attempts, 2);
+    for _ in 0..40 {
+        h.borrow_mut().counters.attempt_latency.record(80.0);
+    }
+    let p95 = h.borrow().counters.attempt_latency.percentile(0.95).unwrap();
+    assert!(p95 > HEDGE_FLOOR_MS);
+    let sim = Sim::new(vec![(0.0, Reply::Hang), (30.0, Reply::Ok)]);
+    let (out, events) = run(&sim, &[], std::slice::from_ref(&h));
+    assert_eq!(hedges(&events), [(2, p95)], "the interactive default hedges after the learned p95");
+    assert_eq!(out.unwrap().elapsed_ms, p95 + 30.0);
+    // Batch calls never hedge, nor does "off".
+    for options in [vec![("preset", Value::Text("batch".into()))], vec![("hedge", Value::Text("off".into()))]]
+    {
+        let sim = Sim::new(vec![(300.0, Reply::Ok)]);
+        let (out, events) = run(&sim, &options, std::slice::from_ref(&h));
+        assert!(hedges(&events).is_empty());
+        assert_eq!(out.unwrap().attempts, 1);
+    }
+}
+
+#[test]
+fn no_hedge_goes_without_a_free_slot_a_retry_token_or_to_a_paced_host() {
+    // No free slot: the only one is the hung attempt's.
+    let one_slot = HostConfig { max_concurrent: 1, ..PERMISSIVE };
+    let sim = Sim::new(vec![(0.0, Reply::Hang), (30.0, Reply::Ok)]);
+    let (out, events) = run(&sim, &[("hedge", n(100.0))], &[host("tiles.test", &one_slot)]);
+    assert!(hedges(&events).is_empty());
+    assert_eq!(out.unwrap().attempts, 2, "the timeout, then a retry");
+    // No retry budget: hedges spend it like retries.
+    let broke = HostConfig { budget: BudgetConfig { ratio: 0.0, min_per_second: 0.0 }, ..PERMISSIVE };
+    let h = host("tiles.test", &broke);
+    while h.borrow_mut().budget.try_retry(1_000.0) {}
+    let sim = Sim::new(vec![(400.0, Reply::Ok)]);
+    let (out, events) = run(&sim, &[("hedge", n(100.0))], &[h]);
+    assert!(hedges(&events).is_empty());
+    assert_eq!(out.unwrap().attempts, 1);
+    // A host a 429 taught a rate: its pace is not spent on hedges.
+    let paced = HostConfig { learn_rate: true, ..PERMISSIVE };
+    let h = host("tiles.test", &paced);
+    for t in 0..40 {
+        h.borrow_mut().report(f64::from(t) * 25.0, false, Report::Alive, 0.5);
+    }
+    h.borrow_mut().report(1_000.0, false, Report::Throttled { wait_ms: None }, 0.5);
+    assert!(h.borrow().rate().is_some());
+    let sim = Sim::new(vec![(400.0, Reply::Ok)]);
+    let (out, events) = run(&sim, &[("hedge", n(100.0))], &[h]);
+    assert!(hedges(&events).is_empty(), "{events:?}");
+    assert_eq!(out.unwrap().attempts, 1);
+}
