@@ -12,6 +12,8 @@ export const SCENARIOS = [
     params: { f: "bucket", rate: "100", burst: "20", ra: "date:1" },
   },
   { id: "retry-after-86400", title: "429 + Retry-After: 86400 on every request", params: { f: "429", ra: "86400" } },
+  // One misconfigured response in five: a healthy host whose header says "back tomorrow".
+  { id: "retry-after-absurd", title: "20 % 503 + Retry-After: 86400, the rest fine", params: { f: "503", p: "0.2", ra: "86400" } },
   // 100 ms per answer (a realistic tile latency: 400 tiles at 32 in flight take ≥ 1.25 s), then
   // every request arriving in [250 ms, 3250 ms) of the workload gets 503 "outage".
   { id: "outage", title: "3 s outage (503) from 250 ms, then recovery; 100 ms per answer", params: { delay: "100" }, outage: { atMs: 250, ms: 3000 } },

@@ -486,10 +486,10 @@ where
     let after = if may_hedge { hedge_delay(options, &route[first.mirror]) } else { None };
     let Some(after) = after.filter(|after| *after < first.budget) else {
         let outcome = request.await;
-        return landed(first, outcome, route, options, fx.clock);
+        return landed(first, outcome, route, options, deadline, fx.clock);
     };
     match race(request.as_mut(), fx.sleeper.sleep(after)).await {
-        Either::Left(outcome) => return landed(first, outcome, route, options, fx.clock),
+        Either::Left(outcome) => return landed(first, outcome, route, options, deadline, fx.clock),
         Either::Right(Woke::Aborted) => {
             let aborted =
                 Judged::NotTile { report: Report::Abandoned, verdict: Err(Failure::of(Error::Aborted)) };
@@ -499,7 +499,7 @@ where
     }
     let Some(hedge) = admit_hedge(route, first.mirror, options, deadline, fx.clock.now_ms()) else {
         let outcome = request.await;
-        return landed(first, outcome, route, options, fx.clock);
+        return landed(first, outcome, route, options, deadline, fx.clock);
     };
     *attempts += 1;
     *hedges += 1;
@@ -508,8 +508,8 @@ where
     let mut second = pin!(fx.transport.attempt(hedge.mirror, hedge.budget, false));
     let (mut first, mut hedge) = (Some(first), Some(hedge));
     let (winner, judged) = match race(request.as_mut(), second.as_mut()).await {
-        Either::Left(outcome) => landed(take(&mut first), outcome, route, options, fx.clock),
-        Either::Right(outcome) => landed(take(&mut hedge), outcome, route, options, fx.clock),
+        Either::Left(outcome) => landed(take(&mut first), outcome, route, options, deadline, fx.clock),
+        Either::Right(outcome) => landed(take(&mut hedge), outcome, route, options, deadline, fx.clock),
     };
     let won = |judged: &Judged<T::Body, T::Cause>| {
         if matches!(judged, Judged::Tile { .. }) {
@@ -539,11 +539,11 @@ where
     match (first, hedge) {
         (Some(first), _) => {
             let outcome = request.await;
-            landed(first, outcome, route, options, fx.clock)
+            landed(first, outcome, route, options, deadline, fx.clock)
         }
         (None, Some(hedge)) => {
             let outcome = second.await;
-            let (hedge, judged) = landed(hedge, outcome, route, options, fx.clock);
+            let (hedge, judged) = landed(hedge, outcome, route, options, deadline, fx.clock);
             won(&judged);
             (hedge, judged)
         }
@@ -561,13 +561,51 @@ fn landed<B, C>(
     outcome: Attempt<B, C>,
     route: &[SharedHost],
     options: &Options,
+    deadline: &Deadline,
     clock: &impl Clock,
 ) -> (Sent, Judged<B, C>) {
-    let judged = judge(outcome, options, sent.budget, clock.epoch_ms());
-    if matches!(judged, Judged::Tile { .. }) {
-        route[sent.mirror].borrow_mut().counters.attempt_latency.record(clock.now_ms() - sent.at_ms);
+    let now = clock.now_ms();
+    let mut judged = judge(outcome, options, sent.budget, clock.epoch_ms());
+    let host = &route[sent.mirror];
+    match &mut judged {
+        Judged::Tile { .. } => host.borrow_mut().counters.attempt_latency.record(now - sent.at_ms),
+        Judged::NotTile { report, verdict: Ok((failure, retry_after_ms @ Some(_))) } => {
+            weigh_retry_after(report, failure, retry_after_ms, host, options, deadline, now);
+        }
+        Judged::NotTile { .. } => {}
     }
     (sent, judged)
+}
+
+/// Evidence over a header. A Retry-After that this call's deadline could never wait for (an hour,
+/// a day) from a host that is answering other requests right now is not believed: the response
+/// is retried like one without the header, and the host is not paused (one bad header would
+/// otherwise fail every tile of a healthy host). From a host that answers nothing else it is
+/// believed (a real quota): the call rejects `rate-limited` and the host pauses, until an answer
+/// in flight contradicts it.
+fn weigh_retry_after<C>(
+    report: &mut Report,
+    failure: &Failure<C>,
+    retry_after_ms: &mut Option<f64>,
+    host: &SharedHost,
+    options: &Options,
+    deadline: &Deadline,
+    now: f64,
+) {
+    let Some(wait) = *retry_after_ms else { return };
+    if deadline.fits_sleep(now, wait.min(options.retry_after_max_ms)) {
+        return;
+    }
+    if host.borrow().is_answering(now) {
+        *retry_after_ms = None;
+        *report = if failure.error.status() == Some(429) {
+            Report::Throttled { wait_ms: None }
+        } else {
+            Report::Transient
+        };
+    } else {
+        host.borrow_mut().doubt_pause();
+    }
 }
 
 /// The hedge of an attempt to `route[first]`, if one may go now: to the next mirror (the same
@@ -676,6 +714,29 @@ where
                 let mut wait = at - now;
                 if hold == Hold::Pause {
                     wait += fx.random.unit() * PAUSE_JITTER_MS.min(wait * 0.2);
+                }
+                let doubtful = {
+                    let h = host.borrow();
+                    h.pause_is_doubtful() && h.slots.in_flight() > 0
+                };
+                if hold == Hold::Pause && doubtful {
+                    // An implausible Retry-After paused the host, and answers are still in flight
+                    // that may lift the pause: wait for them within the deadline, not for the
+                    // header. (With nothing in flight, nothing can: the call ends at once.)
+                    let left = deadline.remaining(now);
+                    let name = host.borrow().name.clone();
+                    on_event(Event::Queue { host: name, hold: Some(hold), wait_ms: wait.min(left) });
+                    match race(next_change(host), fx.sleeper.sleep(wait.min(left))).await {
+                        Either::Left(()) => continue,
+                        Either::Right(Woke::Aborted) => return Err(Error::Aborted),
+                        Either::Right(Woke::Elapsed) if wait <= left => continue,
+                        Either::Right(Woke::Elapsed) => {
+                            return Err(Error::RateLimited {
+                                status: None,
+                                retry_after_ms: at - fx.clock.now_ms(),
+                            })
+                        }
+                    }
                 }
                 if !deadline.fits_sleep(now, wait) {
                     return Err(match hold {

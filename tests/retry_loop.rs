@@ -705,3 +705,48 @@ fn a_timeout_cut_by_the_calls_own_deadline_does_not_count_against_the_host() {
     assert_eq!(g.failure.error.kind(), "deadline");
     assert_eq!(route[0].borrow().breaker.state(world.now.get()).name(), "closed");
 }
+
+/// A host that has just served a tile (at the world's now).
+fn answering_host(world: &World) -> SharedHost {
+    let h = host(&PERMISSIVE);
+    h.borrow_mut().report(world.now.get(), false, tilefetch::host::state::Report::Alive, 0.5);
+    h
+}
+
+#[test]
+fn an_absurd_retry_after_from_a_host_that_is_serving_tiles_is_not_believed() {
+    let world = World::new(vec![(10.0, Reply::Status(503, &[("retry-after", "86400")], b"")), (10.0, ok())]);
+    let route = [answering_host(&world)];
+    let (out, events) = run_on(&world, &[none_jitter(), ("baseDelayMs", n(100.0))], &route);
+    let tile = out.expect("retried like a 503 without the header");
+    assert_eq!(tile.attempts, 2);
+    assert_eq!(*world.sleeps.borrow(), vec![100.0], "the backoff, not the header");
+    assert!(!events.iter().any(|e| matches!(e, Event::Pause { .. })), "the host is not paused");
+    assert_eq!(route[0].borrow().paused_until(world.now.get()), None);
+}
+
+#[test]
+fn the_same_header_from_a_host_that_serves_nothing_is_a_quota() {
+    let world = World::new(vec![(10.0, Reply::Status(429, &[("retry-after", "3600")], b""))]);
+    let route = [host(&PERMISSIVE)];
+    let g = gave_up(run_on(&world, &[], &route).0);
+    assert_eq!(g.failure.error.kind(), "rate-limited");
+    assert_eq!(world.sent.get(), 1, "one request, no retry");
+    let paused = route[0].borrow().paused_until(world.now.get());
+    assert!(paused.is_some() && route[0].borrow().pause_is_doubtful());
+    // A later call with nothing in flight that could lift the pause ends at once, sending nothing.
+    let world2 = World::new(vec![]);
+    world2.now.set(world.now.get());
+    let g = gave_up(run_on(&world2, &[], &route).0);
+    assert_eq!((g.failure.error.kind(), world2.sent.get()), ("rate-limited", 0));
+    assert!(world2.sleeps.borrow().is_empty(), "no sleep into a certain failure");
+}
+
+#[test]
+fn a_plausible_retry_after_is_still_a_floor_when_the_host_is_serving() {
+    let world = World::new(vec![(10.0, Reply::Status(429, &[("retry-after", "1")], b"")), (10.0, ok())]);
+    let route = [answering_host(&world)];
+    let (out, _) = run_on(&world, &[none_jitter(), ("baseDelayMs", n(100.0))], &route);
+    assert_eq!(out.unwrap().attempts, 2);
+    assert_eq!(*world.sleeps.borrow(), vec![1000.0]);
+}

@@ -144,9 +144,17 @@ pub struct HostState {
     rate: AdaptiveRate,
     learn_rate: bool,
     paused_until: f64,
+    /// The pause comes from a Retry-After no call could have waited for, which nothing the host
+    /// had said contradicted yet: the next answer that is not a throttle lifts it.
+    doubtful_pause: bool,
+    /// When the host last answered with something other than a throttle or an error.
+    answered_at: f64,
     version: u64,
     watchers: Vec<Waker>,
 }
+
+/// How recent an answer must be to contradict a throttle (see [`HostState::is_answering`]).
+pub const EVIDENCE_WINDOW_MS: f64 = 2_000.0;
 
 /// A host's state as the calls to it share it.
 pub type SharedHost = Rc<RefCell<HostState>>;
@@ -163,6 +171,8 @@ impl HostState {
             rate: AdaptiveRate::new(now_ms),
             learn_rate: config.learn_rate,
             paused_until: f64::NEG_INFINITY,
+            doubtful_pause: false,
+            answered_at: f64::NEG_INFINITY,
             version: 0,
             watchers: Vec::new(),
         }
@@ -211,6 +221,23 @@ impl HostState {
             && self.breaker.state(now_ms) == BreakerState::Closed
     }
 
+    /// Whether the host has answered (a tile, or a permanent answer) within the last
+    /// [`EVIDENCE_WINDOW_MS`]: evidence against a Retry-After that says it cannot serve for hours.
+    pub fn is_answering(&self, now_ms: f64) -> bool {
+        now_ms - self.answered_at <= EVIDENCE_WINDOW_MS
+    }
+
+    /// Marks the current pause as set by an implausible Retry-After: the host's next answer that
+    /// is not a throttle lifts it.
+    pub fn doubt_pause(&mut self) {
+        self.doubtful_pause = true;
+    }
+
+    /// Whether the pause now in force may be lifted by the host's next answer.
+    pub fn pause_is_doubtful(&self) -> bool {
+        self.doubtful_pause
+    }
+
     /// Learns from one attempt. `unit` ∈ [0, 1) jitters a new open time.
     pub fn report(&mut self, now_ms: f64, probe: bool, report: Report, unit: f64) -> Option<Change> {
         let before = self.breaker.state(now_ms);
@@ -219,6 +246,12 @@ impl HostState {
             Report::Alive => {
                 self.breaker.on_success(now_ms, probe);
                 self.rate.on_success(now_ms);
+                self.answered_at = now_ms;
+                if self.doubtful_pause && self.paused_until > now_ms {
+                    // The host answers: the header that paused it was wrong about it.
+                    self.paused_until = now_ms;
+                }
+                self.doubtful_pause = false;
             }
             Report::Transient => {
                 self.breaker.on_failure(now_ms, probe, unit);
@@ -362,6 +395,21 @@ mod tests {
         assert!(waiting.as_mut().poll(&mut cx).is_pending());
         shared.borrow_mut().report(0.0, true, Report::Abandoned, 0.5);
         assert!(waiting.as_mut().poll(&mut cx).is_ready());
+    }
+
+    #[test]
+    fn a_doubtful_pause_is_lifted_by_the_next_answer_and_a_believed_one_is_not() {
+        let mut h = HostState::new("a.example", &HostConfig::DEFAULT, 0.0);
+        h.report(0.0, false, Report::Throttled { wait_ms: Some(60_000.0) }, 0.5);
+        h.report(100.0, false, Report::Alive, 0.5);
+        assert_eq!(h.paused_until(100.0), Some(60_000.0), "a plausible pause stays");
+        h.doubt_pause();
+        h.report(200.0, false, Report::Throttled { wait_ms: Some(60_000.0) }, 0.5);
+        assert!(h.paused_until(300.0).is_some());
+        h.report(300.0, false, Report::Alive, 0.5);
+        assert_eq!(h.paused_until(300.0), None, "the answer contradicts the header");
+        assert!(!h.pause_is_doubtful());
+        assert!(h.is_answering(300.0 + EVIDENCE_WINDOW_MS) && !h.is_answering(301.0 + EVIDENCE_WINDOW_MS));
     }
 
     #[test]
