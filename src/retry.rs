@@ -360,11 +360,25 @@ where
             };
             return Err(give_up(Failure::after(error, Some(failure)), attempts));
         }
-        if !route[0].borrow_mut().budget.try_retry(now) {
-            // The budget the call deposited into (its primary host's) is spent: the call ends
-            // with its last failure.
-            return Err(give_up(failure, attempts));
+        // The budget the call deposited into (its primary host's) may be spent: the retry then
+        // waits for its reserve to refill, within the deadline, and the time waited counts
+        // toward the backoff. When no token can come in time the call ends as `deadline`, with
+        // its last failure as cause: never with that failure's kind, which may read as permanent.
+        let mut waited = 0.0;
+        while !route[0].borrow_mut().budget.try_retry(fx.clock.now_ms()) {
+            let now = fx.clock.now_ms();
+            let next = route[0].borrow_mut().budget.next_token_in(now);
+            let Some(wait) =
+                next.map(clamp_delay).filter(|wait| deadline.fits_sleep(now, wait.max(delay - waited)))
+            else {
+                return Err(give_up(Failure::after(out_of_time(), Some(failure)), attempts));
+            };
+            if fx.sleeper.sleep(wait).await == Woke::Aborted {
+                return Err(give_up(Failure::of(Error::Aborted), attempts));
+            }
+            waited += wait;
         }
+        let delay = (delay - waited).max(0.0);
         on_event(Event::Retry {
             host: name,
             info: RetryInfo {

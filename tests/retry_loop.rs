@@ -594,16 +594,32 @@ fn a_pause_past_the_deadline_rejects_as_rate_limited_without_sending() {
 }
 
 #[test]
-fn a_spent_retry_budget_ends_the_call_with_its_last_failure() {
+fn a_spent_retry_budget_makes_the_retry_wait_for_a_token_within_the_deadline() {
     let config = HostConfig { budget: BudgetConfig { ratio: 0.0, min_per_second: 1.0 }, ..PERMISSIVE };
     let route = [host(&config)];
-    let world = World::new((0..10).map(|_| (10.0, status(503))).collect());
-    let (out, events) = run_on(&world, &[none_jitter(), ("baseDelayMs", n(10.0))], &route);
+    let world = World::new((0..20).map(|_| (10.0, status(503))).collect());
+    let (out, _) = run_on(&world, &[none_jitter(), ("baseDelayMs", n(10.0))], &route);
     let g = gave_up(out);
-    assert_eq!(g.failure.error, Error::http(503));
-    // One retry from the reserve, then the reserve refills at 1/s: 10 ms later it is empty.
-    assert_eq!(g.attempts, 2);
-    assert_eq!(events.iter().filter(|e| matches!(e, Event::Retry { .. })).count(), 1);
+    // Not the last 503's kind (`http` reads as permanent): the deadline, with the 503 as cause.
+    assert!(matches!(g.failure.error, Error::Deadline { .. }), "{:?}", g.failure.error);
+    assert_eq!(*last_error(&g), Error::http(503));
+    // One retry from the reserve at once, then one per refilled token (1 per second) until the
+    // 6 s deadline: the budget paces the retries instead of ending the call.
+    assert!((6..=8).contains(&g.attempts), "{} attempts", g.attempts);
+    let long: Vec<f64> = world.sleeps.borrow().iter().copied().filter(|s| *s > 500.0).collect();
+    assert!(long.len() >= 4 && long.iter().all(|s| *s <= 1000.0), "token waits {long:?}");
+    assert!(g.elapsed_ms <= 6000.0);
+}
+
+#[test]
+fn a_budget_that_never_refills_ends_the_call_at_once_as_deadline() {
+    let config = HostConfig { budget: BudgetConfig { ratio: 0.0, min_per_second: 0.0 }, ..PERMISSIVE };
+    let route = [host(&config)];
+    let world = World::new(vec![(10.0, status(503))]);
+    let g = gave_up(run_on(&world, &[], &route).0);
+    assert!(matches!(g.failure.error, Error::Deadline { .. }));
+    assert_eq!((g.attempts, g.elapsed_ms), (1, 10.0), "no sleep into a certain failure");
+    assert!(world.sleeps.borrow().is_empty());
 }
 
 #[test]

@@ -54,6 +54,16 @@ impl RetryBudget {
         self.deposits += self.config.ratio;
     }
 
+    /// How long until a retry could have a token (0 when one is there now), or `None` when the
+    /// budget never refills (`minPerSecond` 0) and has none.
+    pub fn next_token_in(&mut self, now_ms: f64) -> Option<f64> {
+        self.advance(now_ms);
+        if self.reserve >= 1.0 || self.deposits >= 1.0 - 1e-9 {
+            return Some(0.0);
+        }
+        (self.config.min_per_second > 0.0).then(|| (1.0 - self.reserve) / self.config.min_per_second * 1000.0)
+    }
+
     /// Takes a token for one retry, if there is one.
     pub fn try_retry(&mut self, now_ms: f64) -> bool {
         self.advance(now_ms);
@@ -78,6 +88,18 @@ impl RetryBudget {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn an_empty_budget_says_when_the_reserve_refills_a_token() {
+        let mut b = RetryBudget::new(BudgetConfig { ratio: 0.0, min_per_second: 10.0 }, 0.0);
+        while b.try_retry(0.0) {}
+        assert_eq!(b.next_token_in(0.0), Some(100.0), "10 per second: one in 100 ms");
+        assert_eq!(b.next_token_in(60.0).map(f64::round), Some(40.0));
+        assert_eq!(b.next_token_in(100.0), Some(0.0));
+        assert!(b.try_retry(100.0));
+        let mut never = RetryBudget::new(BudgetConfig { ratio: 0.0, min_per_second: 0.0 }, 0.0);
+        assert_eq!(never.next_token_in(0.0), None);
+    }
+
     use super::*;
 
     #[test]
