@@ -6,7 +6,7 @@
 #   2. startup   import to first fetchTile call, Node and Chromium (bench/startup.mjs)
 #   3. overhead  healthy tiles, every client in alternating rounds, Node and Chromium (bench/overhead.mjs),
 #      and where a call's CPU time goes, raw fetch beside fetchTile, by V8's profiler (bench/profile.mjs)
-#   4. fault     every client × 14 fault scenarios on loopback (bench/fault.mjs)
+#   4. fault     every client × 15 fault scenarios on loopback (bench/fault.mjs)
 #   5. soak      100 000 fetchTile calls in one process (bench/soak.mjs)
 #   6. jitter    AWS's backoff experiment in Rust (examples/jitter_experiment.rs), when present
 #   7. fuzz      cargo-fuzz, long runs (scripts/fuzz.sh long), when present

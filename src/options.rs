@@ -144,7 +144,7 @@ pub enum Key {
 pub enum Hedge {
     /// Never.
     Off,
-    /// After the host's learned p95 of successful calls (see `crate::retry::hedge_delay`), once
+    /// After the host's learned p95 of answered attempts (see `crate::retry::hedge_delay`), once
     /// it has enough samples.
     Auto,
     /// After this many ms.

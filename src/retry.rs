@@ -22,6 +22,9 @@ use crate::Error;
 /// The most a call adds to a host's pause so that paused calls do not all wake together.
 const PAUSE_JITTER_MS: f64 = 250.0;
 
+/// How often a call waiting on a doubtful pause looks again whether anything is still in flight.
+const DOUBT_RECHECK_MS: f64 = 250.0;
+
 /// Hedges one call may send: one covers a hung attempt, more would multiply a slow host's load.
 pub const MAX_HEDGES_PER_CALL: u32 = 1;
 /// Successful attempts a host must have answered before `hedge: "auto"` trusts their p95.
@@ -41,7 +44,8 @@ pub struct RetryInfo {
     pub reason: &'static str,
     /// The failed attempt's HTTP status, if it got a response.
     pub status: Option<u16>,
-    /// The server's Retry-After in ms, unclamped, if it sent one (429 and 503 only).
+    /// The server's Retry-After in ms, unclamped, if it sent one (429 and 503 only) and it was
+    /// believed (see "Evidence over a header" in the README).
     pub retry_after_ms: Option<f64>,
 }
 
@@ -368,8 +372,11 @@ where
         while !route[0].borrow_mut().budget.try_retry(fx.clock.now_ms()) {
             let now = fx.clock.now_ms();
             let next = route[0].borrow_mut().budget.next_token_in(now);
-            let Some(wait) =
-                next.map(clamp_delay).filter(|wait| deadline.fits_sleep(now, wait.max(delay - waited)))
+            // At least 1 ms: a refill computed to the float's last bit could otherwise ask for a
+            // wait that moves no clock.
+            let Some(wait) = next
+                .map(|ms| clamp_delay(ms.max(1.0)))
+                .filter(|wait| deadline.fits_sleep(now, wait.max(delay - waited)))
             else {
                 return Err(give_up(Failure::after(out_of_time(), Some(failure)), attempts));
             };
@@ -500,10 +507,10 @@ where
     let after = if may_hedge { hedge_delay(options, &route[first.mirror]) } else { None };
     let Some(after) = after.filter(|after| *after < first.budget) else {
         let outcome = request.await;
-        return landed(first, outcome, route, options, deadline, fx.clock);
+        return landed(first, outcome, route, options, fx.clock);
     };
     match race(request.as_mut(), fx.sleeper.sleep(after)).await {
-        Either::Left(outcome) => return landed(first, outcome, route, options, deadline, fx.clock),
+        Either::Left(outcome) => return landed(first, outcome, route, options, fx.clock),
         Either::Right(Woke::Aborted) => {
             let aborted =
                 Judged::NotTile { report: Report::Abandoned, verdict: Err(Failure::of(Error::Aborted)) };
@@ -511,9 +518,22 @@ where
         }
         Either::Right(Woke::Elapsed) => {}
     }
-    let Some(hedge) = admit_hedge(route, first.mirror, options, deadline, fx.clock.now_ms()) else {
+    // The hedge's slot: at once when one is free, else in the host's queue like any attempt
+    // (under load every slot is taken, hung requests included), for as long as the attempt it
+    // hedges has not landed.
+    let hedge_mirror = (first.mirror + 1) % route.len();
+    if !may_hedge_to(&route[hedge_mirror], options, deadline, fx.clock.now_ms()) {
         let outcome = request.await;
-        return landed(first, outcome, route, options, deadline, fx.clock);
+        return landed(first, outcome, route, options, fx.clock);
+    }
+    let slots = route[hedge_mirror].borrow().slots.clone();
+    let permit = match race(request.as_mut(), slots.acquire()).await {
+        Either::Left(outcome) => return landed(first, outcome, route, options, fx.clock),
+        Either::Right(permit) => permit,
+    };
+    let Some(hedge) = admit_hedge(route, hedge_mirror, permit, options, deadline, fx.clock.now_ms()) else {
+        let outcome = request.await;
+        return landed(first, outcome, route, options, fx.clock);
     };
     *attempts += 1;
     *hedges += 1;
@@ -522,8 +542,8 @@ where
     let mut second = pin!(fx.transport.attempt(hedge.mirror, hedge.budget, false));
     let (mut first, mut hedge) = (Some(first), Some(hedge));
     let (winner, judged) = match race(request.as_mut(), second.as_mut()).await {
-        Either::Left(outcome) => landed(take(&mut first), outcome, route, options, deadline, fx.clock),
-        Either::Right(outcome) => landed(take(&mut hedge), outcome, route, options, deadline, fx.clock),
+        Either::Left(outcome) => landed(take(&mut first), outcome, route, options, fx.clock),
+        Either::Right(outcome) => landed(take(&mut hedge), outcome, route, options, fx.clock),
     };
     let won = |judged: &Judged<T::Body, T::Cause>| {
         if matches!(judged, Judged::Tile { .. }) {
@@ -531,7 +551,13 @@ where
         }
     };
     if judged.ends_race() {
-        // The other attempt is aborted as its future drops here; it taught its host nothing.
+        // The other attempt is aborted as its future drops here. A hedged attempt that lost had
+        // taken at least this long: learned as such, so that hedges do not pull the host's p95
+        // (and with it the hedge delay) down to the fastest answers only.
+        if let (Some(slow), Judged::Tile { .. }) = (&first, &judged) {
+            let took = fx.clock.now_ms() - slow.at_ms;
+            route[slow.mirror].borrow_mut().counters.attempt_latency.record(took);
+        }
         if hedge.is_none() {
             won(&judged);
         }
@@ -553,11 +579,11 @@ where
     match (first, hedge) {
         (Some(first), _) => {
             let outcome = request.await;
-            landed(first, outcome, route, options, deadline, fx.clock)
+            landed(first, outcome, route, options, fx.clock)
         }
         (None, Some(hedge)) => {
             let outcome = second.await;
-            let (hedge, judged) = landed(hedge, outcome, route, options, deadline, fx.clock);
+            let (hedge, judged) = landed(hedge, outcome, route, options, fx.clock);
             won(&judged);
             (hedge, judged)
         }
@@ -575,7 +601,6 @@ fn landed<B, C>(
     outcome: Attempt<B, C>,
     route: &[SharedHost],
     options: &Options,
-    deadline: &Deadline,
     clock: &impl Clock,
 ) -> (Sent, Judged<B, C>) {
     let now = clock.now_ms();
@@ -584,7 +609,7 @@ fn landed<B, C>(
     match &mut judged {
         Judged::Tile { .. } => host.borrow_mut().counters.attempt_latency.record(now - sent.at_ms),
         Judged::NotTile { report, verdict: Ok((failure, retry_after_ms @ Some(_))) } => {
-            weigh_retry_after(report, failure, retry_after_ms, host, options, deadline, now);
+            weigh_retry_after(report, failure, retry_after_ms, host, options, now);
         }
         Judged::NotTile { .. } => {}
     }
@@ -603,11 +628,12 @@ fn weigh_retry_after<C>(
     retry_after_ms: &mut Option<f64>,
     host: &SharedHost,
     options: &Options,
-    deadline: &Deadline,
     now: f64,
 ) {
     let Some(wait) = *retry_after_ms else { return };
-    if deadline.fits_sleep(now, wait.min(options.retry_after_max_ms)) {
+    // Implausible for any call of these options, whenever it lands: not just for what is left of
+    // this one (late in a call even a 1 s header would not fit, and is still honest).
+    if wait.min(options.retry_after_max_ms) < options.deadline_ms {
         return;
     }
     if host.borrow().is_answering(now) {
@@ -622,26 +648,27 @@ fn weigh_retry_after<C>(
     }
 }
 
-/// The hedge of an attempt to `route[first]`, if one may go now: to the next mirror (the same
-/// host when there is one), with nothing to wait for (a free slot, no pause, no learned rate, a
-/// closed breaker) and a token of the call's retry budget, which hedges spend like retries.
+/// Whether a hedge may go to `host` now: time left, no pause, no learned rate, a closed breaker.
+fn may_hedge_to(host: &SharedHost, options: &Options, deadline: &Deadline, now: f64) -> bool {
+    deadline.attempt_budget(now, options.attempt_timeout_ms) > 0.0 && host.borrow_mut().admit_hedge(now)
+}
+
+/// The hedge to `route[mirror]` in the slot `permit`, if it may still go (the host may have
+/// changed while it waited for the slot) and the call's retry budget has a token for it: hedges
+/// spend the budget like retries. Without one the slot is freed at once.
 fn admit_hedge(
     route: &[SharedHost],
-    first: usize,
+    mirror: usize,
+    permit: Permit,
     options: &Options,
     deadline: &Deadline,
     now: f64,
 ) -> Option<Sent> {
-    let mirror = (first + 1) % route.len();
     let host = &route[mirror];
+    if !may_hedge_to(host, options, deadline, now) || !route[0].borrow_mut().budget.try_retry(now) {
+        return None;
+    }
     let budget = deadline.attempt_budget(now, options.attempt_timeout_ms);
-    if budget <= 0.0 || !host.borrow_mut().admit_hedge(now) {
-        return None;
-    }
-    let permit = host.borrow().slots.try_acquire()?;
-    if !route[0].borrow_mut().budget.try_retry(now) {
-        return None;
-    }
     let mut h = host.borrow_mut();
     h.counters.attempts += 1;
     h.counters.hedges += 1;
@@ -737,13 +764,17 @@ where
                     // An implausible Retry-After paused the host, and answers are still in flight
                     // that may lift the pause: wait for them within the deadline, not for the
                     // header. (With nothing in flight, nothing can: the call ends at once.)
+                    // Looked at again every DOUBT_RECHECK_MS: a slot in flight may be released
+                    // without a report (a queued call that gave up, a dropped hedge), and with
+                    // nothing left in flight the call should end rather than wait.
                     let left = deadline.remaining(now);
                     let name = host.borrow().name.clone();
                     on_event(Event::Queue { host: name, hold: Some(hold), wait_ms: wait.min(left) });
-                    match race(next_change(host), fx.sleeper.sleep(wait.min(left))).await {
+                    let nap = wait.min(left).min(DOUBT_RECHECK_MS);
+                    match race(next_change(host), fx.sleeper.sleep(nap)).await {
                         Either::Left(()) => continue,
                         Either::Right(Woke::Aborted) => return Err(Error::Aborted),
-                        Either::Right(Woke::Elapsed) if wait <= left => continue,
+                        Either::Right(Woke::Elapsed) if nap < left || wait <= left => continue,
                         Either::Right(Woke::Elapsed) => {
                             return Err(Error::RateLimited {
                                 status: None,

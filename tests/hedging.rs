@@ -332,7 +332,8 @@ fn the_deadline_ends_a_call_whose_attempt_and_hedge_both_hang() {
     let sim = Sim::new(vec![(0.0, Reply::Hang), (0.0, Reply::Hang)]);
     let (out, _) = run(
         &sim,
-        &[("hedge", n(100.0)), ("deadlineMs", n(1_000.0)), ("attemptTimeoutMs", n(800.0))],
+        // The hedge goes at 100 ms: uncapped it would time out at 1,050, past the deadline.
+        &[("hedge", n(100.0)), ("deadlineMs", n(1_000.0)), ("attemptTimeoutMs", n(950.0))],
         &[host("tiles.test", &PERMISSIVE)],
     );
     let gave_up = out.expect_err("out of time");
@@ -412,4 +413,56 @@ fn no_hedge_goes_without_a_free_slot_a_retry_token_or_to_a_paced_host() {
     let (out, events) = run(&sim, &[("hedge", n(100.0))], &[h]);
     assert!(hedges(&events).is_empty(), "{events:?}");
     assert_eq!(out.unwrap().attempts, 1);
+}
+
+/// Runs two futures side by side until both are done.
+async fn both<A: Future, B: Future>(a: A, b: B) -> (A::Output, B::Output) {
+    let (mut a, mut b) = (pin!(a), pin!(b));
+    let (mut out_a, mut out_b) = (None, None);
+    std::future::poll_fn(|cx| {
+        if out_a.is_none() {
+            if let Poll::Ready(v) = a.as_mut().poll(cx) {
+                out_a = Some(v);
+            }
+        }
+        if out_b.is_none() {
+            if let Poll::Ready(v) = b.as_mut().poll(cx) {
+                out_b = Some(v);
+            }
+        }
+        if out_a.is_some() && out_b.is_some() {
+            Poll::Ready(())
+        } else {
+            Poll::Pending
+        }
+    })
+    .await;
+    (out_a.unwrap(), out_b.unwrap())
+}
+
+#[test]
+fn under_load_a_hedge_waits_in_the_hosts_queue_for_a_slot() {
+    // Two slots, both taken: call A's attempt (answers at 300 ms) and call B's (hangs). B's hedge
+    // is due at 100 ms, queues, and goes when A's attempt frees its slot.
+    let sim = Sim::new(vec![(300.0, Reply::Ok), (0.0, Reply::Hang), (30.0, Reply::Ok)]);
+    let h = host("tiles.test", &HostConfig { max_concurrent: 2, ..PERMISSIVE });
+    let route = std::slice::from_ref(&h);
+    let fx = Runtime { transport: &sim, clock: &sim, sleeper: &sim, random: &sim, cancel: &sim };
+    let off = Options::parse(&[("hedge", Value::Text("off".into()))]).unwrap();
+    let hedged = Options::parse(&[("hedge", n(100.0))]).unwrap();
+    let mut events = Vec::new();
+    let start = sim.now.get();
+    let (a, b) = block_on(
+        &sim,
+        both(
+            fetch_with_retries(&off, route, &fx, start, |_| {}),
+            fetch_with_retries(&hedged, route, &fx, start, |e| events.push(e)),
+        ),
+    );
+    assert_eq!(a.unwrap().elapsed_ms, 300.0);
+    let b = b.expect("the hedge's tile");
+    assert_eq!((b.attempts, b.elapsed_ms), (2, 330.0), "the hedge went at 300 ms, when a slot was free");
+    assert_eq!(hedges(&events), [(2, 100.0)]);
+    assert_eq!(sim.ends(), ["landed", "dropped", "landed"]);
+    assert_eq!(h.borrow().slots.in_flight(), 0, "every slot given back");
 }

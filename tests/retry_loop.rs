@@ -766,3 +766,16 @@ fn a_plausible_retry_after_is_still_a_floor_when_the_host_is_serving() {
     assert_eq!(out.unwrap().attempts, 2);
     assert_eq!(*world.sleeps.borrow(), vec![1000.0]);
 }
+
+#[test]
+fn an_honest_retry_after_late_in_a_call_is_still_believed() {
+    // 5 s is within what a 6 s call could wait: believed even from a host serving tiles, though
+    // at 1.5 s into the call it no longer fits what is left.
+    let world = World::new(vec![(1_500.0, Reply::Status(429, &[("retry-after", "5")], b""))]);
+    let route = [answering_host(&world)];
+    let g = gave_up(run_on(&world, &[], &route).0);
+    assert_eq!(g.failure.error.kind(), "rate-limited");
+    assert_eq!(world.sent.get(), 1);
+    assert!(route[0].borrow().paused_until(world.now.get()).is_some(), "the host pauses");
+    assert!(!route[0].borrow().pause_is_doubtful());
+}

@@ -12,7 +12,7 @@ pub struct HostSnapshot {
     pub attempts: u64,
     /// Retries sent.
     pub retries: u64,
-    /// Attempts that delivered a tile.
+    /// Calls that got a tile.
     pub successes: u64,
     /// Calls aborted by their caller.
     pub aborted: u64,
@@ -36,7 +36,7 @@ pub struct HostSnapshot {
     pub paused_until: Option<f64>,
     /// The learned rate limit, to 1 decimal, once a 429 taught one.
     pub rate_limit_per_second: Option<f64>,
-    /// Latency percentiles of successful attempts (ms), once there are samples.
+    /// Latency percentiles of successful calls, from call to tile (ms), once there are samples.
     pub p50: Option<f64>,
     /// See [`HostSnapshot::p50`].
     pub p95: Option<f64>,

@@ -147,6 +147,8 @@ pub struct HostState {
     /// The pause comes from a Retry-After no call could have waited for, which nothing the host
     /// had said contradicted yet: the next answer that is not a throttle lifts it.
     doubtful_pause: bool,
+    /// Set by [`HostState::doubt_pause`] for the throttle about to be reported.
+    doubt_next: bool,
     /// When the host last answered with something other than a throttle or an error.
     answered_at: f64,
     version: u64,
@@ -172,6 +174,7 @@ impl HostState {
             learn_rate: config.learn_rate,
             paused_until: f64::NEG_INFINITY,
             doubtful_pause: false,
+            doubt_next: false,
             answered_at: f64::NEG_INFINITY,
             version: 0,
             watchers: Vec::new(),
@@ -227,10 +230,10 @@ impl HostState {
         now_ms - self.answered_at <= EVIDENCE_WINDOW_MS
     }
 
-    /// Marks the current pause as set by an implausible Retry-After: the host's next answer that
-    /// is not a throttle lifts it.
+    /// Marks the pause the next throttle report sets as set by an implausible Retry-After: the
+    /// host's next answer that is not a throttle lifts it.
     pub fn doubt_pause(&mut self) {
-        self.doubtful_pause = true;
+        self.doubt_next = true;
     }
 
     /// Whether the pause now in force may be lifted by the host's next answer.
@@ -261,10 +264,14 @@ impl HostState {
                 if self.learn_rate {
                     self.rate.on_rate_limited(now_ms);
                 }
+                // Only the throttle the loop has just doubted sets a doubtful pause; a pause set by
+                // a believed header is not lifted by an answer.
+                let doubted = std::mem::take(&mut self.doubt_next);
                 if let Some(wait) = wait_ms {
                     let until = now_ms + wait;
                     if until > self.paused_until {
                         self.paused_until = until;
+                        self.doubtful_pause = doubted;
                         change = Some(Change::Pause { until_ms: until });
                     }
                 }

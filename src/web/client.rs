@@ -185,7 +185,7 @@ impl ClientInner {
             cancel: &abort,
         };
         let on_event = |event: Event| {
-            if let Event::Attempt { attempt, .. } = &event {
+            if let Event::Attempt { attempt, .. } | Event::Hedge { attempt, .. } = &event {
                 flight.attempts.set(*attempt);
             }
             if let (Event::Retry { info, .. }, Some(callback)) = (&event, &run.on_retry) {

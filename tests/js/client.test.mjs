@@ -27,7 +27,7 @@ after(async () => {
 /** Tile i of a 20-wide grid at zoom 10: distinct coordinates for i = 0 … 399. */
 const grid = (i, z = 10) => [z, i % 20, Math.floor(i / 20)];
 
-const EVENT_TYPES = new Set(["attempt", "retry", "give-up", "breaker", "pause", "queue"]);
+const EVENT_TYPES = new Set(["attempt", "hedge", "retry", "give-up", "breaker", "pause", "queue"]);
 
 /** onEvent that records events and checks the documented envelope ({type, host}). */
 function eventLog() {
