@@ -62,7 +62,8 @@ run wasm-node cargo test --target wasm32-unknown-unknown --test wasm
 # Chromium under chromedriver sometimes never runs the tests at all: the page prints "Loading Wasm
 # module..." and one of the test module's imports is never answered by the runner's own static
 # server (seen in about 1 of 8 worker runs here: four of the five snippet modules loaded, the fifth
-# never did), and the runner gives up after its 20 s with "Failed to detect test as having been run".
+# never did), and the runner gives up after its 20 s with "Failed to detect test as having been run";
+# or chromedriver itself hangs, which the 120 s bound ends (a whole run takes about 5 s).
 # Such a run reported no result, so it is run again, at most twice, and said so. A run that reports
 # a result, passed or FAILED, is final: a failing test is never retried.
 again_if_unreported() {
@@ -71,7 +72,7 @@ again_if_unreported() {
   local rc=0
   for attempt in 1 2 3; do
     rc=0
-    run "$name" timeout 300 "$@" || rc=$?
+    run "$name" timeout 120 "$@" || rc=$?
     if [ "$rc" = 0 ] || grep -q '^test result: ' "$log/$name"; then
       return "$rc"
     fi

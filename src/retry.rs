@@ -518,16 +518,16 @@ where
         }
         Either::Right(Woke::Elapsed) => {}
     }
-    // The hedge's slot: at once when one is free, else in the host's queue like any attempt
-    // (under load every slot is taken, hung requests included), for as long as the attempt it
-    // hedges has not landed.
+    // The hedge's slot: at once when one is free, else the next one freed, ahead of the queue
+    // (under load every slot is taken, hung requests included; the hedge stands in for a request
+    // already in flight, not a new one), for as long as the attempt it hedges has not landed.
     let hedge_mirror = (first.mirror + 1) % route.len();
     if !may_hedge_to(&route[hedge_mirror], options, deadline, fx.clock.now_ms()) {
         let outcome = request.await;
         return landed(first, outcome, route, options, fx.clock);
     }
     let slots = route[hedge_mirror].borrow().slots.clone();
-    let permit = match race(request.as_mut(), slots.acquire()).await {
+    let permit = match race(request.as_mut(), slots.acquire_next()).await {
         Either::Left(outcome) => return landed(first, outcome, route, options, fx.clock),
         Either::Right(permit) => permit,
     };

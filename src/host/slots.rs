@@ -63,7 +63,13 @@ impl Slots {
 
     /// Waits for a slot. Dropping the future before it resolves gives up the place in line.
     pub fn acquire(&self) -> Acquire {
-        Acquire { slots: self.clone(), ticket: None, done: false }
+        Acquire { slots: self.clone(), ticket: None, done: false, first: false }
+    }
+
+    /// Waits for a slot ahead of every waiter: for a hedge, which stands in for an attempt that
+    /// already holds a slot and may be hung, not for a new request.
+    pub fn acquire_next(&self) -> Acquire {
+        Acquire { slots: self.clone(), ticket: None, done: false, first: true }
     }
 
     fn release(&self) {
@@ -97,6 +103,8 @@ pub struct Acquire {
     slots: Slots,
     ticket: Option<Rc<Ticket>>,
     done: bool,
+    /// Queued where the next free slot goes, not where new waiters go.
+    first: bool,
 }
 
 /// A slot; dropping it frees the slot.
@@ -131,7 +139,10 @@ impl Future for Acquire {
                 }
                 let ticket = Rc::new(Ticket::default());
                 ticket.waker.set(Some(cx.waker().clone()));
-                inner.waiting.push_back(ticket.clone());
+                match (this.first, inner.order) {
+                    (true, QueueOrder::Fifo) => inner.waiting.push_front(ticket.clone()),
+                    _ => inner.waiting.push_back(ticket.clone()),
+                }
                 this.ticket = Some(ticket);
             }
         }
@@ -185,6 +196,22 @@ mod tests {
         assert_eq!((slots.in_flight(), slots.queued()), (2, 0));
         drop((pa, pb));
         assert_eq!(slots.in_flight(), 0);
+    }
+
+    #[test]
+    fn a_waiter_queued_next_is_served_before_every_other() {
+        for order in [QueueOrder::Fifo, QueueOrder::Lifo] {
+            let slots = Slots::new(1, order);
+            let p = poll(&mut slots.acquire()).unwrap();
+            let mut waiting = slots.acquire();
+            let mut hedge = slots.acquire_next();
+            assert!(poll(&mut waiting).is_none() && poll(&mut hedge).is_none());
+            drop(p);
+            assert!(poll(&mut waiting).is_none(), "{order:?}: the hedge goes first");
+            let ph = poll(&mut hedge).expect("served next");
+            drop(ph);
+            assert!(poll(&mut waiting).is_some());
+        }
     }
 
     #[test]
