@@ -298,7 +298,7 @@ where
         };
         on_event(Event::Attempt { host: name.clone(), attempt: attempts, probe });
 
-        let sent = Sent { mirror, permit, probe, name, budget, at_ms: fx.clock.now_ms() };
+        let sent = Sent { mirror, permit: Some(permit), probe, name, budget, at_ms: fx.clock.now_ms() };
         // A probe decides the breaker by itself, and a cache-busting refetch has a tile already.
         let may_hedge = hedges < MAX_HEDGES_PER_CALL && !probe && !bust_now;
         let (landed, judged) = send(
@@ -406,7 +406,8 @@ where
 /// An attempt on its way: where it went, what it holds, and when it left.
 struct Sent {
     mirror: usize,
-    permit: Permit,
+    /// The host slot it holds; `None` once a hedge to the same host has taken it over.
+    permit: Option<Permit>,
     probe: bool,
     name: Rc<str>,
     budget: f64,
@@ -518,22 +519,35 @@ where
         }
         Either::Right(Woke::Elapsed) => {}
     }
-    // The hedge's slot: at once when one is free, else the next one freed, ahead of the queue
-    // (under load every slot is taken, hung requests included; the hedge stands in for a request
-    // already in flight, not a new one), for as long as the attempt it hedges has not landed.
+    // The hedge's slot. To the same host it takes over the slot of the attempt it hedges: it
+    // stands in for that request, and under hangs every slot is held by a hung one, so a hedge
+    // that waited for a slot would wait for the hangs to time out. To another mirror it takes
+    // that host's next freed slot, ahead of its queue, while the hedged attempt is still out.
+    let mut first = first;
     let hedge_mirror = (first.mirror + 1) % route.len();
     if !may_hedge_to(&route[hedge_mirror], options, deadline, fx.clock.now_ms()) {
         let outcome = request.await;
         return landed(first, outcome, route, options, fx.clock);
     }
-    let slots = route[hedge_mirror].borrow().slots.clone();
-    let permit = match race(request.as_mut(), slots.acquire_next()).await {
-        Either::Left(outcome) => return landed(first, outcome, route, options, fx.clock),
-        Either::Right(permit) => permit,
+    let permit = if hedge_mirror == first.mirror {
+        first.permit.take()
+    } else {
+        let slots = route[hedge_mirror].borrow().slots.clone();
+        match race(request.as_mut(), slots.acquire_next()).await {
+            Either::Left(outcome) => return landed(first, outcome, route, options, fx.clock),
+            Either::Right(permit) => Some(permit),
+        }
     };
-    let Some(hedge) = admit_hedge(route, hedge_mirror, permit, options, deadline, fx.clock.now_ms()) else {
-        let outcome = request.await;
-        return landed(first, outcome, route, options, fx.clock);
+    let hedge = match admit_hedge(route, hedge_mirror, permit, options, deadline, fx.clock.now_ms()) {
+        Ok(hedge) => hedge,
+        Err(permit) => {
+            if hedge_mirror == first.mirror {
+                // A taken-over slot goes back to the attempt still holding the request.
+                first.permit = permit;
+            }
+            let outcome = request.await;
+            return landed(first, outcome, route, options, fx.clock);
+        }
     };
     *attempts += 1;
     *hedges += 1;
@@ -551,12 +565,12 @@ where
         }
     };
     if judged.ends_race() {
-        // The other attempt is aborted as its future drops here. A hedged attempt that lost had
-        // taken at least this long: learned as such, so that hedges do not pull the host's p95
-        // (and with it the hedge delay) down to the fastest answers only.
+        // The other attempt is aborted as its future drops here. A hedged attempt that lost is
+        // learned as taking the hedge delay: recording only winners would pull the host's p95
+        // (and with it the delay) down to the fastest answers, and recording how long the loser
+        // had been out (a hang, a wait for the hedge's slot) would push it up with every hang.
         if let (Some(slow), Judged::Tile { .. }) = (&first, &judged) {
-            let took = fx.clock.now_ms() - slow.at_ms;
-            route[slow.mirror].borrow_mut().counters.attempt_latency.record(took);
+            route[slow.mirror].borrow_mut().counters.attempt_latency.record(after);
         }
         if hedge.is_none() {
             won(&judged);
@@ -655,24 +669,24 @@ fn may_hedge_to(host: &SharedHost, options: &Options, deadline: &Deadline, now: 
 
 /// The hedge to `route[mirror]` in the slot `permit`, if it may still go (the host may have
 /// changed while it waited for the slot) and the call's retry budget has a token for it: hedges
-/// spend the budget like retries. Without one the slot is freed at once.
+/// spend the budget like retries. Without one the slot comes back (`Err`).
 fn admit_hedge(
     route: &[SharedHost],
     mirror: usize,
-    permit: Permit,
+    permit: Option<Permit>,
     options: &Options,
     deadline: &Deadline,
     now: f64,
-) -> Option<Sent> {
+) -> Result<Sent, Option<Permit>> {
     let host = &route[mirror];
     if !may_hedge_to(host, options, deadline, now) || !route[0].borrow_mut().budget.try_retry(now) {
-        return None;
+        return Err(permit);
     }
     let budget = deadline.attempt_budget(now, options.attempt_timeout_ms);
     let mut h = host.borrow_mut();
     h.counters.attempts += 1;
     h.counters.hedges += 1;
-    Some(Sent { mirror, permit, probe: false, name: h.name.clone(), budget, at_ms: now })
+    Ok(Sent { mirror, permit, probe: false, name: h.name.clone(), budget, at_ms: now })
 }
 
 /// Reports an attempt's outcome to its host and announces what changed.

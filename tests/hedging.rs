@@ -386,13 +386,16 @@ fn auto_waits_for_enough_answers_then_hedges_after_their_p95() {
 }
 
 #[test]
-fn no_hedge_goes_without_a_free_slot_a_retry_token_or_to_a_paced_host() {
-    // No free slot: the only one is the hung attempt's.
+fn a_hedge_takes_over_its_attempts_slot_and_none_goes_without_a_retry_token_or_to_a_paced_host() {
+    // The only slot is the hung attempt's: the hedge takes it over (it stands in for that
+    // request), so a host whose every slot hangs still gets its hedges.
     let one_slot = HostConfig { max_concurrent: 1, ..PERMISSIVE };
+    let h = host("tiles.test", &one_slot);
     let sim = Sim::new(vec![(0.0, Reply::Hang), (30.0, Reply::Ok)]);
-    let (out, events) = run(&sim, &[("hedge", n(100.0))], &[host("tiles.test", &one_slot)]);
-    assert!(hedges(&events).is_empty());
-    assert_eq!(out.unwrap().attempts, 2, "the timeout, then a retry");
+    let (out, events) = run(&sim, &[("hedge", n(100.0))], std::slice::from_ref(&h));
+    assert_eq!(hedges(&events).len(), 1);
+    assert_eq!(out.unwrap().elapsed_ms, 130.0);
+    assert_eq!(h.borrow().slots.in_flight(), 0, "the slot is given back once");
     // No retry budget: hedges spend it like retries.
     let broke = HostConfig { budget: BudgetConfig { ratio: 0.0, min_per_second: 0.0 }, ..PERMISSIVE };
     let h = host("tiles.test", &broke);
@@ -441,28 +444,38 @@ async fn both<A: Future, B: Future>(a: A, b: B) -> (A::Output, B::Output) {
 }
 
 #[test]
-fn under_load_a_hedge_waits_in_the_hosts_queue_for_a_slot() {
-    // Two slots, both taken: call A's attempt (answers at 300 ms) and call B's (hangs). B's hedge
-    // is due at 100 ms, queues, and goes when A's attempt frees its slot.
-    let sim = Sim::new(vec![(300.0, Reply::Ok), (0.0, Reply::Hang), (30.0, Reply::Ok)]);
-    let h = host("tiles.test", &HostConfig { max_concurrent: 2, ..PERMISSIVE });
-    let route = std::slice::from_ref(&h);
+fn under_load_a_hedge_to_another_mirror_takes_its_next_freed_slot() {
+    // Mirror b's two slots are both taken: call A's attempt (answers at 300 ms) and, behind it,
+    // nothing else. Call B's attempt to mirror a hangs; its hedge is due at 100 ms, goes to b,
+    // waits ahead of b's queue, and goes when A's attempt frees its slot.
+    let sim = Sim::new(vec![(300.0, Reply::Ok), (300.0, Reply::Ok), (0.0, Reply::Hang), (30.0, Reply::Ok)]);
+    let b = host("b.test", &HostConfig { max_concurrent: 2, ..PERMISSIVE });
+    let a = host("a.test", &PERMISSIVE);
     let fx = Runtime { transport: &sim, clock: &sim, sleeper: &sim, random: &sim, cancel: &sim };
     let off = Options::parse(&[("hedge", Value::Text("off".into()))]).unwrap();
     let hedged = Options::parse(&[("hedge", n(100.0))]).unwrap();
     let mut events = Vec::new();
     let start = sim.now.get();
-    let (a, b) = block_on(
+    let to_b = std::slice::from_ref(&b);
+    let route = [a.clone(), b.clone()];
+    let (first, second) = block_on(
         &sim,
         both(
-            fetch_with_retries(&off, route, &fx, start, |_| {}),
-            fetch_with_retries(&hedged, route, &fx, start, |e| events.push(e)),
+            both(
+                fetch_with_retries(&off, to_b, &fx, start, |_| {}),
+                fetch_with_retries(&off, to_b, &fx, start, |_| {}),
+            ),
+            fetch_with_retries(&hedged, &route, &fx, start, |e| events.push(e)),
         ),
     );
-    assert_eq!(a.unwrap().elapsed_ms, 300.0);
-    let b = b.expect("the hedge's tile");
-    assert_eq!((b.attempts, b.elapsed_ms), (2, 330.0), "the hedge went at 300 ms, when a slot was free");
+    assert_eq!((first.0.unwrap().elapsed_ms, first.1.unwrap().elapsed_ms), (300.0, 300.0));
+    let tile = second.expect("the hedge's tile");
+    assert_eq!(
+        (tile.attempts, tile.elapsed_ms),
+        (2, 330.0),
+        "the hedge went at 300 ms, when b had a free slot"
+    );
     assert_eq!(hedges(&events), [(2, 100.0)]);
-    assert_eq!(sim.ends(), ["landed", "dropped", "landed"]);
-    assert_eq!(h.borrow().slots.in_flight(), 0, "every slot given back");
+    assert_eq!(sim.ends(), ["landed", "landed", "dropped", "landed"]);
+    assert_eq!((a.borrow().slots.in_flight(), b.borrow().slots.in_flight()), (0, 0), "every slot given back");
 }
