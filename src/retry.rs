@@ -343,8 +343,10 @@ where
             Err(final_failure) => return Err(give_up(final_failure, attempts)),
         };
         if matches!(failure.error, Error::Timeout { .. }) && budget < options.attempt_timeout_ms {
-            // The deadline, not the attempt timeout, cut this attempt short.
-            return Err(give_up(Failure::after(out_of_time(), Some(failure)), attempts));
+            // The deadline, not the attempt timeout, cut this attempt short: it says nothing of
+            // the server, so the cause is the failure before it when there was one (a last
+            // attempt sent with little time left would otherwise hide what went wrong).
+            return Err(give_up(Failure::after(out_of_time(), last.or(Some(failure))), attempts));
         }
         if fx.cancel.is_aborted() {
             return Err(give_up(Failure::of(Error::Aborted), attempts));
