@@ -556,59 +556,59 @@ where
     on_event(Event::Hedge { host: hedge.name.clone(), attempt: *attempts, after_ms: after });
     let hedge_mirror = hedge.mirror;
     let mut second = pin!(fx.transport.attempt(hedge.mirror, hedge.budget, false));
-    let (mut first, mut hedge) = (Some(first), Some(hedge));
-    let (winner, judged) = match race(request.as_mut(), second.as_mut()).await {
-        Either::Left(outcome) => landed(take(&mut first), outcome, route, options, fx.clock),
-        Either::Right(outcome) => landed(take(&mut hedge), outcome, route, options, fx.clock),
-    };
     let won = |judged: &Judged<T::Body, T::Cause>| {
         if matches!(judged, Judged::Tile { .. }) {
             route[hedge_mirror].borrow_mut().counters.hedges_won += 1;
         }
     };
-    if judged.ends_race() {
-        // The other attempt is aborted as its future drops here. A hedged attempt that lost is
-        // learned as taking the hedge delay: recording only winners would pull the host's p95
-        // (and with it the delay) down to the fastest answers, and recording how long the loser
-        // had been out (a hang, a wait for the hedge's slot) would push it up with every hang.
-        if let (Some(slow), Judged::Tile { .. }) = (&first, &judged) {
-            route[slow.mirror].borrow_mut().counters.attempt_latency.record(after);
-        }
-        if hedge.is_none() {
-            won(&judged);
-        }
-        return (winner, judged);
-    }
-    // The first to land has no tile: its host learns that now, and the other one may still.
-    if let Judged::NotTile { report, .. } = &judged {
-        report_to_host(
-            &route[winner.mirror],
-            fx.clock.now_ms(),
-            winner.probe,
-            *report,
-            fx,
-            on_event,
-            &winner.name,
-        );
-    }
-    drop(winner);
-    match (first, hedge) {
-        (Some(first), _) => {
-            let outcome = request.await;
-            landed(first, outcome, route, options, fx.clock)
-        }
-        (None, Some(hedge)) => {
+    // The first to land with a tile (or the caller's abort) ends the race: the other attempt is
+    // aborted as its future drops here. One that lands with no tile is learned from at once and
+    // the other awaited.
+    match race(request.as_mut(), second.as_mut()).await {
+        Either::Left(outcome) => {
+            let (first, judged) = landed(first, outcome, route, options, fx.clock);
+            if judged.ends_race() {
+                return (first, judged);
+            }
+            learn_from_loser(first, &judged, route, fx, on_event);
             let outcome = second.await;
             let (hedge, judged) = landed(hedge, outcome, route, options, fx.clock);
             won(&judged);
             (hedge, judged)
         }
-        (None, None) => unreachable!("one attempt landed, the other is still out"),
+        Either::Right(outcome) => {
+            let (hedge, judged) = landed(hedge, outcome, route, options, fx.clock);
+            if judged.ends_race() {
+                // A hedged attempt that lost is learned as taking the hedge delay: recording only
+                // winners would pull the host's p95 (and with it the delay) down to the fastest
+                // answers, and recording how long it had been out (a hang) would push it up.
+                if matches!(judged, Judged::Tile { .. }) {
+                    route[first.mirror].borrow_mut().counters.attempt_latency.record(after);
+                }
+                won(&judged);
+                return (hedge, judged);
+            }
+            learn_from_loser(hedge, &judged, route, fx, on_event);
+            let outcome = request.await;
+            landed(first, outcome, route, options, fx.clock)
+        }
     }
 }
 
-fn take(sent: &mut Option<Sent>) -> Sent {
-    sent.take().expect("each attempt lands once")
+/// An attempt of a hedge race that landed first with no tile: its host learns that now, and its
+/// slot is freed while the other attempt is still out.
+fn learn_from_loser<B, C, T, K, S, R: Random, X: Cancel>(
+    sent: Sent,
+    judged: &Judged<B, C>,
+    route: &[SharedHost],
+    fx: &Runtime<'_, T, K, S, R, X>,
+    on_event: &mut impl FnMut(Event),
+) where
+    K: Clock,
+{
+    if let Judged::NotTile { report, .. } = judged {
+        report_to_host(&route[sent.mirror], fx.clock.now_ms(), sent.probe, *report, fx, on_event, &sent.name);
+    }
 }
 
 /// Judges an attempt that landed; a tile's time teaches its host what a healthy answer takes.
