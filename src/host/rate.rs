@@ -1,14 +1,33 @@
 //! The request rate a rate-limiting host tolerates, learned from its 429s: off until a 429 comes
-//! after the host served at least a few requests in the last second, then 90 % of what it served,
-//! growing by one request per second per second until the next such 429 (additive increase,
-//! multiplicative decrease). A 429 with nothing served tells nothing about a rate (a quota, or
-//! a host that throttles first requests): the pause alone handles it.
+//! after the host served at least a few requests in the last second, then 90 % of what it served.
+//!
+//! What the host served in the second before its first 429 is often what the client happened to
+//! ask for (a map opening), or a token bucket's burst, not what the host can serve: taken as the
+//! limit it held a map at a fifth of its pace for the rest of the session. So a rate probes upward
+//! while no 429 comes: it holds for a second after the 429, then doubles each second (in tenths of
+//! a second) while it is below half the rate that was in force when the host last refused (the
+//! first 429 had none in force: no bound); from half of that on it grows by 1 request/s each
+//! second. A rate
+//! that no second 429 ever confirmed is forgotten after [`FORGET_UNCONFIRMED_MS`] of doubling;
+//! any rate after [`FORGET_MS`] without a 429.
 
 const WINDOW_MS: f64 = 1000.0;
 const BUCKETS: usize = 10;
 const BUCKET_MS: f64 = WINDOW_MS / BUCKETS as f64;
 /// Fewer successes than this in the last second teach no rate.
 const MIN_SAMPLE: u32 = 5;
+/// After a 429, how long the rate grows only additively (the host has just said no).
+const QUIET_MS: f64 = 1000.0;
+/// Doubling happens in steps of this length: the same growth however often the rate is asked.
+const STEP_MS: f64 = 100.0;
+/// 2^(1/10): ten steps double the rate.
+const STEP_FACTOR: f64 = 1.071_773_462_536_293_2;
+/// Doubling this long past the quiet second without a 429 (32×) forgets a rate no second 429
+/// confirmed: the host showed no limit near it.
+pub const FORGET_UNCONFIRMED_MS: f64 = 5000.0;
+/// Any learned rate is forgotten after this long without a 429: a new one is learned if the host
+/// still limits.
+pub const FORGET_MS: f64 = 30_000.0;
 
 /// One host's learned request rate and the token bucket that enforces it.
 #[derive(Debug, Clone)]
@@ -20,6 +39,13 @@ pub struct AdaptiveRate {
     /// Successes per 100 ms over the last second, as a ring indexed by bucket number.
     successes: [u32; BUCKETS],
     bucket: i64,
+    /// When the last 429 that taught or lowered the rate came.
+    limited_at: f64,
+    /// The rate in force when the host last refused (infinite when none was): doubling stops at
+    /// half of it.
+    ceiling: f64,
+    /// Doubling steps taken since `limited_at`.
+    steps: u32,
 }
 
 impl AdaptiveRate {
@@ -31,6 +57,9 @@ impl AdaptiveRate {
             at_ms: now_ms,
             successes: [0; BUCKETS],
             bucket: bucket_of(now_ms),
+            limited_at: now_ms,
+            ceiling: f64::INFINITY,
+            steps: 0,
         }
     }
 
@@ -51,18 +80,40 @@ impl AdaptiveRate {
     fn refill(&mut self, now_ms: f64) {
         let dt = (now_ms - self.at_ms).max(0.0);
         self.at_ms = self.at_ms.max(now_ms);
-        if let Some(rate) = self.rate {
-            let grown = rate + dt / 1000.0; // +1 req/s per second without a 429
-            self.rate = Some(grown);
-            self.tokens = (self.tokens + dt / 1000.0 * grown).min(burst(grown));
+        let Some(mut rate) = self.rate else { return };
+        let quiet = self.at_ms - self.limited_at;
+        if quiet >= FORGET_MS || (self.ceiling.is_infinite() && quiet >= QUIET_MS + FORGET_UNCONFIRMED_MS) {
+            self.rate = None;
+            return;
         }
+        if rate * 2.0 < self.ceiling {
+            // Doubling, in steps due by the clock alone (the same rate however often it is asked):
+            // at most FORGET_UNCONFIRMED_MS / STEP_MS steps, or until half the ceiling.
+            let due = ((quiet - QUIET_MS) / STEP_MS).floor().max(0.0) as u32;
+            while self.steps < due && rate * 2.0 < self.ceiling {
+                rate *= STEP_FACTOR;
+                self.steps += 1;
+            }
+        } else {
+            rate += dt / 1000.0; // +1 req/s per second
+        }
+        self.rate = Some(rate);
+        self.tokens = (self.tokens + dt / 1000.0 * rate).min(burst(rate));
     }
 
     /// When the next request may go: `None` for now.
     pub fn next_slot(&mut self, now_ms: f64) -> Option<f64> {
         self.refill(now_ms);
         let rate = self.rate?;
-        (self.tokens < 1.0).then(|| now_ms + (1.0 - self.tokens) / rate * 1000.0)
+        // Within rounding of a whole token: the wait computed last time has passed.
+        if self.tokens >= 1.0 - 1e-9 {
+            return None;
+        }
+        let at = now_ms + (1.0 - self.tokens) / rate * 1000.0;
+        // Not past the next doubling step: the rate may be higher by then.
+        let quiet = now_ms - self.limited_at;
+        let next_step = self.limited_at + QUIET_MS + STEP_MS * f64::from(self.steps + 1);
+        Some(if quiet >= QUIET_MS && rate * 2.0 < self.ceiling { at.min(next_step) } else { at })
     }
 
     /// Takes a token for a request that goes now.
@@ -80,7 +131,7 @@ impl AdaptiveRate {
     }
 
     /// A 429: the rate becomes 90 % of what the host served in the last second, if that is
-    /// enough to tell.
+    /// enough to tell, and never more than the rate in force.
     pub fn on_rate_limited(&mut self, now_ms: f64) {
         self.roll(now_ms);
         self.refill(now_ms);
@@ -89,8 +140,19 @@ impl AdaptiveRate {
             return;
         }
         let rate = f64::from(served) * 0.9;
-        self.rate = Some(self.rate.map_or(rate, |old| old.min(rate)));
         self.tokens = 0.0;
+        match self.rate {
+            // The 429s of one overload (every request that was in flight) arrive together: the
+            // ones within the quiet second after the first may lower the rate, but they are not
+            // a refusal of the rate they taught.
+            Some(old) if now_ms - self.limited_at < QUIET_MS => self.rate = Some(old.min(rate)),
+            old => {
+                self.ceiling = old.unwrap_or(f64::INFINITY);
+                self.rate = Some(old.map_or(rate, |old| old.min(rate)));
+                self.limited_at = now_ms;
+                self.steps = 0;
+            }
+        }
     }
 }
 
@@ -130,26 +192,129 @@ mod tests {
         assert!((next - (600.0 + 1000.0 / 45.0)).abs() < 1e-6, "{next}");
     }
 
-    #[test]
-    fn spaces_requests_at_the_rate() {
-        let mut r = AdaptiveRate::new(0.0);
-        for _ in 0..10 {
-            r.on_success(0.0);
-        }
-        r.on_rate_limited(0.0); // 9 req/s
-        let mut now = 0.0;
+    /// How many requests go between `from` and `to` when every free token is taken at once.
+    fn sent_between(r: &mut AdaptiveRate, from: f64, to: f64) -> u32 {
+        let mut now = from;
         let mut sent = 0;
-        while now < 10_000.0 {
+        while now < to {
             match r.next_slot(now) {
                 None => {
                     r.take(now);
                     sent += 1;
+                    assert!(sent < 100_000, "unpaced at {now}");
                 }
-                Some(at) => now = at,
+                Some(at) => {
+                    assert!(at > now, "{at} ≤ {now}");
+                    now = at;
+                }
             }
         }
-        // 9/s growing by 1/s each second: about 9·10 + 10²/2 = 140 in 10 s.
-        assert!((130..=150).contains(&sent), "{sent}");
+        sent
+    }
+
+    fn learned(rate_per_s: u32, at: f64) -> AdaptiveRate {
+        let mut r = AdaptiveRate::new(0.0);
+        for _ in 0..rate_per_s {
+            r.on_success(at);
+        }
+        r.on_rate_limited(at);
+        r
+    }
+
+    #[test]
+    fn holds_the_rate_for_a_second_after_the_429() {
+        let mut r = learned(10, 0.0); // 9 req/s
+        let sent = sent_between(&mut r, 0.0, 1000.0);
+        assert!((8..=10).contains(&sent), "{sent}");
+        assert!((r.rate().unwrap() - 9.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn then_doubles_each_second_while_no_429_comes() {
+        let mut r = learned(20, 0.0); // 18 req/s
+        r.next_slot(2000.0);
+        let after_one = r.rate().unwrap();
+        assert!((after_one - 36.0).abs() < 0.01, "{after_one}");
+        r.next_slot(3000.0);
+        assert!((r.rate().unwrap() - 72.0).abs() < 0.01);
+        // Requests follow: about 18·2^t summed over the doubling seconds.
+        let mut r = learned(20, 0.0);
+        let sent = sent_between(&mut r, 1000.0, 3000.0);
+        assert!((70..=90).contains(&sent), "{sent}");
+    }
+
+    #[test]
+    fn growth_is_the_same_however_often_the_rate_is_asked() {
+        let mut often = learned(20, 0.0);
+        let mut t = 0.0;
+        while t < 3456.0 {
+            often.next_slot(t);
+            t += 7.0;
+        }
+        often.next_slot(3456.0);
+        let mut once = learned(20, 0.0);
+        once.next_slot(3456.0);
+        assert_eq!(often.rate(), once.rate());
+    }
+
+    #[test]
+    fn doubling_stops_at_half_the_rate_the_host_refused_then_grows_by_one_per_second() {
+        let mut r = learned(20, 0.0); // 18/s
+        r.next_slot(4000.0); // doubled three times: 144/s
+        for _ in 0..100 {
+            r.on_success(4000.0);
+        }
+        r.on_rate_limited(4000.0); // refused at 144/s: 90/s, ceiling 144
+        assert!((r.rate().unwrap() - 90.0).abs() < 0.01);
+        r.next_slot(10_000.0);
+        // 90 ≥ 144 / 2: no doubling, +1/s for 6 s.
+        assert!((r.rate().unwrap() - 96.0).abs() < 0.01, "{:?}", r.rate());
+        let mut low = learned(20, 0.0);
+        low.next_slot(4000.0);
+        for _ in 0..40 {
+            low.on_success(4000.0);
+        }
+        low.on_rate_limited(4000.0); // 36/s, ceiling 144: doubles to 72 (half of 144), then +1/s
+        low.next_slot(7000.0);
+        let r = low.rate().unwrap();
+        assert!((71.0..75.0).contains(&r), "{r}");
+    }
+
+    #[test]
+    fn the_429s_of_one_overload_are_one_refusal() {
+        let mut r = learned(20, 0.0); // 18/s
+        for t in 1..12 {
+            r.on_rate_limited(f64::from(t) * 10.0); // the rest of what was in flight
+        }
+        r.next_slot(3000.0);
+        assert!(r.rate().unwrap() > 60.0, "{:?}: still doubling", r.rate());
+    }
+
+    #[test]
+    fn an_unconfirmed_rate_is_forgotten_a_confirmed_one_after_thirty_quiet_seconds() {
+        let mut r = learned(20, 0.0);
+        assert!(r.next_slot(1000.0 + FORGET_UNCONFIRMED_MS - 1.0).is_some() || r.rate().is_some());
+        assert_eq!(r.next_slot(1000.0 + FORGET_UNCONFIRMED_MS), None);
+        assert_eq!(r.rate(), None, "no second 429 in 5 s of doubling: the host showed no limit near it");
+        let mut c = learned(20, 0.0);
+        c.next_slot(2000.0);
+        for _ in 0..40 {
+            c.on_success(2000.0);
+        }
+        c.on_rate_limited(2000.0); // confirmed at 36/s
+        c.next_slot(2000.0 + FORGET_MS - 1.0);
+        assert!(c.rate().is_some());
+        c.next_slot(2000.0 + FORGET_MS);
+        assert_eq!(c.rate(), None);
+    }
+
+    #[test]
+    fn a_paced_request_never_waits_past_the_next_doubling_step() {
+        let mut r = learned(5, 0.0); // 4.5/s: a token every 222 ms
+        r.take(1000.0);
+        r.take(1000.0);
+        let at = r.next_slot(1000.0).unwrap();
+        assert!(at <= 1100.0, "{at}");
     }
 
     #[test]
