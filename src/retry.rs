@@ -12,7 +12,7 @@ use crate::backoff::clamp_delay;
 use crate::classify::{classify, is_stale, Verdict};
 use crate::deadline::Deadline;
 use crate::host::breaker::BreakerState;
-use crate::host::slots::Permit;
+use crate::host::slots::{Permit, QueueOrder};
 use crate::host::state::{next_change, Change, Decision, Hold, Report, SharedHost};
 use crate::options::{Hedge, Options};
 use crate::platform::{Attempt, Cancel, Clock, Random, Sleep, Transport, Woke};
@@ -24,6 +24,9 @@ const PAUSE_JITTER_MS: f64 = 250.0;
 
 /// How often a call waiting on a doubtful pause looks again whether anything is still in flight.
 const DOUBT_RECHECK_MS: f64 = 250.0;
+/// In a LIFO queue, a call with this share of its deadline left (or less) waits ahead of newer
+/// ones: enough left for an attempt and a retry, which newest-first would never give it.
+pub const LIFO_URGENT_SHARE: f64 = 0.5;
 
 /// Hedges one call may send: one covers a hung attempt, more would multiply a slow host's load.
 pub const MAX_HEDGES_PER_CALL: u32 = 1;
@@ -749,10 +752,26 @@ where
                 let left = deadline.remaining(now);
                 let name = host.borrow().name.clone();
                 on_event(Event::Queue { host: name, hold: None, wait_ms: left });
-                match race(slots.acquire(), race(fx.sleeper.sleep(left), fx.cancel.fired())).await {
-                    Either::Left(permit) => permit,
-                    Either::Right(Either::Left(Woke::Elapsed)) => return Err(out_of_time()),
-                    Either::Right(_) => return Err(Error::Aborted),
+                // Newest first, until the call has half its deadline left: then ahead of every
+                // newer waiter, so that LIFO never lets an old tile miss its deadline while newer
+                // ones are served.
+                let patience = match slots.order() {
+                    QueueOrder::Lifo => (left - options.deadline_ms * LIFO_URGENT_SHARE).max(0.0),
+                    QueueOrder::Fifo => left,
+                };
+                let mut urgent = patience <= 0.0;
+                loop {
+                    let (acquire, wait) = if urgent {
+                        (slots.acquire_next(), deadline.remaining(fx.clock.now_ms()))
+                    } else {
+                        (slots.acquire(), patience)
+                    };
+                    match race(acquire, race(fx.sleeper.sleep(wait), fx.cancel.fired())).await {
+                        Either::Left(permit) => break permit,
+                        Either::Right(Either::Left(Woke::Elapsed)) if !urgent => urgent = true,
+                        Either::Right(Either::Left(Woke::Elapsed)) => return Err(out_of_time()),
+                        Either::Right(_) => return Err(Error::Aborted),
+                    }
                 }
             }
         };

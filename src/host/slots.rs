@@ -1,6 +1,7 @@
 //! Per-host concurrency: at most `limit` attempts in flight, the rest wait in a FIFO or LIFO
-//! queue. A waiter that is dropped (its call aborted) leaves the queue at once; a permit that is
-//! dropped frees its slot for the next waiter at once.
+//! queue, behind the waiters that may not wait longer (hedges, and calls whose deadline is near:
+//! served first, oldest first). A waiter that is dropped (its call aborted) leaves the queue at
+//! once; a permit that is dropped frees its slot for the next waiter at once.
 
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
@@ -29,6 +30,14 @@ struct Inner {
     busy: usize,
     order: QueueOrder,
     waiting: VecDeque<Rc<Ticket>>,
+    /// Served before `waiting`, in arrival order.
+    urgent: VecDeque<Rc<Ticket>>,
+}
+
+impl Inner {
+    fn is_empty(&self) -> bool {
+        self.waiting.is_empty() && self.urgent.is_empty()
+    }
 }
 
 /// One host's concurrency limit and the queue of attempts waiting for a slot.
@@ -38,7 +47,13 @@ pub struct Slots(Rc<RefCell<Inner>>);
 impl Slots {
     /// At most `limit` attempts in flight (at least 1), the rest queued in `order`.
     pub fn new(limit: usize, order: QueueOrder) -> Slots {
-        Slots(Rc::new(RefCell::new(Inner { limit: limit.max(1), busy: 0, order, waiting: VecDeque::new() })))
+        Slots(Rc::new(RefCell::new(Inner {
+            limit: limit.max(1),
+            busy: 0,
+            order,
+            waiting: VecDeque::new(),
+            urgent: VecDeque::new(),
+        })))
     }
 
     /// How many slots are taken.
@@ -48,13 +63,19 @@ impl Slots {
 
     /// How many attempts are waiting for a slot.
     pub fn queued(&self) -> usize {
-        self.0.borrow().waiting.len()
+        let inner = self.0.borrow();
+        inner.waiting.len() + inner.urgent.len()
+    }
+
+    /// The order of the queue.
+    pub fn order(&self) -> QueueOrder {
+        self.0.borrow().order
     }
 
     /// A slot now, if one is free and nobody is waiting for it.
     pub fn try_acquire(&self) -> Option<Permit> {
         let mut inner = self.0.borrow_mut();
-        if inner.busy < inner.limit && inner.waiting.is_empty() {
+        if inner.busy < inner.limit && inner.is_empty() {
             inner.busy += 1;
             return Some(Permit { slots: self.clone() });
         }
@@ -66,8 +87,9 @@ impl Slots {
         Acquire { slots: self.clone(), ticket: None, done: false, first: false }
     }
 
-    /// Waits for a slot ahead of every waiter: for a hedge, which stands in for an attempt that
-    /// already holds a slot and may be hung, not for a new request.
+    /// Waits for a slot ahead of every waiter but the ones that came this way before: for a
+    /// hedge, which stands in for an attempt that already holds a slot and may be hung, and for a
+    /// call whose deadline is near (a LIFO queue must not starve it for newer ones).
     pub fn acquire_next(&self) -> Acquire {
         Acquire { slots: self.clone(), ticket: None, done: false, first: true }
     }
@@ -80,6 +102,7 @@ impl Slots {
                 None
             } else {
                 let next = match inner.order {
+                    _ if !inner.urgent.is_empty() => inner.urgent.pop_front(),
                     QueueOrder::Fifo => inner.waiting.pop_front(),
                     QueueOrder::Lifo => inner.waiting.pop_back(),
                 };
@@ -131,7 +154,7 @@ impl Future for Acquire {
             Some(ticket) => ticket.waker.set(Some(cx.waker().clone())),
             None => {
                 let mut inner = this.slots.0.borrow_mut();
-                if inner.busy < inner.limit && inner.waiting.is_empty() {
+                if inner.busy < inner.limit && inner.is_empty() {
                     inner.busy += 1;
                     drop(inner);
                     this.done = true;
@@ -139,9 +162,10 @@ impl Future for Acquire {
                 }
                 let ticket = Rc::new(Ticket::default());
                 ticket.waker.set(Some(cx.waker().clone()));
-                match (this.first, inner.order) {
-                    (true, QueueOrder::Fifo) => inner.waiting.push_front(ticket.clone()),
-                    _ => inner.waiting.push_back(ticket.clone()),
+                if this.first {
+                    inner.urgent.push_back(ticket.clone());
+                } else {
+                    inner.waiting.push_back(ticket.clone());
                 }
                 this.ticket = Some(ticket);
             }
@@ -160,7 +184,9 @@ impl Drop for Acquire {
                 // Granted while its call was going away: hand the slot on.
                 self.slots.release();
             } else {
-                self.slots.0.borrow_mut().waiting.retain(|t| !Rc::ptr_eq(t, &ticket));
+                let mut inner = self.slots.0.borrow_mut();
+                inner.waiting.retain(|t| !Rc::ptr_eq(t, &ticket));
+                inner.urgent.retain(|t| !Rc::ptr_eq(t, &ticket));
             }
         }
     }
@@ -212,6 +238,23 @@ mod tests {
             drop(ph);
             assert!(poll(&mut waiting).is_some());
         }
+    }
+
+    #[test]
+    fn waiters_queued_next_go_in_their_own_arrival_order() {
+        let slots = Slots::new(1, QueueOrder::Lifo);
+        let p = poll(&mut slots.acquire()).unwrap();
+        let mut first = slots.acquire_next();
+        let mut second = slots.acquire_next();
+        let mut newest = slots.acquire();
+        assert!(poll(&mut first).is_none() && poll(&mut second).is_none() && poll(&mut newest).is_none());
+        assert_eq!(slots.queued(), 3);
+        drop(p);
+        assert!(poll(&mut second).is_none() && poll(&mut newest).is_none());
+        drop(poll(&mut first).expect("the first urgent waiter"));
+        assert!(poll(&mut newest).is_none());
+        drop(poll(&mut second).expect("then the second"));
+        assert!(poll(&mut newest).is_some());
     }
 
     #[test]
