@@ -1,7 +1,7 @@
 #!/usr/bin/env node
-// Writes bench/RESULTS.md (and bench/outage-requests.svg) from what the benches left in
-// bench/out/: fault.json, overhead.json, size.json, startup.json, soak.json, jitter.md, fuzz.md,
-// phases.tsv. Every figure comes from those files; every "loses" line is computed here.
+// Writes bench/RESULTS.md (and bench/outage-requests.svg, bench/mapview-holes.svg) from what the
+// benches left in bench/out/: fault.json, mapview.json, overhead.json, size.json, startup.json,
+// soak.json, jitter.md, fuzz.md, phases.tsv. Every figure comes from those files; every "loses" line is computed here.
 //
 //   node bench/report.mjs
 import fs from "node:fs";
@@ -12,6 +12,7 @@ import { CLIENTS, isTilefetch } from "./clients/index.mjs";
 import { SCENARIOS } from "./scenarios.mjs";
 import { installedVersion, anchorClients, HERE, ROOT, OUT } from "./bundle.mjs";
 import { outagePlot } from "./svg.mjs";
+import { mapviewSection } from "./report-mapview.mjs";
 import { soakVerdicts } from "./soak.mjs";
 
 const COMMAND = "bash scripts/bench.sh";
@@ -78,7 +79,16 @@ const overhead = readJson("overhead.json");
 const chromiumVersion = overhead?.chromium?.version ?? tryRun("/usr/bin/chromium", ["--version"]);
 const commit = tryRun("git", ["rev-parse", "--short", "HEAD"]);
 // The bench's own outputs are rewritten by every run: they do not make the measured code "dirty".
-const dirty = tryRun("git", ["status", "--porcelain", "--untracked-files=no", "--", ".", ":!bench/RESULTS.md", ":!bench/outage-requests.svg"]);
+const dirty = tryRun("git", [
+  "status",
+  "--porcelain",
+  "--untracked-files=no",
+  "--",
+  ".",
+  ":!bench/RESULTS.md",
+  ":!bench/outage-requests.svg",
+  ":!bench/mapview-holes.svg",
+]);
 const tilefetchVersion = JSON.parse(fs.readFileSync(path.join(ROOT, "pkg/package.json"), "utf8")).version;
 
 md.push("# tilefetch benchmarks");
@@ -307,6 +317,13 @@ if (!fault) {
       md.push("");
     }
   }
+}
+
+// ------------------------------------------------------------------ map view
+{
+  const { md: lines, svg } = mapviewSection(readJson("mapview.json"), lose);
+  md.push(...lines);
+  if (svg) fs.writeFileSync(path.join(HERE, "mapview-holes.svg"), svg);
 }
 
 // ------------------------------------------------------------------ overhead

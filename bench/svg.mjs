@@ -51,3 +51,48 @@ export function outagePlot(series, window, { width = 900, height = 420, title = 
   out.push("</svg>");
   return `${out.join("\n")}\n`;
 }
+
+/**
+ * Grouped bars: one group per `groups` entry, one bar per series in each (the map view's holes).
+ * @param {{label: string, values: number[]}[]} series values in the order of `groups`
+ */
+export function barPlot(series, groups, { width = 900, height = 420, title = "", yLabel = "" } = {}) {
+  const m = { left: 56, right: 240, top: 36, bottom: 44 };
+  const w = width - m.left - m.right;
+  const h = height - m.top - m.bottom;
+  const ymax = Math.max(1, ...series.flatMap((s) => s.values));
+  const yTop = Math.ceil(ymax / 5) * 5;
+  const y = (v) => m.top + h - (v / yTop) * h;
+  const groupW = w / Math.max(1, groups.length);
+  const barW = (groupW * 0.8) / Math.max(1, series.length);
+  const out = [];
+  out.push(
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="sans-serif" font-size="12">`,
+  );
+  out.push(`<rect width="${width}" height="${height}" fill="#fff"/>`);
+  out.push(`<text x="${m.left}" y="20" font-size="14" font-weight="bold">${esc(title)}</text>`);
+  for (let i = 0; i <= 5; i++) {
+    const v = (yTop * i) / 5;
+    out.push(`<line x1="${m.left}" x2="${m.left + w}" y1="${y(v).toFixed(1)}" y2="${y(v).toFixed(1)}" stroke="#eee"/>`);
+    out.push(`<text x="${m.left - 6}" y="${(y(v) + 4).toFixed(1)}" text-anchor="end">${Math.round(v)}</text>`);
+  }
+  groups.forEach((g, gi) => {
+    out.push(`<text x="${(m.left + groupW * (gi + 0.5)).toFixed(1)}" y="${m.top + h + 16}" text-anchor="middle">${esc(g)}</text>`);
+    series.forEach((s, si) => {
+      const v = s.values[gi] ?? 0;
+      const x = m.left + groupW * gi + groupW * 0.1 + barW * si;
+      out.push(
+        `<rect x="${x.toFixed(1)}" y="${y(v).toFixed(1)}" width="${(barW - 1).toFixed(1)}" height="${(m.top + h - y(v)).toFixed(1)}" fill="${COLORS[si % COLORS.length]}"/>`,
+      );
+    });
+  });
+  out.push(`<text transform="translate(14 ${m.top + h / 2}) rotate(-90)" text-anchor="middle">${esc(yLabel)}</text>`);
+  out.push(`<rect x="${m.left}" y="${m.top}" width="${w}" height="${h}" fill="none" stroke="#999"/>`);
+  series.forEach((s, i) => {
+    const ly = m.top + 10 + i * 18;
+    out.push(`<rect x="${m.left + w + 14}" y="${ly - 6}" width="20" height="10" fill="${COLORS[i % COLORS.length]}"/>`);
+    out.push(`<text x="${m.left + w + 40}" y="${ly + 4}">${esc(s.label)}</text>`);
+  });
+  out.push("</svg>");
+  return `${out.join("\n")}\n`;
+}

@@ -202,7 +202,8 @@ export interface FetchTileOptions {
   /**
    * When an attempt has not answered, send one more beside it (to the next mirror when there are
    * several) and take the first tile; the other is aborted. `"auto"`: after the host's p95 of
-   * answered attempts (at least 50 ms), once it has answered 20; a number: after that many ms.
+   * answered attempts (at least 50 ms), once it has answered 20, and after 1,000 ms before that;
+   * a number: after that many ms.
    * At most one hedge per call; it spends the retry budget, takes over the hedged attempt's slot (or another mirror's next free one),
    * and never goes to a paused, paced or not-closed host. @default "auto" ("off" for preset "batch")
    */

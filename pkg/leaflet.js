@@ -101,9 +101,19 @@ export function createTileLayer(L, urlTemplate, options = {}) {
             if (err && errorTileUrl) tile.src = errorTileUrl;
             done(err, tile);
           };
-          tile.onload = () => settle(null);
-          tile.onerror = (e) => settle(e instanceof Error ? e : new Error(`tilefetch/leaflet: the image did not decode: ${url}`));
+          // No URL in the message: it may carry a key (the core's errors show it redacted).
+          const failed = () => new Error("tilefetch/leaflet: the tile's image did not decode");
           tile.src = objectUrl;
+          if (typeof tile.decode === "function") {
+            // Decoded off the main thread before Leaflet shows it, not while painting.
+            tile.decode().then(
+              () => settle(null),
+              () => settle(failed()),
+            );
+          } else {
+            tile.onload = () => settle(null);
+            tile.onerror = () => settle(failed());
+          }
         },
         (error) => {
           if (pending.get(tile) !== controller) return; // aborted by Leaflet: not an error

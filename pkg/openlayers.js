@@ -48,8 +48,9 @@ function releaseAborted(tile) {
 
 /**
  * A `tileLoadFunction` for ol image tile sources (XYZ, OSM, WMTS, TileWMS, TileImage): loads
- * through fetchTile, hands the tile's image a Blob object URL (revoked after load or error),
- * ends give-ups as TileState.ERROR and empty tiles as TileState.EMPTY.
+ * through fetchTile, decodes the tile off the main thread (an image of a Blob object URL, revoked
+ * once decoded) and gives it to the tile, ends give-ups as TileState.ERROR and empty tiles as
+ * TileState.EMPTY.
  */
 export function createTileLoadFunction(options) {
   const { load, map } = prepare(options);
@@ -69,7 +70,26 @@ export function createTileLoadFunction(options) {
         }
         const image = tile.getImage();
         const blob = new Blob([result.data], { type: result.contentType ?? "image/png" });
-        if (typeof HTMLImageElement !== "undefined" && image instanceof HTMLImageElement) {
+        if (typeof HTMLImageElement !== "undefined" && image instanceof HTMLImageElement && typeof tile.setImage === "function") {
+          // Decoded off the main thread before OpenLayers draws it, as its own loader's images are
+          // (ol/Image's listenImage awaits img.decode() when src is set before it listens; ours
+          // comes later, so OpenLayers would wait for "load" and decode while drawing). A fresh
+          // element, so the tile's own listeners never fire; setImage marks the tile LOADED.
+          const url = URL.createObjectURL(blob);
+          const decoded = new Image();
+          decoded.src = url;
+          decoded.decode().then(
+            () => {
+              URL.revokeObjectURL(url);
+              if (!tile.disposed) tile.setImage(decoded);
+            },
+            () => {
+              URL.revokeObjectURL(url);
+              if (!tile.disposed) tile.setState(TileState.ERROR);
+            },
+          );
+        } else if (typeof HTMLImageElement !== "undefined" && image instanceof HTMLImageElement) {
+          // An OpenLayers without ImageTile#setImage: the tile's image listens for load or error.
           const url = URL.createObjectURL(blob);
           const revoke = () => {
             image.removeEventListener("load", revoke);

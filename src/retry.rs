@@ -32,6 +32,10 @@ pub const LIFO_URGENT_SHARE: f64 = 0.5;
 pub const MAX_HEDGES_PER_CALL: u32 = 1;
 /// Successful attempts a host must have answered before `hedge: "auto"` trusts their p95.
 pub const HEDGE_MIN_SAMPLES: u64 = 20;
+/// Until then, `hedge: "auto"` hedges an attempt unanswered this long: a map opens with a view's
+/// worth of tiles at once, before any host has a p95, and a hung one among them would otherwise
+/// cost the whole attempt timeout. A tile server that answers at all answers tiles within a second.
+pub const HEDGE_COLD_MS: f64 = 1000.0;
 /// The earliest `hedge: "auto"` sends a hedge, however fast the host has been: below this a
 /// hedge races the network's own jitter, not a stalled request.
 pub const HEDGE_FLOOR_MS: f64 = 50.0;
@@ -478,7 +482,7 @@ pub fn hedge_delay(options: &Options, host: &SharedHost) -> Option<f64> {
             let host = host.borrow();
             let answered = &host.counters.attempt_latency;
             if answered.count() < HEDGE_MIN_SAMPLES {
-                return None;
+                return Some(HEDGE_COLD_MS);
             }
             answered.percentile(0.95).map(|p95| p95.max(HEDGE_FLOOR_MS))
         }

@@ -6,12 +6,14 @@
 
 mod sim;
 
+use std::future::Future;
+
 use sim::*;
 use tilefetch::host::budget::BudgetConfig;
 use tilefetch::host::state::Report;
 use tilefetch::host::HostConfig;
 use tilefetch::options::Value;
-use tilefetch::retry::{fetch_with_retries, Event, Runtime, HEDGE_FLOOR_MS};
+use tilefetch::retry::{fetch_with_retries, Event, Runtime, HEDGE_COLD_MS, HEDGE_FLOOR_MS};
 use tilefetch::{Error, Options};
 
 fn hedges(events: &[Event]) -> Vec<(u32, f64)> {
@@ -135,11 +137,17 @@ fn a_hedge_goes_to_the_next_mirror() {
 #[test]
 fn auto_waits_for_enough_answers_then_hedges_after_their_p95() {
     let h = host("tiles.test", &PERMISSIVE);
-    // Too few answers learned: no hedge, the hang costs the attempt timeout.
+    // Too few answers learned: the cold delay, not the attempt timeout.
     let sim = Sim::new(vec![(0.0, Reply::Hang), (30.0, Reply::Ok)]);
     let (out, events) = run(&sim, &[("deadlineMs", n(6_000.0))], std::slice::from_ref(&h));
-    assert!(hedges(&events).is_empty());
-    assert_eq!(out.unwrap().attempts, 2);
+    assert_eq!(hedges(&events), [(2, HEDGE_COLD_MS)]);
+    let tile = out.unwrap();
+    assert_eq!((tile.attempts, tile.elapsed_ms), (2, HEDGE_COLD_MS + 30.0));
+    let sim = Sim::new(vec![(900.0, Reply::Ok)]);
+    let (out, events) = run(&sim, &[], std::slice::from_ref(&h));
+    assert!(hedges(&events).is_empty(), "an answer within the cold delay needs no hedge");
+    assert_eq!(out.unwrap().attempts, 1);
+    h.borrow_mut().counters.attempt_latency = Default::default();
     for _ in 0..40 {
         h.borrow_mut().counters.attempt_latency.record(80.0);
     }
@@ -184,7 +192,18 @@ fn a_hedge_takes_over_its_attempts_slot_and_none_goes_without_a_retry_token_or_t
     for t in 0..40 {
         h.borrow_mut().report(f64::from(t) * 25.0, false, Report::Alive, 0.5);
     }
-    h.borrow_mut().report(1_000.0, false, Report::Throttled { wait_ms: None }, 0.5);
+    {
+        // A 429 teaches a rate while calls wait for the host's slots.
+        let slots = h.borrow().slots.clone();
+        let taken: Vec<_> = std::iter::from_fn(|| slots.try_acquire()).collect();
+        let mut waiting = std::pin::pin!(slots.acquire());
+        assert!(waiting
+            .as_mut()
+            .poll(&mut std::task::Context::from_waker(std::task::Waker::noop()))
+            .is_pending());
+        h.borrow_mut().report(1_000.0, false, Report::Throttled { wait_ms: None }, 0.5);
+        drop(taken);
+    }
     assert!(h.borrow().rate().is_some());
     let sim = Sim::new(vec![(400.0, Reply::Ok)]);
     let (out, events) = run(&sim, &[("hedge", n(100.0))], &[h]);

@@ -10,7 +10,7 @@ use std::task::{Context, Poll, Waker};
 use tilefetch::classify::ResponseFacts;
 use tilefetch::host::breaker::BreakerConfig;
 use tilefetch::host::budget::BudgetConfig;
-use tilefetch::host::state::SharedHost;
+use tilefetch::host::state::{Report, SharedHost};
 use tilefetch::host::{HostConfig, HostState};
 use tilefetch::ogc_exception::OgcException;
 use tilefetch::options::Value;
@@ -186,8 +186,15 @@ fn run(world: &World, options: &[(&str, Value)]) -> (Outcome, Vec<RetryInfo>) {
     (out, retries)
 }
 
+/// Hedges are off unless a test sets `hedge`: this world runs one future at a time (a sleep or an
+/// attempt moves the clock when it is made), so a hedge's timer would pass before its attempt
+/// lands. The race is tested in tests/hedging.rs, whose world runs futures side by side.
 fn run_on(world: &World, options: &[(&str, Value)], route: &[SharedHost]) -> (Outcome, Vec<Event>) {
-    let options = Options::parse(options).expect("valid options");
+    let mut options = options.to_vec();
+    if !options.iter().any(|(k, _)| *k == "hedge") {
+        options.push(("hedge", Value::Text("off".into())));
+    }
+    let options = Options::parse(&options).expect("valid options");
     let mut events = Vec::new();
     let effects = Runtime { transport: world, clock: world, sleeper: world, random: world, cancel: world };
     let out = block_on(fetch_with_retries(&options, route, &effects, world.now.get(), |e| events.push(e)));
@@ -664,13 +671,19 @@ fn hosts_count_calls_attempts_retries_and_give_ups() {
 fn a_learned_rate_spaces_the_attempts_of_later_calls() {
     let config = HostConfig { learn_rate: true, ..PERMISSIVE };
     let route = [host(&config)];
-    let mut replies: Vec<(f64, Reply)> = (0..10).map(|_| (1.0, ok())).collect();
-    replies.push((1.0, Reply::Status(429, &[], b"")));
-    let world = World::new(replies);
+    let world = World::new((0..10).map(|_| (1.0, ok())).collect());
     for _ in 0..10 {
         run_on(&world, &[], &route).0.unwrap();
     }
-    let _ = run_on(&world, &[("deadlineMs", n(5.0))], &route);
+    // A 429 while calls wait for every slot (this world runs one call at a time, so the host
+    // hears it directly): the client sent as fast as it may, so what the host served is its rate.
+    let slots = route[0].borrow().slots.clone();
+    let busy: Vec<_> = std::iter::from_fn(|| slots.try_acquire()).collect();
+    let mut waiting = pin!(slots.acquire());
+    assert!(waiting.as_mut().poll(&mut Context::from_waker(Waker::noop())).is_pending());
+    let now = world.now.get();
+    route[0].borrow_mut().report(now, false, Report::Throttled { wait_ms: None }, 0.5);
+    drop(busy);
     assert_eq!(route[0].borrow().rate(), Some(9.0));
     let later = World::new((0..5).map(|_| (1.0, ok())).collect());
     later.now.set(world.now.get());

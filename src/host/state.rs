@@ -23,8 +23,8 @@ pub struct HostConfig {
     pub breaker: BreakerConfig,
     /// `retryBudget`: the retry budget's settings.
     pub budget: BudgetConfig,
-    /// `learnRate`: after a 429, space attempts at the rate the host was seen to serve
-    /// (see `rate`). Default true.
+    /// `learnRate`: after a 429 while calls wait for the host's slots, space attempts at the rate
+    /// the host was seen to serve (see `rate`). Default true.
     pub learn_rate: bool,
 }
 
@@ -261,7 +261,11 @@ impl HostState {
             }
             Report::Throttled { wait_ms } => {
                 self.breaker.on_success(now_ms, probe);
-                if self.learn_rate {
+                // Only while calls wait for this host's slots is the client sending as fast as it
+                // may, so that what the host served is what it can serve. A 429 with nobody waiting
+                // (a map's view of tiles overflowing a burst allowance) is covered by the pause its
+                // Retry-After sets; a rate learned from it held every later pan to that burst.
+                if self.learn_rate && self.slots.queued() > 0 {
                     self.rate.on_rate_limited(now_ms);
                 }
                 // Only the throttle the loop has just doubted sets a doubtful pause; a pause set by
@@ -360,13 +364,36 @@ mod tests {
         assert_eq!(h.paused_until(1100.0), None);
     }
 
+    /// Every slot taken and a call waiting: the host is sent as much as the client may.
+    fn saturate(h: &HostState) -> (Vec<super::super::slots::Permit>, super::super::slots::Acquire) {
+        let taken = std::iter::from_fn(|| h.slots.try_acquire()).collect();
+        let mut waiting = h.slots.acquire();
+        assert!(Pin::new(&mut waiting).poll(&mut Context::from_waker(Waker::noop())).is_pending());
+        (taken, waiting)
+    }
+
+    #[test]
+    fn a_429_teaches_a_rate_only_while_calls_wait_for_a_slot() {
+        let mut h = host();
+        for i in 0..20 {
+            h.report(i as f64, false, Report::Alive, 0.5);
+        }
+        h.report(50.0, false, Report::Throttled { wait_ms: Some(1000.0) }, 0.5);
+        assert_eq!(h.rate(), None, "nobody waits: a burst the pause covers, not a rate");
+        let _saturated = saturate(&h);
+        h.report(60.0, false, Report::Throttled { wait_ms: Some(1000.0) }, 0.5);
+        assert_eq!(h.rate(), Some(18.0));
+    }
+
     #[test]
     fn after_the_pause_the_learned_rate_spaces_attempts() {
         let mut h = host();
         for i in 0..20 {
             h.report(i as f64, false, Report::Alive, 0.5);
         }
+        let saturated = saturate(&h);
         h.report(50.0, false, Report::Throttled { wait_ms: Some(1000.0) }, 0.5);
+        drop(saturated);
         assert_eq!(h.rate(), Some(18.0));
         assert!(matches!(h.decide(1050.0), Decision::Go { .. }), "tokens refilled during the pause");
         let mut went = 1;
@@ -436,6 +463,7 @@ mod tests {
         for t in 0..40 {
             h.report(f64::from(t) * 25.0, false, Report::Alive, 0.5);
         }
+        let _saturated = saturate(&h);
         h.report(1_000.0, false, Report::Throttled { wait_ms: None }, 0.5);
         assert!(h.rate().is_some(), "a 429 taught a rate");
         assert!(!h.admit_hedge(1_001.0), "paced by a learned rate");

@@ -13,7 +13,7 @@
 //   SIGTERM / SIGINT / end of stdin (stdin is only watched when it is a pipe or socket, so
 //   `node fault-server.mjs &` with stdin on /dev/null keeps running).
 //
-// Route: GET /tile/{z}/{x}/{y}.png?run=R&f=FAULT&p=P&n=N&ra=RA&delay=MS&slowp=P&slowms=MS&code=C
+// Route: GET /tile/{z}/{x}/{y}.png?run=R&f=FAULT&p=P&n=N&ra=RA&delay=MS&delayjitter=MS&slowp=P&slowms=MS&code=C
 //   tile key = `${run}/${z}/${x}/${y}`; per-key attempt counter n is 1-based.
 //   Every response carries X-Fault-Attempt (n for that key) and X-Fault (fault applied or "none").
 // Also: GET /count?run=R -> {"requests":N,"aborted":N,"concurrent":N,"peakConcurrent":N};
@@ -34,7 +34,7 @@
 // ra: "N" seconds as is | "date:N" IMF-fixdate N s ahead | "raw:TEXT" verbatim.
 // p: probability (seeded PRNG over seed/key/n), n: only the first n requests of the key.
 // age=S: healthy answers carry `Age: S` unless the query has `_tf` (a cache-busted request).
-// delay=MS before every answer; slowp=P + slowms=MS: a two-point slow tail;
+// delay=MS before every answer (delayjitter=MS adds a uniform [0, MS) to it); slowp=P + slowms=MS: a two-point slow tail;
 //   tailms=XM (+ alpha=A, default 1; tailmaxms=MS, default 60000): a Pareto-distributed extra delay,
 //   XM / U^(1/A) capped at tailmaxms, U seeded per key and attempt (a heavy tail: with A <= 1 its
 //   mean is unbounded, so a retry after a timeout usually lands in the body of the distribution).
@@ -405,6 +405,9 @@ export async function startFaultServer({ seed = 1, host = "127.0.0.1", port = 0,
     if (inOutage(key, tArrive)) fault = "outage";
     else if (fault === "bucket") fault = takeToken(run, params) ? "bucket" : "bucket-429";
     let delay = Math.max(0, numParam(params, "delay", 0));
+    // delayjitter=MS: a uniform extra delay in [0, MS), seeded per key and attempt.
+    const jitter = numParam(params, "delayjitter", 0);
+    if (jitter > 0) delay += jitter * prng(seed, key, n, "jitter");
     const slowp = numParam(params, "slowp", 0);
     if (slowp > 0 && prng(seed, key, n, "slow") < slowp) delay += Math.max(0, numParam(params, "slowms", 0));
     const tailms = numParam(params, "tailms", 0);

@@ -323,6 +323,23 @@ describe("fault server", () => {
     assert.ok(performance.now() - t < 1000);
   });
 
+  test("delayjitter: a seeded uniform extra delay in [0, MS) per key and attempt, logged as delayMs", async () => {
+    const keys = Array.from({ length: 40 }, (_, i) => [5, i, 3]);
+    await Promise.all(keys.map(async ([z, x, y]) => (await fetch(`${srv.url}/tile/${z}/${x}/${y}.png?run=jit&delay=3&delayjitter=20`)).arrayBuffer()));
+    const extra = srv.log
+      .filter((e) => e.key.startsWith("jit/"))
+      .map((e) => {
+        assert.equal(e.delayMs, 3 + 20 * prng(srv.seed, e.key, e.n, "jitter"), "reproducible");
+        return e.delayMs - 3;
+      });
+    assert.equal(extra.length, 40);
+    assert.ok(
+      extra.every((d) => d >= 0 && d < 20),
+      `within [0, 20): ${extra}`,
+    );
+    assert.ok(Math.max(...extra) - Math.min(...extra) > 5, `spread: ${extra}`);
+  });
+
   test("tailms/alpha/tailmaxms: a seeded Pareto delay per key and attempt, capped, logged as delayMs", async () => {
     const keys = Array.from({ length: 60 }, (_, i) => [4, i, 3]);
     const q = "run=tail&tailms=2&alpha=0.8&tailmaxms=80&delay=1";

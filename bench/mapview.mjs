@@ -1,0 +1,182 @@
+#!/usr/bin/env node
+// The map-view benchmark: real OpenLayers, Leaflet and MapLibre in headless Chromium (the test
+// pages of tests/browser/fixtures/adapters/), each once with its own tile loader and once with
+// the tilefetch adapter (defaults: the default client, interactive preset), over the loopback
+// fault server answering in 30–80 ms, through a seeded script of steps: open, 4 pans, 1 zoom in.
+// Per step: the time until every tile of the view is loaded (in the page's clock), and, at the
+// step's end (every view tile settled, or STEP_LIMIT_MS), the holes and wrong tiles on screen
+// (one sampled pixel per tile against the tile's own colour) and the requests the server saw.
+// Writes bench/out/mapview.json.
+//
+//   node bench/mapview.mjs [--libs ol,leaflet,maplibre] [--scenarios ok,hang,…] [--healthy-rounds 3]
+import fs from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { setUp, viewTiles, samplePoint, readPixels, tileColour, sleep } from "../tests/browser/adapters-common.mjs";
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const args = process.argv.slice(2);
+const opt = (name, fallback) => {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 ? args[i + 1] : fallback;
+};
+
+/** How long a step may take before its missing tiles count as holes. */
+export const STEP_LIMIT_MS = 8000;
+/** Every answer of the fault server takes 30–80 ms (a public tile server's latency). */
+const LATENCY = "delay=30&delayjitter=50";
+
+// What the fault server does to the map's requests. `outageMs`: every request in the first that
+// many ms after the map opens gets 503; the rest as `q` says.
+export const MAP_SCENARIOS = [
+  { id: "ok", title: "healthy", q: "" },
+  { id: "flaky-503", title: "30 % 503", q: "f=503&p=0.3" },
+  { id: "hang", title: "10 % never answered", q: "f=hang&p=0.1" },
+  { id: "outage", title: "3 s outage (503) at open", q: "", outageMs: 3000 },
+  // 40 tiles/s with a burst of 6: the open view (12–15 tiles) overflows it; a pan (4–8) mostly not.
+  { id: "ratelimit", title: "429 storm at open (bucket 40/s, burst 6, Retry-After: 1)", q: "f=bucket&rate=40&burst=6&ra=1" },
+  { id: "slow-tail", title: "heavy-tailed latency (Pareto 50 ms, α 0.8)", q: "tailms=50&alpha=0.8&tailmaxms=30000" },
+  { id: "html", title: "20 % 200 + HTML error page", q: "f=html&p=0.2" },
+  { id: "truncate", title: "10 % truncated body", q: "f=truncate&p=0.1" },
+];
+
+export const LIBS = [
+  { id: "ol", title: "OpenLayers", entry: "ol", webgl: false, spec: { kind: "xyz" } },
+  { id: "leaflet", title: "Leaflet", entry: "leaflet", webgl: false, spec: {} },
+  { id: "maplibre", title: "MapLibre", entry: "maplibre", webgl: true, spec: {} },
+];
+
+const ZOOM = 12;
+
+/** A seeded PRNG (mulberry32), so that every run follows the same script. */
+function prng(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** The script: open, 4 pans of 300–700 px in a seeded direction, then zoom in by one. */
+export function script(seed = 11) {
+  const rand = prng(seed);
+  let center = [2048 * 256 + 128, 1360 * 256 + 77];
+  let z = ZOOM;
+  const steps = [{ action: "open", center, z }];
+  for (let i = 0; i < 4; i++) {
+    const angle = rand() * 2 * Math.PI;
+    const dist = 300 + rand() * 400;
+    center = [Math.round(center[0] + Math.cos(angle) * dist), Math.round(center[1] + Math.sin(angle) * dist)];
+    steps.push({ action: "pan", center, z });
+  }
+  center = [center[0] * 2, center[1] * 2];
+  z += 1;
+  steps.push({ action: "zoom", center, z });
+  return steps;
+}
+
+/** In the page: does one step and waits until its tiles are loaded, or settled, or the limit. */
+async function stepInPage({ step, spec, keys, limitMs }) {
+  const t0 = performance.now();
+  if (step.action === "open") window.harness.create(spec);
+  else window.harness.view(step.center, step.z);
+  let completeMs = null;
+  for (;;) {
+    const states = window.harness.states();
+    const st = keys.map((k) => states[k]?.state);
+    if (st.every((s) => s === "loaded")) {
+      completeMs = performance.now() - t0;
+      break;
+    }
+    if (st.every((s) => s === "loaded" || s === "error" || s === "empty") || performance.now() - t0 > limitMs) break;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  const states = window.harness.states();
+  return { completeMs, endedMs: performance.now() - t0, states: keys.map((k) => states[k]?.state ?? "none") };
+}
+
+/** One run: one library, one loader, one scenario, the whole script on a fresh page. */
+async function runOne(env, lib, loader, scenario, round) {
+  const run = `mv-${lib.id}-${loader}-${scenario.id}-${round}`;
+  const q = [LATENCY, scenario.q].filter(Boolean).join("&");
+  const template = `${env.srv.url}/tile/{z}/{x}/{y}.png?run=${run}&${q}`;
+  const page = await env.open();
+  const steps = [];
+  try {
+    if (scenario.outageMs) env.srv.outage(run, scenario.outageMs);
+    for (const step of script()) {
+      const tiles = viewTiles(step.z, step.center);
+      const before = env.srv.requests(run);
+      const spec = { ...lib.spec, template, zoom: step.z, center: step.center, own: loader === "own" };
+      const r = await page.evaluate(stepInPage, { step, spec, keys: tiles.map((t) => t.key), limitMs: STEP_LIMIT_MS });
+      await sleep(120); // a frame or two to draw the last tile
+      const sampled = tiles.map((t, i) => ({ t, i, p: samplePoint(t) })).filter((s) => s.p !== null);
+      const pixels = await readPixels(
+        page,
+        sampled.map((s) => s.p),
+      );
+      let holes = 0;
+      let wrong = 0;
+      sampled.forEach(({ t, i }, k) => {
+        const want = tileColour(t.z, t.x, t.y);
+        const drawn = !want.some((c, j) => Math.abs(c - pixels[k][j]) > 6);
+        if (drawn) return;
+        if (r.states[i] === "loaded") wrong++;
+        else holes++;
+      });
+      steps.push({
+        action: step.action,
+        tiles: sampled.length,
+        completeMs: r.completeMs !== null && holes === 0 && wrong === 0 ? r.completeMs : null,
+        endedMs: r.endedMs,
+        holes,
+        wrong,
+        requests: env.srv.requests(run) - before,
+      });
+    }
+  } finally {
+    await page.closeContext();
+  }
+  return { lib: lib.id, loader, scenario: scenario.id, round, steps, requests: env.srv.requests(run) };
+}
+
+async function main() {
+  const libs = opt("libs", LIBS.map((l) => l.id).join(",")).split(",");
+  const scenarioIds = opt("scenarios", MAP_SCENARIOS.map((s) => s.id).join(",")).split(",");
+  const healthyRounds = Number(opt("healthy-rounds", 3));
+  const runs = [];
+  const t0 = Date.now();
+  for (const lib of LIBS.filter((l) => libs.includes(l.id))) {
+    const env = await setUp(lib.entry, { webgl: lib.webgl });
+    try {
+      for (const scenario of MAP_SCENARIOS.filter((s) => scenarioIds.includes(s.id))) {
+        const rounds = scenario.id === "ok" ? healthyRounds : 1;
+        for (let round = 0; round < rounds; round++) {
+          // Alternating which loader goes first: neither always gets the warmer browser.
+          const order = round % 2 === 0 ? ["own", "tilefetch"] : ["tilefetch", "own"];
+          for (const loader of order) {
+            const r = await runOne(env, lib, loader, scenario, round);
+            runs.push(r);
+            const done = r.steps.filter((s) => s.completeMs !== null).length;
+            const sum = (f) => r.steps.reduce((n, s) => n + f(s), 0);
+            process.stderr.write(
+              `  ${lib.id.padEnd(8)} ${scenario.id.padEnd(10)} ${loader.padEnd(9)} ${done}/${r.steps.length} steps complete, ` +
+                `${sum((s) => s.holes)} holes, ${sum((s) => s.wrong)} wrong, ${r.requests} requests; step ms ${r.steps.map((s) => (s.completeMs === null ? "—" : Math.round(s.completeMs))).join(" ")}\n`,
+            );
+          }
+        }
+      }
+    } finally {
+      await env.close();
+    }
+  }
+  const out = { stepLimitMs: STEP_LIMIT_MS, latency: LATENCY, script: script(), scenarios: MAP_SCENARIOS, libs: LIBS, totalMs: Date.now() - t0, runs };
+  fs.mkdirSync(path.join(HERE, "out"), { recursive: true });
+  fs.writeFileSync(path.join(HERE, "out/mapview.json"), JSON.stringify(out, null, 1));
+  process.stderr.write(`map view benchmark: ${runs.length} runs in ${Math.round((Date.now() - t0) / 1000)} s\n`);
+}
+
+await main();

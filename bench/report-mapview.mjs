@@ -1,0 +1,168 @@
+// The map-view section of bench/RESULTS.md (from bench/out/mapview.json, written by
+// bench/mapview.mjs) and its plot, bench/mapview-holes.svg. Every figure and every target verdict
+// is computed here from the runs.
+import { median } from "./stats.mjs";
+import { barPlot } from "./svg.mjs";
+
+/** The targets of the map view (issues "boundary" and "tail latency"). */
+export const MAPVIEW_TARGETS = { healthyRatio: 1.03, pansAfterStorm: 1.2 };
+
+const int = (n) => (n == null ? "—" : Math.round(n).toLocaleString("en-US"));
+const row = (cells) => `| ${cells.join(" | ")} |`;
+const table = (head, rows) => [row(head), row(head.map(() => "---")), ...rows.map(row)].join("\n");
+const sum = (xs, f) => xs.reduce((n, x) => n + f(x), 0);
+const LOADERS = ["own", "tilefetch"];
+
+/**
+ * @param data bench/out/mapview.json, or null
+ * @param lose `(section, text)`: records a missed target for "Where tilefetch loses"
+ * @returns {{md: string[], svg: string | null}}
+ */
+export function mapviewSection(data, lose) {
+  const md = ["## Map view (Chromium, real map libraries)", ""];
+  if (!data) {
+    md.push("Not run (bench/out/mapview.json is missing).", "");
+    return { md, svg: null };
+  }
+  const libTitle = Object.fromEntries(data.libs.map((l) => [l.id, l.title]));
+  const loaderTitle = { own: "own loader", tilefetch: "tilefetch adapter" };
+  const runsOf = (lib, loader, scenario) => data.runs.filter((r) => r.lib === lib && r.loader === loader && r.scenario === scenario);
+  const libs = data.libs.map((l) => l.id).filter((id) => data.runs.some((r) => r.lib === id));
+  const scenarios = data.scenarios.filter((s) => data.runs.some((r) => r.scenario === s.id));
+  const steps = data.script.map((s) => s.action);
+
+  md.push("Reproduce: `node bench/mapview.mjs` (part of `bash scripts/bench.sh`). Real OpenLayers, Leaflet and MapLibre");
+  md.push("(versions in package.json) in headless Chromium, 768×512 px, each once with its own tile loader and once with the");
+  md.push("tilefetch adapter at its defaults (the default client, interactive preset), over the loopback fault server, every");
+  md.push(`answer taking 30–80 ms (\`${data.latency}\`). One seeded script: ${steps.join(", ")}. A step ends when every tile of`);
+  md.push(`the view has loaded, has failed, or after ${data.stepLimitMs / 1000} s. Then one pixel per tile is compared with that tile's colour:`);
+  md.push("a tile not drawn is a **hole**, a tile the library took as loaded but that shows something else is **wrong**. A step");
+  md.push("is **complete** when every view tile is drawn right; its time is from the step's command to its last tile loaded, in");
+  md.push("the page's clock. No map library requests a failed tile again while it stays in view: a hole stays.");
+  md.push("");
+
+  // Per scenario: steps complete, holes, wrong, requests, step times.
+  const rows = [];
+  const holesFor = {};
+  for (const sc of scenarios) {
+    for (const lib of libs) {
+      for (const loader of LOADERS) {
+        const runs = runsOf(lib, loader, sc.id);
+        if (runs.length === 0) continue;
+        const all = runs.flatMap((r) => r.steps);
+        const done = all.filter((s) => s.completeMs !== null);
+        const holes = sum(all, (s) => s.holes) / runs.length;
+        holesFor[`${sc.id}|${lib}|${loader}`] = holes;
+        rows.push([
+          sc.id,
+          libTitle[lib],
+          loader === "tilefetch" ? `**${loaderTitle[loader]}**` : loaderTitle[loader],
+          `${done.length}/${all.length}`,
+          int(holes),
+          int(sum(all, (s) => s.wrong) / runs.length),
+          int(sum(runs, (r) => r.requests) / runs.length),
+          int(median(done.map((s) => s.completeMs))),
+          done.length ? int(Math.max(...done.map((s) => s.completeMs))) : "—",
+        ]);
+      }
+    }
+  }
+  md.push("Per run (healthy: the mean of its rounds):");
+  md.push("");
+  md.push(table(["scenario", "library", "loader", "steps complete", "holes", "wrong", "requests", "median step ms", "slowest complete step ms"], rows));
+  md.push("");
+  md.push(
+    table(
+      ["scenario", "what the server does"],
+      scenarios.map((s) => [s.id, s.title]),
+    ),
+  );
+  md.push("");
+
+  // Targets.
+  const verdict = (ok) => (ok ? "met" : "**missed**");
+  const targetRows = [];
+  const healthy = scenarios.find((s) => s.id === "ok");
+  const pansOf = (run) => run.steps.filter((s) => s.action === "pan").map((s) => s.completeMs);
+  for (const lib of libs) {
+    if (healthy) {
+      // Paired: the same round and step, own loader against the adapter.
+      const ratios = [];
+      for (const t of runsOf(lib, "tilefetch", "ok")) {
+        const o = runsOf(lib, "own", "ok").find((r) => r.round === t.round);
+        if (!o) continue;
+        t.steps.forEach((s, i) => {
+          if (s.completeMs !== null && o.steps[i].completeMs) ratios.push(s.completeMs / o.steps[i].completeMs);
+        });
+      }
+      const ratio = median(ratios);
+      const ok = ratio !== null && ratio <= MAPVIEW_TARGETS.healthyRatio;
+      targetRows.push([
+        libTitle[lib],
+        `healthy: view complete within ${Math.round((MAPVIEW_TARGETS.healthyRatio - 1) * 100)} % of the own loader`,
+        ratio === null ? "—" : `${ratio.toFixed(2)}× (median of ${ratios.length} paired steps)`,
+        verdict(ok),
+      ]);
+      if (!ok) lose(`map view: ${libTitle[lib]}`, `healthy view ${ratio?.toFixed(2)}× the own loader's time (target ≤ ${MAPVIEW_TARGETS.healthyRatio}×)`);
+    }
+    for (const sc of scenarios.filter((s) => s.id !== "ok")) {
+      const t = runsOf(lib, "tilefetch", sc.id);
+      const o = runsOf(lib, "own", sc.id);
+      if (!t.length || !o.length) continue;
+      const stepsT = t.flatMap((r) => r.steps);
+      const stepsO = o.flatMap((r) => r.steps);
+      const doneT = stepsT.filter((s) => s.completeMs !== null).length;
+      const doneO = stepsO.filter((s) => s.completeMs !== null).length;
+      // Sooner: at least as many steps complete, and where both completed a step, not slower in the median.
+      const paired = stepsT.map((s, i) => [s.completeMs, stepsO[i]?.completeMs]).filter(([a, b]) => a !== null && b != null);
+      const slower = paired.length ? median(paired.map(([a, b]) => a / b)) : null;
+      const sooner = doneT > doneO || (doneT === doneO && (slower === null || slower <= 1));
+      const holes = sum(stepsT, (s) => s.holes + s.wrong);
+      targetRows.push([
+        libTitle[lib],
+        `${sc.id}: complete sooner than the own loader, no hole`,
+        `${doneT}/${stepsT.length} steps complete against ${doneO}/${stepsO.length}` +
+          `${slower !== null ? `, ${slower.toFixed(2)}× its time on steps both completed` : ""}; ${holes} holes or wrong`,
+        verdict(sooner && holes === 0),
+      ]);
+      if (!(sooner && holes === 0)) {
+        lose(`map view: ${libTitle[lib]}`, `${sc.id}: ${doneT}/${stepsT.length} steps complete (own loader ${doneO}), ${holes} holes or wrong`);
+      }
+    }
+    const storm = runsOf(lib, "tilefetch", "ratelimit")[0];
+    const calm = runsOf(lib, "tilefetch", "ok");
+    if (storm && calm.length) {
+      const stormPans = pansOf(storm);
+      const calmPan = median(calm.flatMap(pansOf).filter((v) => v !== null));
+      const stormPan = stormPans.includes(null) ? null : median(stormPans);
+      const ratio = stormPan === null || calmPan === null ? null : stormPan / calmPan;
+      const ok = ratio !== null && ratio <= MAPVIEW_TARGETS.pansAfterStorm;
+      targetRows.push([
+        libTitle[lib],
+        `pans after a 429 storm at open ≤ ${MAPVIEW_TARGETS.pansAfterStorm}× their healthy time`,
+        ratio === null ? "a pan did not complete" : `${ratio.toFixed(2)}× (median pan ${int(stormPan)} ms against ${int(calmPan)} ms)`,
+        verdict(ok),
+      ]);
+      if (!ok)
+        lose(
+          `map view: ${libTitle[lib]}`,
+          `pans after a 429 storm ${ratio === null ? "incomplete" : `${ratio.toFixed(2)}×`} their healthy time (target ≤ ${MAPVIEW_TARGETS.pansAfterStorm}×)`,
+        );
+    }
+  }
+  md.push("Targets:");
+  md.push("");
+  md.push(table(["library", "target", "measured", ""], targetRows));
+  md.push("");
+
+  const groups = scenarios.map((s) => s.id);
+  const series = libs.flatMap((lib) =>
+    LOADERS.map((loader) => ({ label: `${libTitle[lib]}, ${loaderTitle[loader]}`, values: groups.map((g) => holesFor[`${g}|${lib}|${loader}`] ?? 0) })),
+  );
+  const svg = barPlot(series, groups, { title: "Holes left in the map view, per scenario (6 steps)", yLabel: "holes (tiles not drawn)" });
+  md.push("![holes left in the map view per scenario, per library and loader](mapview-holes.svg)");
+  md.push("");
+  md.push(`The benchmark took ${Math.round(data.totalMs / 1000)} s.`);
+  md.push("");
+  return { md, svg };
+}
