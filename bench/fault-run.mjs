@@ -144,7 +144,14 @@ export async function runFault({ clientId, scenarioId, tiles = 400, concurrency 
     settledMs,
     peakPer100ms: Math.max(0, ...per100),
     abortedByClient: srv.aborted(),
+    // From the run's start until 95 % of the tiles were delivered correctly (null: never).
+    msTo95: null,
   };
+  {
+    const need = Math.ceil(0.95 * tiles);
+    const ends = correct.map((r) => r.end).sort((a, b) => a - b);
+    if (ends.length >= need) out.msTo95 = ends[need - 1];
+  }
   if (scenario.outage) {
     const w = outageWindow;
     const during = w ? arrivals.filter((t) => t >= w.start && t < w.end).length : null;

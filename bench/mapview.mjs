@@ -99,7 +99,7 @@ async function stepInPage({ step, spec, keys, limitMs }) {
 }
 
 /** One run: one library, one loader, one scenario, the whole script on a fresh page. */
-async function runOne(env, lib, loader, scenario, round) {
+export async function runOne(env, lib, loader, scenario, round) {
   const run = `mv-${lib.id}-${loader}-${scenario.id}-${round}`;
   const q = [LATENCY, scenario.q].filter(Boolean).join("&");
   const template = `${env.srv.url}/tile/{z}/{x}/{y}.png?run=${run}&${q}`;
@@ -179,4 +179,4 @@ async function main() {
   process.stderr.write(`map view benchmark: ${runs.length} runs in ${Math.round((Date.now() - t0) / 1000)} s\n`);
 }
 
-await main();
+if (process.argv[1] && fs.realpathSync(process.argv[1]) === fileURLToPath(import.meta.url)) await main();

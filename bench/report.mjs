@@ -205,6 +205,23 @@ if (!fault) {
             .join(", ")}`,
       );
     if (reasons.length) md.push(`<details><summary>why calls failed</summary>\n\n${reasons.map((r) => `- ${r}`).join("\n")}\n\n</details>\n`);
+    if (sc.pacing) {
+      // The pacing limit: a client that never overflows the bucket delivers 95 % of the tiles
+      // after (0.95·N − burst) / rate seconds; the target is 1.3× that.
+      const limitMs = ((Math.ceil(0.95 * fault.tiles) - sc.pacing.burst) / sc.pacing.rate) * 1000;
+      const cells = ids.filter((id) => runs[id]).map((id) => `${label(id)} ${runs[id].msTo95 == null ? "never" : `${fixed(runs[id].msTo95 / 1000, 2)} s`}`);
+      md.push(`Time to 95 % of the tiles correct, from the start: ${cells.join(", ")}. A perfectly paced client: ${fixed(limitMs / 1000, 2)} s.`);
+      md.push("");
+      for (const tf of TILEFETCH_IDS.filter((id) => runs[id])) {
+        const t = runs[tf].msTo95;
+        if (t == null || t > 1.3 * limitMs) {
+          lose(
+            `fault: ${sc.title}`,
+            `**target missed**: ${label(tf)} 95 % of the tiles after ${t == null ? "never" : `${fixed(t / 1000, 2)} s`} (target ≤ 1.3 × ${fixed(limitMs / 1000, 2)} s)`,
+          );
+        }
+      }
+    }
 
     const vals = (f) => Object.fromEntries(Object.entries(runs).map(([id, r]) => [id, f(r)]));
     const where = `fault: ${sc.title}`;

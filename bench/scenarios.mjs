@@ -5,11 +5,18 @@ export const SCENARIOS = [
   { id: "ok", title: "healthy", params: {} },
   { id: "flaky-503", title: "flaky 503 (p = 0.3)", params: { f: "503", p: "0.3" } },
   // 100 tiles/s with a burst of 20: 400 tiles need ≥ 3.8 s even when every client is perfect.
-  { id: "bucket-429", title: "429 token bucket (100/s, burst 20), Retry-After: 1", params: { f: "bucket", rate: "100", burst: "20", ra: "1" } },
+  // `pacing`: the server's limit, for the time a perfectly paced client needs for 95 % of the tiles.
+  {
+    id: "bucket-429",
+    title: "429 token bucket (100/s, burst 20), Retry-After: 1",
+    params: { f: "bucket", rate: "100", burst: "20", ra: "1" },
+    pacing: { rate: 100, burst: 20 },
+  },
   {
     id: "bucket-429-date",
     title: "429 token bucket (100/s, burst 20), Retry-After: HTTP-date +1 s",
     params: { f: "bucket", rate: "100", burst: "20", ra: "date:1" },
+    pacing: { rate: 100, burst: 20 },
   },
   { id: "retry-after-86400", title: "429 + Retry-After: 86400 on every request", params: { f: "429", ra: "86400" } },
   // One misconfigured response in five: a healthy host whose header says "back tomorrow".

@@ -7,11 +7,13 @@
 #   3. overhead  healthy tiles, every client in alternating rounds, Node and Chromium (bench/overhead.mjs),
 #      and where a call's CPU time goes, raw fetch beside fetchTile, by V8's profiler (bench/profile.mjs)
 #   4. fault     every client × 15 fault scenarios on loopback (bench/fault.mjs)
-#   5. soak      100 000 fetchTile calls in one process (bench/soak.mjs)
-#   6. jitter    AWS's backoff experiment in Rust (examples/jitter_experiment.rs), when present
-#   7. fuzz      cargo-fuzz, long runs (scripts/fuzz.sh long), when present
-# and finally bench/report.mjs, which writes bench/RESULTS.md and bench/outage-requests.svg.
-# BENCH_SKIP_RUST=1 leaves out 6 and 7 (RESULTS.md then says so).
+#   5. mapview   OpenLayers, Leaflet and MapLibre in Chromium, own loader against the tilefetch
+#                adapter, 8 fault scenarios (bench/mapview.mjs)
+#   6. soak      100 000 fetchTile calls in one process (bench/soak.mjs)
+#   7. jitter    AWS's backoff experiment in Rust (examples/jitter_experiment.rs), when present
+#   8. fuzz      cargo-fuzz, long runs (scripts/fuzz.sh long), when present
+# and finally bench/report.mjs, which writes bench/RESULTS.md and its two plots (outage requests,
+# map-view holes). BENCH_SKIP_RUST=1 leaves out 7 and 8 (RESULTS.md then says so).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -51,6 +53,7 @@ phase startup node bench/startup.mjs
 phase overhead node bench/overhead.mjs
 phase profile node bench/profile.mjs
 phase fault node bench/fault.mjs
+phase mapview node bench/mapview.mjs
 phase soak node --expose-gc bench/soak.mjs
 if [ -n "${BENCH_SKIP_RUST:-}" ]; then
   echo "Not run: BENCH_SKIP_RUST was set." | tee bench/out/jitter.md bench/out/fuzz.md

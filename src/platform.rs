@@ -68,12 +68,16 @@ pub trait Transport {
     /// The platform's error value (in wasm: the `TypeError` from `fetch`).
     type Cause;
     /// Sends one request to mirror number `mirror` and reads its whole body within `timeout_ms`;
-    /// `cache_bust` adds a query parameter no cache has seen. Dropping the future before it
-    /// completes must abort the request: the loop drops the loser of a hedge race.
+    /// `cache_bust` adds a query parameter no cache has seen. A `hedge` must not wait for the
+    /// attempt it hedges: a browser's HTTP cache holds a second request for a URL behind the
+    /// first until that one's headers arrive (its cache lock), so a hedge goes past that cache.
+    /// Dropping the future before it completes must abort the request: the loop drops the loser
+    /// of a hedge race.
     fn attempt(
         &self,
         mirror: usize,
         timeout_ms: f64,
         cache_bust: bool,
+        hedge: bool,
     ) -> impl Future<Output = Attempt<Self::Body, Self::Cause>>;
 }

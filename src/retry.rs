@@ -513,7 +513,7 @@ where
     R: Random,
     C: Cancel,
 {
-    let mut request = pin!(fx.transport.attempt(first.mirror, first.budget, bust));
+    let mut request = pin!(fx.transport.attempt(first.mirror, first.budget, bust, false));
     let after = if may_hedge { hedge_delay(options, &route[first.mirror]) } else { None };
     let Some(after) = after.filter(|after| *after < first.budget) else {
         let outcome = request.await;
@@ -562,7 +562,7 @@ where
     *hedges += 1;
     on_event(Event::Hedge { host: hedge.name.clone(), attempt: *attempts, after_ms: after });
     let hedge_mirror = hedge.mirror;
-    let mut second = pin!(fx.transport.attempt(hedge.mirror, hedge.budget, false));
+    let mut second = pin!(fx.transport.attempt(hedge.mirror, hedge.budget, false, true));
     let won = |judged: &Judged<T::Body, T::Cause>| {
         if matches!(judged, Judged::Tile { .. }) {
             route[hedge_mirror].borrow_mut().counters.hedges_won += 1;

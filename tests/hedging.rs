@@ -34,6 +34,7 @@ fn a_hedge_wins_over_a_hung_attempt_and_the_hung_one_is_aborted() {
     let tile = out.expect("the hedge's tile");
     assert_eq!((tile.attempts, tile.elapsed_ms), (2, 130.0), "hedged at 100 ms, answered 30 ms later");
     assert_eq!(sim.ends(), ["dropped", "landed"], "the hung request is aborted once the hedge wins");
+    assert_eq!(*sim.hedged.borrow(), [false, true], "the transport is told which one is the hedge");
     assert_eq!(hedges(&events), [(2, 100.0)]);
     let c = &h.borrow().counters;
     assert_eq!((c.attempts, c.hedges, c.hedges_won, c.retries), (2, 1, 1, 0));

@@ -107,6 +107,7 @@ impl Transport for World {
         mirror: usize,
         timeout_ms: f64,
         cache_bust: bool,
+        _hedge: bool,
     ) -> impl Future<Output = Attempt<Vec<u8>, &'static str>> {
         self.sent.set(self.sent.get() + 1);
         self.busted.borrow_mut().push(cache_bust);

@@ -18,14 +18,15 @@
  */
 
 /**
- * Fetches mirror `index` of `inputs` (URL strings or Requests), past every cache when `bust`.
- * Rejects as `fetch` or the body read does.
+ * Fetches mirror `index` of `inputs` (URL strings or Requests), past every cache when `bust`,
+ * past the platform's HTTP cache when `hedge` (see `pastLocalCache`). Rejects as `fetch` or the
+ * body read does.
  * @returns {Promise<Fetched>}
  */
-export async function fetchWhole(scope, inputs, index, init, bust) {
+export async function fetchWhole(scope, inputs, index, init, bust, hedge) {
   let input = inputs[Math.min(index, inputs.length - 1)];
   if (bust) input = busted(input, init);
-  const response = await scope.fetch(input, init);
+  const response = await scope.fetch(input, hedge ? pastLocalCache(init) : init);
   const data = new Uint8Array(await response.arrayBuffer());
   const headers = response.headers;
   const header = (name) => headers.get(name) ?? undefined;
@@ -49,6 +50,23 @@ export function errorText(error) {
     return String(error?.message ?? "fetch failed") + (typeof code === "string" ? ` (${code})` : "");
   } catch {
     return "fetch failed";
+  }
+}
+
+/**
+ * `init` with `cache: "no-store"`: a hedge neither waits for nor fills the HTTP cache. Chromium's
+ * cache lets one request per URL at a time write an entry and holds the next behind it until the
+ * first one's headers arrive, which for a hung request is never: the hedge of a hung tile went
+ * out only when the hung one timed out. Where the field is refused (workerd's fetch implements no
+ * `cache` mode), `init` as it is: such a platform has no such cache.
+ */
+function pastLocalCache(init) {
+  const hedged = { ...init, cache: "no-store" };
+  try {
+    new Request("http://127.0.0.1/", hedged);
+    return hedged;
+  } catch {
+    return init;
   }
 }
 

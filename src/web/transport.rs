@@ -18,7 +18,14 @@ use crate::redact::redact_text;
 extern "C" {
     /// `fetch` and the body read; resolves with a [`Fetched`].
     #[wasm_bindgen(js_name = fetchWhole)]
-    fn fetch_whole(scope: &JsValue, inputs: &Array, index: u32, init: &RequestInit, bust: bool) -> Promise;
+    fn fetch_whole(
+        scope: &JsValue,
+        inputs: &Array,
+        index: u32,
+        init: &RequestInit,
+        bust: bool,
+        hedge: bool,
+    ) -> Promise;
 
     /// A response and what classification reads of it (`Fetched` in transport.js).
     type Fetched;
@@ -71,10 +78,11 @@ impl<'a> FetchTransport<'a> {
         &self,
         mirror: usize,
         cache_bust: bool,
+        hedge: bool,
         controller: &AbortController,
     ) -> Result<(ResponseFacts, WebBody), JsValue> {
         self.init.set_signal(Some(&controller.signal()));
-        let fetched = fetch_whole(&self.scope, self.inputs, mirror as u32, self.init, cache_bust);
+        let fetched = fetch_whole(&self.scope, self.inputs, mirror as u32, self.init, cache_bust, hedge);
         let fetched: Fetched = PromiseFuture::new(fetched).await?.unchecked_into();
         let body = WebBody { response: fetched.response(), data: fetched.data() };
         Ok((facts(&fetched, &body.data), body))
@@ -85,7 +93,13 @@ impl Transport for FetchTransport<'_> {
     type Body = WebBody;
     type Cause = JsValue;
 
-    async fn attempt(&self, mirror: usize, timeout_ms: f64, cache_bust: bool) -> Attempt<WebBody, JsValue> {
+    async fn attempt(
+        &self,
+        mirror: usize,
+        timeout_ms: f64,
+        cache_bust: bool,
+        hedge: bool,
+    ) -> Attempt<WebBody, JsValue> {
         if self.abort.is_aborted() {
             return Attempt::Aborted;
         }
@@ -96,7 +110,7 @@ impl Transport for FetchTransport<'_> {
         // A hedge race drops the losing attempt's future mid-request: that aborts its request.
         let guard = AbortOnDrop { controller: &controller, armed: true };
         let stop = race(Timer::new(timeout_ms), self.abort.fired());
-        let landed = race(self.request(mirror, cache_bust, &controller), stop).await;
+        let landed = race(self.request(mirror, cache_bust, hedge, &controller), stop).await;
         guard.disarm();
         match landed {
             Either::Left(Ok((facts, body))) => Attempt::Response(facts, body),

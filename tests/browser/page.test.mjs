@@ -206,3 +206,24 @@ function rawStatus(target) {
     req.on("error", reject);
   });
 }
+
+test("page: a hedge of a hung tile goes out at its delay, not behind Chromium's HTTP cache lock", { timeout: 30_000 }, async () => {
+  // Chromium's HTTP cache holds a second request for a URL behind the first until that one's
+  // headers arrive; the first one here never answers. The hedge goes past that cache.
+  const run = "hedge-lock";
+  const page = await open("blank.html", run);
+  const url = `${srv.url}/tile/5/3/3.png?run=${run}&f=hang&n=1`;
+  const r = await page.evaluate(async (u) => {
+    const { TileClient } = await import("/pkg/browser.js");
+    const client = new TileClient({ hedge: 300 });
+    const t0 = performance.now();
+    const tile = await client.fetchTile(u);
+    return { ms: performance.now() - t0, attempts: tile.attempts, stats: Object.values(client.stats())[0] };
+  }, url);
+  const log = srv.log.filter((e) => e.key === `${run}/5/3/3`);
+  assert.equal(log.length, 2, "the hung request and its hedge");
+  const gap = log[1].t - log[0].t;
+  assert.ok(gap >= 250 && gap < 1500, `the hedge reached the server ${Math.round(gap)} ms after the hung request (hedge: 300)`);
+  assert.equal(r.stats.hedgesWon, 1);
+  assert.ok(r.ms < 2000, `the tile after ${Math.round(r.ms)} ms, not the 4 s attempt timeout`);
+});

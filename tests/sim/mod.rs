@@ -37,6 +37,8 @@ pub struct Sim {
     pub script: RefCell<VecDeque<(f64, Reply)>>,
     /// Per request: (mirror, sent at, how it ended: "landed", "dropped", "aborted").
     pub requests: RefCell<Vec<(usize, f64, &'static str)>>,
+    /// Per request: whether the loop sent it as a hedge (past the local HTTP cache).
+    pub hedged: RefCell<Vec<bool>>,
 }
 
 impl Sim {
@@ -47,6 +49,7 @@ impl Sim {
             abort_at: Cell::new(f64::INFINITY),
             script: RefCell::new(script.into()),
             requests: RefCell::default(),
+            hedged: RefCell::default(),
         }
     }
 
@@ -188,8 +191,10 @@ impl Transport for Sim {
         mirror: usize,
         timeout_ms: f64,
         _bust: bool,
+        hedge: bool,
     ) -> impl Future<Output = Attempt<Vec<u8>, &'static str>> {
         let (took, reply) = self.script.borrow_mut().pop_front().expect("more requests than scripted");
+        self.hedged.borrow_mut().push(hedge);
         let now = self.now.get();
         let mut requests = self.requests.borrow_mut();
         requests.push((mirror, now, "in flight"));
