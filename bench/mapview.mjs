@@ -8,7 +8,7 @@
 // (one sampled pixel per tile against the tile's own colour) and the requests the server saw.
 // Writes bench/out/mapview.json.
 //
-//   node bench/mapview.mjs [--libs ol,leaflet,maplibre] [--scenarios ok,hang,…] [--healthy-rounds 3]
+//   node bench/mapview.mjs [--libs ol,leaflet,maplibre] [--scenarios ok,hang,…] [--healthy-rounds 6]
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -146,7 +146,7 @@ export async function runOne(env, lib, loader, scenario, round) {
 async function main() {
   const libs = opt("libs", LIBS.map((l) => l.id).join(",")).split(",");
   const scenarioIds = opt("scenarios", MAP_SCENARIOS.map((s) => s.id).join(",")).split(",");
-  const healthyRounds = Number(opt("healthy-rounds", 3));
+  const healthyRounds = Number(opt("healthy-rounds", 6));
   const runs = [];
   const t0 = Date.now();
   for (const lib of LIBS.filter((l) => libs.includes(l.id))) {

@@ -76,49 +76,74 @@ export function createTileLayer(L, urlTemplate, options = {}) {
     },
 
     createTile(coords, done) {
-      const tile = document.createElement("img");
-      tile.alt = "";
-      tile.setAttribute("role", "presentation");
       const url = this.getTileUrl(coords);
       const subdomains = url.includes("{s}") ? [...this.options.subdomains].map(String) : null;
       const controller = new AbortController();
-      pending.set(tile, controller);
       const errorTileUrl = this.options.errorTileUrl;
+      // A canvas that the tile is drawn into once decoded off the main thread (createImageBitmap):
+      // no object URL for the browser to load back, no decode while painting. With an
+      // errorTileUrl, an <img> that can show it.
+      const canvasTile = !errorTileUrl && typeof createImageBitmap === "function";
+      const tile = document.createElement(canvasTile ? "canvas" : "img");
+      if (canvasTile) {
+        tile.width = tile.height = 1;
+        tile.complete = false; // what Leaflet's _abortLoading asks of an <img>
+      } else {
+        tile.alt = "";
+      }
+      tile.setAttribute("role", "presentation");
+      pending.set(tile, controller);
+      // No URL in the message: it may carry a key (the core's errors show it redacted).
+      const failed = () => new Error("tilefetch/leaflet: the tile's image did not decode");
 
       load(url, controller.signal, subdomains).then(
         (result) => {
           if (pending.get(tile) !== controller) return; // removed meanwhile
           pending.delete(tile);
-          if (result.empty) {
+          const blob = result.empty ? null : new Blob([result.data], { type: result.contentType ?? "image/png" });
+          if (canvasTile) {
+            if (!blob) {
+              tile.complete = true;
+              done(null, tile); // a blank canvas: transparent
+              return;
+            }
+            createImageBitmap(blob).then(
+              (bitmap) => {
+                tile.width = bitmap.width;
+                tile.height = bitmap.height;
+                tile.getContext("2d").drawImage(bitmap, 0, 0);
+                bitmap.close?.();
+                tile.complete = true;
+                done(null, tile);
+              },
+              () => {
+                tile.complete = true;
+                done(failed(), tile);
+              },
+            );
+            return;
+          }
+          if (!blob) {
             tile.addEventListener("load", () => done(null, tile), { once: true });
             tile.src = EMPTY_TILE;
             return;
           }
-          const objectUrl = URL.createObjectURL(new Blob([result.data], { type: result.contentType ?? "image/png" }));
+          const objectUrl = URL.createObjectURL(blob);
           const settle = (err) => {
             tile.onload = tile.onerror = null;
             URL.revokeObjectURL(objectUrl);
             if (err && errorTileUrl) tile.src = errorTileUrl;
             done(err, tile);
           };
-          // No URL in the message: it may carry a key (the core's errors show it redacted).
-          const failed = () => new Error("tilefetch/leaflet: the tile's image did not decode");
+          tile.onload = () => settle(null);
+          tile.onerror = () => settle(failed());
           tile.src = objectUrl;
-          if (typeof tile.decode === "function") {
-            // Decoded off the main thread before Leaflet shows it, not while painting.
-            tile.decode().then(
-              () => settle(null),
-              () => settle(failed()),
-            );
-          } else {
-            tile.onload = () => settle(null);
-            tile.onerror = () => settle(failed());
-          }
         },
         (error) => {
           if (pending.get(tile) !== controller) return; // aborted by Leaflet: not an error
           pending.delete(tile);
-          if (errorTileUrl) tile.src = errorTileUrl;
+          if (canvasTile) tile.complete = true;
+          else if (errorTileUrl) tile.src = errorTileUrl;
           done(error, tile);
         },
       );
