@@ -290,6 +290,29 @@ if (!fault) {
       lower,
       String,
     );
+    // The tail target: tilefetch's p95 of correct tiles ≤ that of every other client that
+    // delivers at least as many correct tiles with no more requests per tile (one that gave up on
+    // the hard tiles, or bought its p95 with more load, is no comparison).
+    for (const tf of TILEFETCH_IDS.filter((id) => runs[id])) {
+      const mine = runs[tf];
+      const comparable = ids.filter(
+        (id) =>
+          !isTilefetch(id) &&
+          runs[id] &&
+          runs[id].correct >= mine.correct &&
+          runs[id].requestsPerTile <= mine.requestsPerTile &&
+          runs[id].latencyMs.p95 != null,
+      );
+      const better = comparable.filter((id) => mine.latencyMs.p95 == null || runs[id].latencyMs.p95 < mine.latencyMs.p95);
+      if (better.length) {
+        const best = better.reduce((a, b) => (runs[a].latencyMs.p95 <= runs[b].latencyMs.p95 ? a : b));
+        lose(
+          where,
+          `**target missed**: ${label(tf)} p95 ${int(mine.latencyMs.p95)} ms against ${label(best)}'s ${int(runs[best].latencyMs.p95)} ms, ` +
+            `which delivers ${runs[best].correct} correct tiles (≥ ${mine.correct}) at ${fixed(runs[best].requestsPerTile, 2)} requests per tile (≤ ${fixed(mine.requestsPerTile, 2)})`,
+        );
+      }
+    }
 
     if (sc.outage) {
       const w = Object.values(runs).find((r) => r.outage?.window)?.outage.window;
