@@ -7,7 +7,13 @@ export function quantile(values, q) {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))];
 }
 
-export const median = (values) => quantile(values, 0.5);
+/** The median: the middle value, or the mean of the two middle ones; null for none. */
+export function median(values) {
+  if (values.length === 0) return null;
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
 
 /** Counts of `times` (ms) per `binMs` bin from `from`, as an array covering [from, to). */
 export function bins(times, { from = 0, to, binMs = 100 }) {

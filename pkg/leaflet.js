@@ -88,6 +88,8 @@ export function createTileLayer(L, urlTemplate, options = {}) {
       if (canvasTile) {
         tile.width = tile.height = 1;
         tile.complete = false; // what Leaflet's _abortLoading asks of an <img>
+        // leaflet.css gives img tiles this (against Chromium's hairline seams between tiles).
+        tile.style.mixBlendMode = "plus-lighter";
       } else {
         tile.alt = "";
       }
@@ -109,16 +111,29 @@ export function createTileLayer(L, urlTemplate, options = {}) {
             }
             createImageBitmap(blob).then(
               (bitmap) => {
-                tile.width = bitmap.width;
-                tile.height = bitmap.height;
-                tile.getContext("2d").drawImage(bitmap, 0, 0);
-                bitmap.close?.();
+                // Removed while decoding (unloaded, or aborted on zoom: Leaflet marks an aborted
+                // <img> by its src attribute, which a canvas has not): no done(), which would
+                // mark a newer tile at the same place as loaded.
+                if (!tile.parentNode) {
+                  bitmap.close?.();
+                  return;
+                }
+                let error = null;
+                try {
+                  tile.width = bitmap.width;
+                  tile.height = bitmap.height;
+                  tile.getContext("2d").drawImage(bitmap, 0, 0);
+                } catch {
+                  error = failed();
+                } finally {
+                  bitmap.close?.();
+                }
                 tile.complete = true;
-                done(null, tile);
+                done(error, tile);
               },
               () => {
                 tile.complete = true;
-                done(failed(), tile);
+                if (tile.parentNode) done(failed(), tile);
               },
             );
             return;

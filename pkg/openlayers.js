@@ -78,16 +78,15 @@ export function createTileLoadFunction(options) {
           const url = URL.createObjectURL(blob);
           const decoded = new Image();
           decoded.src = url;
-          decoded.decode().then(
-            () => {
-              URL.revokeObjectURL(url);
-              if (!tile.disposed) tile.setImage(decoded);
-            },
-            () => {
-              URL.revokeObjectURL(url);
-              if (!tile.disposed) tile.setState(TileState.ERROR);
-            },
-          );
+          const settle = () => {
+            URL.revokeObjectURL(url);
+            if (tile.disposed) return;
+            // As ol/Image's listenImage: a decode() that rejects for an image that did load (some
+            // browsers reject for reasons of their own) still gives a drawable image.
+            if (decoded.complete && decoded.naturalWidth > 0) tile.setImage(decoded);
+            else tile.setState(TileState.ERROR);
+          };
+          decoded.decode().then(settle, settle);
         } else if (typeof HTMLImageElement !== "undefined" && image instanceof HTMLImageElement) {
           // An OpenLayers without ImageTile#setImage: the tile's image listens for load or error.
           const url = URL.createObjectURL(blob);

@@ -515,6 +515,10 @@ where
 {
     let mut request = pin!(fx.transport.attempt(first.mirror, first.budget, bust, false));
     let after = if may_hedge { hedge_delay(options, &route[first.mirror]) } else { None };
+    // Whether the delay is the host's learned p95 (not the cold default or the caller's number):
+    // only then is a lost attempt learned as taking it (see below).
+    let learned = matches!(options.hedge, Hedge::Auto)
+        && route[first.mirror].borrow().counters.attempt_latency.count() >= HEDGE_MIN_SAMPLES;
     let Some(after) = after.filter(|after| *after < first.budget) else {
         let outcome = request.await;
         return landed(first, outcome, route, options, fx.clock);
@@ -588,8 +592,10 @@ where
             if judged.ends_race() {
                 // A hedged attempt that lost is learned as taking the hedge delay: recording only
                 // winners would pull the host's p95 (and with it the delay) down to the fastest
-                // answers, and recording how long it had been out (a hang) would push it up.
-                if matches!(judged, Judged::Tile { .. }) {
+                // answers, and recording how long it had been out (a hang) would push it up. Not
+                // the cold delay: with a few hangs among a host's first answers, those samples
+                // would make the cold second the host's p95, and every later hang cost a second.
+                if learned && matches!(judged, Judged::Tile { .. }) {
                     route[first.mirror].borrow_mut().counters.attempt_latency.record(after);
                 }
                 won(&judged);

@@ -88,9 +88,9 @@ impl AdaptiveRate {
         }
         if rate * 2.0 < self.ceiling {
             // Doubling, in steps due by the clock alone (the same rate however often it is asked):
-            // at most FORGET_UNCONFIRMED_MS / STEP_MS steps, or until half the ceiling.
-            let due = ((quiet - QUIET_MS) / STEP_MS).floor().max(0.0) as u32;
-            while self.steps < due && rate * 2.0 < self.ceiling {
+            // at most FORGET_UNCONFIRMED_MS / STEP_MS steps, or until half the ceiling. A step is
+            // due at `next_step_at`, the time `next_slot` waits for at most.
+            while self.at_ms >= self.next_step_at() && rate * 2.0 < self.ceiling {
                 rate *= STEP_FACTOR;
                 self.steps += 1;
             }
@@ -112,8 +112,12 @@ impl AdaptiveRate {
         let at = now_ms + (1.0 - self.tokens) / rate * 1000.0;
         // Not past the next doubling step: the rate may be higher by then.
         let quiet = now_ms - self.limited_at;
-        let next_step = self.limited_at + QUIET_MS + STEP_MS * f64::from(self.steps + 1);
-        Some(if quiet >= QUIET_MS && rate * 2.0 < self.ceiling { at.min(next_step) } else { at })
+        Some(if quiet >= QUIET_MS && rate * 2.0 < self.ceiling { at.min(self.next_step_at()) } else { at })
+    }
+
+    /// When the next doubling step is due (monotonic ms).
+    fn next_step_at(&self) -> f64 {
+        self.limited_at + QUIET_MS + STEP_MS * f64::from(self.steps + 1)
     }
 
     /// Takes a token for a request that goes now.

@@ -265,7 +265,9 @@ impl HostState {
                 // may, so that what the host served is what it can serve. A 429 with nobody waiting
                 // (a map's view of tiles overflowing a burst allowance) is covered by the pause its
                 // Retry-After sets; a rate learned from it held every later pan to that burst.
-                if self.learn_rate && self.slots.queued() > 0 {
+                // Once a rate paces the host, calls wait on it, not for slots: any later 429 is
+                // the host refusing that rate.
+                if self.learn_rate && (self.slots.queued() > 0 || self.rate.rate().is_some()) {
                     self.rate.on_rate_limited(now_ms);
                 }
                 // Only the throttle the loop has just doubted sets a doubtful pause; a pause set by
@@ -380,9 +382,17 @@ mod tests {
         }
         h.report(50.0, false, Report::Throttled { wait_ms: Some(1000.0) }, 0.5);
         assert_eq!(h.rate(), None, "nobody waits: a burst the pause covers, not a rate");
-        let _saturated = saturate(&h);
+        let saturated = saturate(&h);
         h.report(60.0, false, Report::Throttled { wait_ms: Some(1000.0) }, 0.5);
         assert_eq!(h.rate(), Some(18.0));
+        drop(saturated);
+        // Paced (nobody waits for a slot: calls wait on the rate), the rate has doubled to 72/s
+        // when the host refuses again: that 429 lowers it to what was served.
+        for i in 0..30 {
+            h.report(2_100.0 + f64::from(i) * 30.0, false, Report::Alive, 0.5);
+        }
+        h.report(3_060.0, false, Report::Throttled { wait_ms: None }, 0.5);
+        assert_eq!(h.rate(), Some(27.0));
     }
 
     #[test]
