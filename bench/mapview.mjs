@@ -27,14 +27,15 @@ export const STEP_LIMIT_MS = 8000;
 const LATENCY = "delay=30&delayjitter=50";
 
 // What the fault server does to the map's requests. `outageMs`: every request in the first that
-// many ms after the map opens gets 503; the rest as `q` says.
+// many ms after the map opens gets 503 (or `outage`'s status and Retry-After); the rest as `q` says.
 export const MAP_SCENARIOS = [
   { id: "ok", title: "healthy", q: "" },
   { id: "flaky-503", title: "30 % 503", q: "f=503&p=0.3" },
   { id: "hang", title: "10 % never answered", q: "f=hang&p=0.1" },
   { id: "outage", title: "3 s outage (503) at open", q: "", outageMs: 3000 },
-  // 40 tiles/s with a burst of 6: the open view (12–15 tiles) overflows it; a pan (4–8) mostly not.
-  { id: "ratelimit", title: "429 storm at open (bucket 40/s, burst 6, Retry-After: 1)", q: "f=bucket&rate=40&burst=6&ra=1" },
+  // A rate limiter refusing everything (429 + Retry-After: 1) for the first 1.5 s after the map
+  // opens, then serving the map's pace: a storm at open, and pans that a client need not slow.
+  { id: "ratelimit", title: "429 storm at open (1.5 s of 429 + Retry-After: 1), then served", q: "", outageMs: 1500, outage: { status: 429, retryAfter: 1 } },
   { id: "slow-tail", title: "heavy-tailed latency (Pareto 50 ms, α 0.8)", q: "tailms=50&alpha=0.8&tailmaxms=30000" },
   { id: "html", title: "20 % 200 + HTML error page", q: "f=html&p=0.2" },
   { id: "truncate", title: "10 % truncated body", q: "f=truncate&p=0.1" },
@@ -106,7 +107,7 @@ export async function runOne(env, lib, loader, scenario, round) {
   const page = await env.open();
   const steps = [];
   try {
-    if (scenario.outageMs) env.srv.outage(run, scenario.outageMs);
+    if (scenario.outageMs) env.srv.outage(run, scenario.outageMs, scenario.outage);
     for (const step of script()) {
       const tiles = viewTiles(step.z, step.center);
       const before = env.srv.requests(run);

@@ -151,12 +151,20 @@ pub struct HostState {
     doubt_next: bool,
     /// When the host last answered with something other than a throttle or an error.
     answered_at: f64,
+    /// When the latest run of throttles began (429s within [`STORM_MS`] of its first are one).
+    storm_at: f64,
+    /// Whether that run followed an earlier one within [`RECUR_MS`].
+    storm_recurs: bool,
     version: u64,
     watchers: Vec<Waker>,
 }
 
 /// How recent an answer must be to contradict a throttle (see [`HostState::is_answering`]).
 pub const EVIDENCE_WINDOW_MS: f64 = 2_000.0;
+/// Throttles within this long of the first of a run are one overload (what was in flight).
+pub const STORM_MS: f64 = 1_000.0;
+/// A run of throttles this soon after the previous one's start says the overload persists.
+pub const RECUR_MS: f64 = 10_000.0;
 
 /// A host's state as the calls to it share it.
 pub type SharedHost = Rc<RefCell<HostState>>;
@@ -176,6 +184,8 @@ impl HostState {
             doubtful_pause: false,
             doubt_next: false,
             answered_at: f64::NEG_INFINITY,
+            storm_at: f64::NEG_INFINITY,
+            storm_recurs: false,
             version: 0,
             watchers: Vec::new(),
         }
@@ -261,13 +271,19 @@ impl HostState {
             }
             Report::Throttled { wait_ms } => {
                 self.breaker.on_success(now_ms, probe);
-                // Only while calls wait for this host's slots is the client sending as fast as it
-                // may, so that what the host served is what it can serve. A 429 with nobody waiting
-                // (a map's view of tiles overflowing a burst allowance) is covered by the pause its
-                // Retry-After sets; a rate learned from it held every later pan to that burst.
-                // Once a rate paces the host, calls wait on it, not for slots: any later 429 is
-                // the host refusing that rate.
-                if self.learn_rate && (self.slots.queued() > 0 || self.rate.rate().is_some()) {
+                // A rate is learned from an overload that persists: while calls wait for this
+                // host's slots (the client sends as fast as it may, so what the host served is
+                // what it can serve), from a second run of 429s within RECUR_MS (the pause did not
+                // cure it), or while a learned rate paces the host (calls wait on it, not for
+                // slots). One run with nobody waiting (a map's view overflowing a burst allowance)
+                // is covered by the pause its Retry-After sets: a rate learned from it held every
+                // later pan to that burst.
+                if now_ms - self.storm_at >= STORM_MS {
+                    self.storm_recurs = now_ms - self.storm_at <= RECUR_MS;
+                    self.storm_at = now_ms;
+                }
+                let persists = self.slots.queued() > 0 || self.storm_recurs || self.rate.rate().is_some();
+                if self.learn_rate && persists {
                     self.rate.on_rate_limited(now_ms);
                 }
                 // Only the throttle the loop has just doubted sets a doubtful pause; a pause set by
@@ -393,6 +409,33 @@ mod tests {
         }
         h.report(3_060.0, false, Report::Throttled { wait_ms: None }, 0.5);
         assert_eq!(h.rate(), Some(27.0));
+    }
+
+    #[test]
+    fn a_second_run_of_429s_teaches_a_rate_without_a_slot_queue() {
+        let mut h = host();
+        for i in 0..20 {
+            h.report(f64::from(i), false, Report::Alive, 0.5);
+        }
+        for t in [50.0, 55.0, 400.0] {
+            h.report(t, false, Report::Throttled { wait_ms: Some(1000.0) }, 0.5);
+        }
+        assert_eq!(h.rate(), None, "one run of 429s: the pause covers it");
+        for i in 0..20 {
+            h.report(1_100.0 + f64::from(i), false, Report::Alive, 0.5);
+        }
+        h.report(1_200.0, false, Report::Throttled { wait_ms: Some(1000.0) }, 0.5);
+        assert_eq!(h.rate(), Some(18.0), "the overload came back after the pause");
+        let mut late = host();
+        for i in 0..20 {
+            late.report(f64::from(i), false, Report::Alive, 0.5);
+        }
+        late.report(50.0, false, Report::Throttled { wait_ms: None }, 0.5);
+        for i in 0..20 {
+            late.report(20_000.0 + f64::from(i), false, Report::Alive, 0.5);
+        }
+        late.report(20_050.0, false, Report::Throttled { wait_ms: None }, 0.5);
+        assert_eq!(late.rate(), None, "runs 20 s apart are two bursts, not one overload");
     }
 
     #[test]

@@ -39,9 +39,10 @@
 //   XM / U^(1/A) capped at tailmaxms, U seeded per key and attempt (a heavy tail: with A <= 1 its
 //   mean is unbounded, so a retry after a timeout usually lands in the body of the distribution).
 //
-// Outage: srv.outage(run, ms) -> {start, end} (server ms, like log `t`): every tile request of
-//   that run (key === run or starting with `${run}/`) that ARRIVES in [start, end) is answered 503
-//   text/plain "outage" (no Retry-After, X-Fault: outage), whatever f says (no bucket token is
+// Outage: srv.outage(run, ms, {status = 503, retryAfter}?) -> {start, end} (server ms, like log
+//   `t`): every tile request of that run (key === run or starting with `${run}/`) that ARRIVES in
+//   [start, end) is answered `status` text/plain "outage" (Retry-After only when given, X-Fault:
+//   outage), whatever f says (no bucket token is
 //   taken; `delay` still applies). Outages stack; reset() ends them. srv.now() = current server ms.
 //
 // Counting: only tile requests count (not OPTIONS, /count, /health). "aborted" = the client went
@@ -360,9 +361,9 @@ export async function startFaultServer({ seed = 1, host = "127.0.0.1", port = 0,
         outages.splice(i, 1);
         continue;
       }
-      if (key === o.run || key.startsWith(`${o.run}/`)) return true;
+      if (key === o.run || key.startsWith(`${o.run}/`)) return o;
     }
-    return false;
+    return null;
   };
 
   const takeToken = (run, params) => {
@@ -402,7 +403,8 @@ export async function startFaultServer({ seed = 1, host = "127.0.0.1", port = 0,
     const tArrive = now();
     const applies = fname !== "" && fname !== "none" && n <= limit && prng(seed, key, n, "fault") < p;
     let fault = applies ? fname : "none";
-    if (inOutage(key, tArrive)) fault = "outage";
+    const outage = inOutage(key, tArrive);
+    if (outage) fault = "outage";
     else if (fault === "bucket") fault = takeToken(run, params) ? "bucket" : "bucket-429";
     let delay = Math.max(0, numParam(params, "delay", 0));
     // delayjitter=MS: a uniform extra delay in [0, MS), seeded per key and attempt.
@@ -503,7 +505,10 @@ export async function startFaultServer({ seed = 1, host = "127.0.0.1", port = 0,
         const age = params.get("age") !== null && params.get("_tf") === null ? { Age: params.get("age") } : {};
         return sendBody(200, "image/png", png(), age);
       }
-      if (fault === "outage") return sendBody(503, "text/plain; charset=utf-8", "outage");
+      if (fault === "outage") {
+        const ra = outage.retryAfter != null ? { "Retry-After": String(outage.retryAfter) } : {};
+        return sendBody(outage.status, "text/plain; charset=utf-8", "outage", ra);
+      }
       if (fault === "bucket-429") {
         const ra = retryAfterValue(params.get("ra"));
         return sendBody(429, "text/plain; charset=utf-8", "429 Too Many Requests\n", ra != null ? { "Retry-After": ra } : {});
@@ -641,13 +646,17 @@ export async function startFaultServer({ seed = 1, host = "127.0.0.1", port = 0,
     peakConcurrent: (prefix) => (prefix === undefined ? peakTotal : (openPeak.get(prefix) ?? 0)),
     /** Server ms since start (the clock of log `t`). */
     now,
-    /** From now for `ms`: every tile request of `run` arriving gets 503 "outage". */
-    outage(run, ms) {
+    /**
+     * From now for `ms`: every tile request of `run` arriving gets `status` (503) "outage", with
+     * `Retry-After: retryAfter` when given (a rate limiter refusing everything for a while: 429).
+     */
+    outage(run, ms, { status = 503, retryAfter = null } = {}) {
       if (typeof run !== "string") throw new TypeError("outage(run, ms): run must be a string");
       if (!(Number.isFinite(ms) && ms >= 0)) throw new TypeError("outage(run, ms): ms must be a finite number >= 0");
+      if (!(Number.isInteger(status) && status >= 400 && status <= 599)) throw new TypeError("outage(run, ms, {status}): status must be 400–599");
       const start = now();
       const end = start + ms;
-      outages.push({ run, end });
+      outages.push({ run, end, status, retryAfter });
       return { start, end };
     },
     reset() {

@@ -497,6 +497,17 @@ describe("concurrency, outage, token bucket", () => {
     assert.equal(srv.requests("out"), 6, "outage answers are counted as requests");
   });
 
+  test("outage(run, ms, {status: 429, retryAfter: 1}): a rate limiter refusing everything for a while", async () => {
+    const { end } = srv.outage("out429", 300, { status: 429, retryAfter: 1 });
+    const during = await get(`${srv.url}/tile/2/1/0.png?run=out429`);
+    assert.equal(during.status, 429);
+    assert.equal(during.headers.get("retry-after"), "1");
+    assert.equal(during.headers.get("x-fault"), "outage");
+    await sleep(Math.max(0, end - srv.now()) + 10);
+    assert.equal((await get(`${srv.url}/tile/2/1/0.png?run=out429`)).status, 200);
+    assert.throws(() => srv.outage("x", 10, { status: 200 }), /status must be 400–599/);
+  });
+
   test("outage of one tile key only; reset() ends outages", async () => {
     srv.outage("outk/1/0/0", 5000);
     assert.equal((await get(`${srv.url}/tile/1/0/0.png?run=outk`)).status, 503);
