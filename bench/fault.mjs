@@ -10,13 +10,10 @@ import { performance } from "node:perf_hooks";
 import { CLIENTS } from "./clients/index.mjs";
 import { SCENARIOS } from "./scenarios.mjs";
 import { runPool } from "./cpu-pool.mjs";
+import { option } from "./cli.mjs";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
-const args = process.argv.slice(2);
-const opt = (name, fallback) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? args[i + 1] : fallback;
-};
+const opt = option;
 const tiles = Number(opt("tiles", process.env.BENCH_TILES ?? 400));
 const clients = opt("clients", Object.keys(CLIENTS).join(",")).split(",");
 const scenarios = opt("scenarios", SCENARIOS.map((s) => s.id).join(",")).split(",");

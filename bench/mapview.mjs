@@ -13,13 +13,10 @@ import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { setUp, viewTiles, samplePoint, readPixels, tileColour, sleep } from "../tests/browser/adapters-common.mjs";
+import { option } from "./cli.mjs";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
-const args = process.argv.slice(2);
-const opt = (name, fallback) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? args[i + 1] : fallback;
-};
+const opt = option;
 
 /** How long a step may take before its missing tiles count as holes. */
 export const STEP_LIMIT_MS = 8000;
@@ -101,7 +98,10 @@ async function stepInPage({ step, spec, keys, limitMs }) {
 
 /** One run: one library, one loader, one scenario, the whole script on a fresh page. */
 export async function runOne(env, lib, loader, scenario, round) {
-  const run = `mv-${lib.id}-${loader}-${scenario.id}-${round}`;
+  // The same run name for both loaders, on a reset server: the seeded faults (hangs, 503s…) fall
+  // on the same tiles and attempts for each, so their steps compare.
+  env.srv.reset();
+  const run = `mv-${lib.id}-${scenario.id}-${round}`;
   const q = [LATENCY, scenario.q].filter(Boolean).join("&");
   const template = `${env.srv.url}/tile/{z}/{x}/{y}.png?run=${run}&${q}`;
   const page = await env.open();

@@ -14,12 +14,9 @@ import { runRounds, summarise } from "./overhead-rounds.mjs";
 import { startServerProcess } from "./server-process.mjs";
 import { bundle, HERE, ROOT, OUT } from "./bundle.mjs";
 import { launchBrowser, startStaticServer } from "../tests/browser/helpers.mjs";
+import { option } from "./cli.mjs";
 
-const args = process.argv.slice(2);
-const opt = (name, fallback) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? args[i + 1] : fallback;
-};
+const opt = option;
 const nodeRun = { tiles: Number(opt("tiles", 400)), rounds: Number(opt("rounds", 11)) };
 const chromiumRun = { tiles: Number(opt("chromium-tiles", 200)), rounds: Number(opt("chromium-rounds", 9)) };
 const warmup = 2;

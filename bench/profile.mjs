@@ -13,12 +13,9 @@ import { execFileSync } from "node:child_process";
 import { startServerProcess } from "./server-process.mjs";
 import { HERE, OUT } from "./bundle.mjs";
 import { median } from "./stats.mjs";
+import { option } from "./cli.mjs";
 
-const args = process.argv.slice(2);
-const opt = (name, fallback) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? Number(args[i + 1]) : fallback;
-};
+const opt = (name, fallback) => Number(option(name, fallback));
 const tiles = opt("tiles", 4000);
 const rounds = opt("rounds", 3);
 const CLIENT_IDS = ["raw-fetch", "tilefetch-fetchtile"];
