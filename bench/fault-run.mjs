@@ -147,16 +147,13 @@ export async function runFault({ clientId, scenarioId, tiles = 400, concurrency 
     // From the run's start until 95 % of the tiles were delivered correctly (null: never).
     msTo95: null,
   };
-  {
-    const need = Math.ceil(0.95 * tiles);
-    const ends = correct.map((r) => r.end).sort((a, b) => a - b);
-    if (ends.length >= need) out.msTo95 = ends[need - 1];
-  }
+  // The correct tiles' end times, and how many make 95 %: for msTo95 and the outage's recovery.
+  const need = Math.ceil(0.95 * tiles);
+  const ends = correct.map((r) => r.end).sort((a, b) => a - b);
+  if (ends.length >= need) out.msTo95 = ends[need - 1];
   if (scenario.outage) {
     const w = outageWindow;
     const during = w ? arrivals.filter((t) => t >= w.start && t < w.end).length : null;
-    const need = Math.ceil(0.95 * tiles);
-    const ends = correct.map((r) => r.end).sort((a, b) => a - b);
     out.outage = {
       window: w,
       requestsDuring: during,

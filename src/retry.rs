@@ -515,14 +515,14 @@ where
 {
     let mut request = pin!(fx.transport.attempt(first.mirror, first.budget, bust, false));
     let after = if may_hedge { hedge_delay(options, &route[first.mirror]) } else { None };
-    // Whether the delay is the host's learned p95 (not the cold default or the caller's number):
-    // only then is a lost attempt learned as taking it (see below).
-    let learned = matches!(options.hedge, Hedge::Auto)
-        && route[first.mirror].borrow().counters.attempt_latency.count() >= HEDGE_MIN_SAMPLES;
     let Some(after) = after.filter(|after| *after < first.budget) else {
         let outcome = request.await;
         return landed(first, outcome, route, options, fx.clock);
     };
+    // Whether the delay is the host's learned p95 (not the cold default or the caller's number):
+    // only then is a lost attempt learned as taking it (see below).
+    let learned = matches!(options.hedge, Hedge::Auto)
+        && route[first.mirror].borrow().counters.attempt_latency.count() >= HEDGE_MIN_SAMPLES;
     match race(request.as_mut(), fx.sleeper.sleep(after)).await {
         Either::Left(outcome) => return landed(first, outcome, route, options, fx.clock),
         Either::Right(Woke::Aborted) => {

@@ -680,11 +680,11 @@ fn a_learned_rate_spaces_the_attempts_of_later_calls() {
     // hears it directly): the client sent as fast as it may, so what the host served is its rate.
     let slots = route[0].borrow().slots.clone();
     let busy: Vec<_> = std::iter::from_fn(|| slots.try_acquire()).collect();
-    let mut waiting = pin!(slots.acquire());
+    let mut waiting = Box::pin(slots.acquire());
     assert!(waiting.as_mut().poll(&mut Context::from_waker(Waker::noop())).is_pending());
     let now = world.now.get();
     route[0].borrow_mut().report(now, false, Report::Throttled { wait_ms: None }, 0.5);
-    drop(busy);
+    drop((busy, waiting)); // every slot free again for the later calls
     assert_eq!(route[0].borrow().rate(), Some(9.0));
     let later = World::new((0..5).map(|_| (1.0, ok())).collect());
     later.now.set(world.now.get());
