@@ -71,7 +71,7 @@ export interface TileClientConfig
   extends Omit<FetchTileOptions, "signal" | "onRetry">,
     HostSettings {
   /** Per-host overrides, keyed by `host[:port]` (lowercase). `headers` and `subdomains` are client-wide only. */
-  hosts?: Record<string, Omit<FetchTileOptions, "signal" | "onRetry" | "subdomains" | "headers"> & HostSettings>;
+  hosts?: Record<string, Omit<FetchTileOptions, "signal" | "onRetry" | "subdomains" | "headers" | "fetch"> & HostSettings>;
   /** Called for each attempt, hedge, retry, queue wait, breaker change, pause and give-up. Exceptions are ignored. @default undefined */
   onEvent?: (event: TileEvent) => void;
 }
@@ -208,6 +208,13 @@ export interface FetchTileOptions {
    * and never goes to a paused, paced or not-closed host. @default "auto" ("off" for preset "batch")
    */
   hedge?: "auto" | "off" | number;
+  /**
+   * Called by every attempt (hedges included) instead of the global `fetch`, with the same
+   * arguments: the URL or `Request`, and an init whose `signal` aborts the attempt. A call that
+   * joins an identical one in flight is served by that call's `fetch`. Not per host.
+   * @default globalThis.fetch
+   */
+  fetch?: (input: string | Request, init: RequestInit) => Promise<Response>;
 }
 
 /** What {@link TileClient.hostSettings} returns: every value resolved, none left to a default. */

@@ -4,6 +4,7 @@ import { adapterOptions } from "./adapter-options.js";
 
 /** Option names that go to fetchTile; every other key is a Leaflet TileLayer option. */
 const FETCH_KEYS = new Set([
+  "fetch",
   "preset",
   "baseDelayMs",
   "maxDelayMs",

@@ -140,8 +140,8 @@ fn host_rule(name: &str, rule: &Value, client: &Options, base: HostConfig) -> Re
     for (key, value) in fields {
         match key.as_str() {
             k if HOST_KEYS.contains(&k) => host_entries.push((k, value)),
-            // Headers are JS objects kept by the client, for the client as a whole only.
-            k if CALL_ONLY.contains(&k) || k == "subdomains" || k == "headers" => {
+            // Headers and fetch are JS values kept by the client, for the client as a whole only.
+            k if CALL_ONLY.contains(&k) || k == "subdomains" || k == "headers" || k == "fetch" => {
                 return Err(within(Error::invalid_options(k, "cannot be set per host")))
             }
             k if KEYS.contains(&k) => entries.push((k, value)),

@@ -81,6 +81,12 @@ pub struct Options {
     pub has_signal: bool,
     /// Whether `onRetry` was given.
     pub has_on_retry: bool,
+    /// `fetch`: the function each attempt calls in place of the global `fetch`, with the same
+    /// arguments (a URL or `Request`, and an init with the attempt's `signal`). Default: the
+    /// global `fetch`. A proxy's own admission (an edge worker's shared gate) or a test double
+    /// goes here. Kept by the wasm layer, like `headers`; not part of what makes two calls
+    /// identical (a call that joins another is served by the first one's `fetch`).
+    pub has_fetch: bool,
     /// The fields given explicitly (one [`Key::bit`] each), which a later `preset` leaves alone.
     explicit: u32,
 }
@@ -136,6 +142,8 @@ pub enum Key {
     MaxAgeS,
     /// `hedge`: when a slow attempt gets a second one beside it.
     Hedge,
+    /// `fetch`: the function attempts call instead of the global `fetch` (kept by the wasm layer).
+    Fetch,
 }
 
 /// `hedge`: whether and when an attempt that has not answered gets one more beside it (to the
@@ -153,7 +161,7 @@ pub enum Hedge {
 
 impl Key {
     /// Every key, in the order the documentation lists them.
-    pub const ALL: [Key; 22] = [
+    pub const ALL: [Key; 23] = [
         Key::Preset,
         Key::BaseDelayMs,
         Key::MaxDelayMs,
@@ -176,6 +184,7 @@ impl Key {
         Key::Subdomains,
         Key::MaxAgeS,
         Key::Hedge,
+        Key::Fetch,
     ];
 
     /// The key as JavaScript spells it.
@@ -203,6 +212,7 @@ impl Key {
             Key::Subdomains => "subdomains",
             Key::MaxAgeS => "maxAgeS",
             Key::Hedge => "hedge",
+            Key::Fetch => "fetch",
         }
     }
 
@@ -218,8 +228,8 @@ impl Key {
 }
 
 /// Every key `fetchTile` takes, by name (for "did you mean" suggestions and the fuzz targets).
-pub const KEYS: [&str; 22] = {
-    let mut names = [""; 22];
+pub const KEYS: [&str; 23] = {
+    let mut names = [""; 23];
     let mut i = 0;
     while i < names.len() {
         names[i] = Key::ALL[i].name();
@@ -276,6 +286,7 @@ impl Options {
             has_headers: false,
             has_signal: false,
             has_on_retry: false,
+            has_fetch: false,
             explicit: 0,
         }
     }
@@ -391,7 +402,7 @@ impl Options {
                 }
                 self.accept = Some(accept.to_string());
             }
-            Headers | Signal | OnRetry => {
+            Headers | Signal | OnRetry | Fetch => {
                 let (fits, expected, flag) = match field {
                     Headers => (
                         matches!(value, Value::Object | Value::Record(_) | Value::List(_)),
@@ -399,7 +410,8 @@ impl Options {
                         &mut self.has_headers,
                     ),
                     Signal => (matches!(value, Value::AbortSignal), "an AbortSignal", &mut self.has_signal),
-                    _ => (matches!(value, Value::Function), "a function", &mut self.has_on_retry),
+                    OnRetry => (matches!(value, Value::Function), "a function", &mut self.has_on_retry),
+                    _ => (matches!(value, Value::Function), "a function", &mut self.has_fetch),
                 };
                 if !fits {
                     return Err(wrong_type(key, expected, value));
@@ -573,13 +585,14 @@ mod tests {
             ("cache", Value::Text("no-store".into())),
             ("signal", Value::AbortSignal),
             ("onRetry", Value::Function),
+            ("fetch", Value::Function),
             ("preset", Value::Absent),
         ])
         .unwrap();
         assert!(o.retry_on.contains(503) && !o.retry_on.contains(429));
         assert!(!o.empty_on.contains(204));
         assert_eq!((o.credentials, o.mode, o.cache), (Some("include"), Some("cors"), Some("no-store")));
-        assert!(o.has_headers && o.has_signal && o.has_on_retry);
+        assert!(o.has_headers && o.has_signal && o.has_on_retry && o.has_fetch);
     }
 
     /// `apply` dispatches by position in KEYS: each key must land in its own field.
@@ -656,6 +669,7 @@ mod tests {
             ("mode", Value::Text("navigate".into())),
             ("signal", Value::Number(5.0)),
             ("signal", Value::Object),
+            ("fetch", Value::Text("fetch".into())),
             ("onRetry", Value::Number(3.0)),
             ("headers", Value::Text("a: b".into())),
             ("preset", Value::Text("fast".into())),

@@ -36,6 +36,8 @@ use crate::Error;
 pub struct ClientInner {
     config: ClientConfig,
     headers: Option<JsValue>,
+    /// The client's `fetch`, which a call's own replaces.
+    fetch: Option<Function>,
     on_event: Option<Function>,
     hosts: RefCell<HostRegistry>,
     flights: RefCell<FlightTable<Flight>>,
@@ -48,6 +50,7 @@ impl ClientInner {
         Ok(ClientInner {
             config,
             headers: js.headers,
+            fetch: js.fetch,
             on_event: js.on_event,
             hosts: RefCell::default(),
             flights: RefCell::default(),
@@ -71,7 +74,7 @@ impl ClientInner {
             // Redacted only when needed: a call that prepares well shows its resolved URL.
             early_error(e, &url.as_string().map(|u| redact_url(&u)).unwrap_or_default())
         })?;
-        let Prepared { options, url_lines, route, inputs, init, headers, signal, on_retry } = prepared;
+        let Prepared { options, url_lines, route, inputs, init, headers, signal, on_retry, fetch } = prepared;
         let redacted_url = redact_url(pieces(&url_lines, b'\n').next().unwrap_or(""));
         let own_abort = AbortWatch::new(signal);
         if own_abort.is_aborted() {
@@ -103,6 +106,7 @@ impl ClientInner {
                     inputs,
                     init,
                     on_retry,
+                    fetch,
                     url: redacted_url.clone(),
                 };
                 super::task::spawn(async move {
@@ -170,12 +174,13 @@ impl ClientInner {
             headers: sent,
             signal: js.signal,
             on_retry: js.on_retry,
+            fetch: js.fetch.or_else(|| self.fetch.clone()),
         })
     }
 
     async fn run_flight(&self, flight: &Flight, run: FlightRun) -> Result<SharedTile, JsValue> {
         let abort = AbortWatch::of_stop(flight.stop.clone());
-        let transport = FetchTransport::new(&run.inputs, &run.init, &abort);
+        let transport = FetchTransport::new(&run.inputs, &run.init, run.fetch.as_ref(), &abort);
         let sleeper = AbortableSleep { abort: &abort };
         let effects = Runtime {
             transport: &transport,
@@ -288,6 +293,8 @@ struct Prepared {
     headers: String,
     signal: Option<web_sys::AbortSignal>,
     on_retry: Option<Function>,
+    /// The call's `fetch`, else the client's; `None`: the global one.
+    fetch: Option<Function>,
 }
 
 struct FlightRun {
@@ -298,6 +305,7 @@ struct FlightRun {
     inputs: js_sys::Array,
     init: web_sys::RequestInit,
     on_retry: Option<Function>,
+    fetch: Option<Function>,
     url: String,
 }
 

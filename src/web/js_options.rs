@@ -20,6 +20,7 @@ pub struct JsParts {
     pub headers: Option<JsValue>,
     pub on_retry: Option<Function>,
     pub on_event: Option<Function>,
+    pub fetch: Option<Function>,
 }
 
 /// Nested config (`hosts` → a host → `breaker`) is read this deep; deeper objects are opaque.
@@ -45,6 +46,7 @@ pub fn read_entries(value: &JsValue, what: &str) -> Result<(Vec<(String, Value)>
             ("headers", Value::Object | Value::Record(_) | Value::List(_)) => js.headers = Some(item),
             ("onRetry", Value::Function) => js.on_retry = Some(item.unchecked_into()),
             ("onEvent", Value::Function) => js.on_event = Some(item.unchecked_into()),
+            ("fetch", Value::Function) => js.fetch = Some(item.unchecked_into()),
             _ => {}
         }
         entries.push((name, converted));

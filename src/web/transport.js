@@ -18,15 +18,17 @@
  */
 
 /**
- * Fetches mirror `index` of `inputs` (URL strings or Requests), past every cache when `bust`,
+ * Fetches mirror `index` of `inputs` (URL strings or Requests) with `custom` (the `fetch` option)
+ * or else the platform's `scope.fetch`, past every cache when `bust`,
  * past the platform's HTTP cache when `hedge` (see `pastLocalCache`). Rejects as `fetch` or the
  * body read does.
  * @returns {Promise<Fetched>}
  */
-export async function fetchWhole(scope, inputs, index, init, bust, hedge) {
+export async function fetchWhole(scope, custom, inputs, index, init, bust, hedge) {
   let input = inputs[Math.min(index, inputs.length - 1)];
   if (bust) input = busted(input, init);
-  const response = await scope.fetch(input, hedge ? pastLocalCache(init) : init);
+  const sent = hedge ? pastLocalCache(init) : init;
+  const response = await (custom ? custom(input, sent) : scope.fetch(input, sent));
   const data = new Uint8Array(await response.arrayBuffer());
   const headers = response.headers;
   const header = (name) => headers.get(name) ?? undefined;

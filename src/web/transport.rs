@@ -1,7 +1,7 @@
 //! One attempt: the global `fetch`, the whole body read, under an AbortController that the
 //! attempt timeout and the caller's signal both trigger.
 
-use js_sys::{Array, Promise, Uint8Array};
+use js_sys::{Array, Function, Promise, Uint8Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::{AbortController, RequestInit, Response};
@@ -20,6 +20,7 @@ extern "C" {
     #[wasm_bindgen(js_name = fetchWhole)]
     fn fetch_whole(
         scope: &JsValue,
+        custom: Option<&Function>,
         inputs: &Array,
         index: u32,
         init: &RequestInit,
@@ -62,6 +63,8 @@ pub struct WebBody {
 pub struct FetchTransport<'a> {
     /// Whatever `globalThis` is here: Window, WorkerGlobalScope, Node's global or workerd's.
     scope: JsValue,
+    /// The `fetch` option: called instead of `scope.fetch` when given.
+    custom: Option<&'a Function>,
     /// Per mirror: the URL string, or a `Request` when the call set fields a platform may refuse.
     inputs: &'a Array,
     /// The same for every attempt but its signal.
@@ -70,8 +73,13 @@ pub struct FetchTransport<'a> {
 }
 
 impl<'a> FetchTransport<'a> {
-    pub fn new(inputs: &'a Array, init: &'a RequestInit, abort: &'a AbortWatch) -> FetchTransport<'a> {
-        FetchTransport { scope: js_sys::global().into(), inputs, init, abort }
+    pub fn new(
+        inputs: &'a Array,
+        init: &'a RequestInit,
+        custom: Option<&'a Function>,
+        abort: &'a AbortWatch,
+    ) -> FetchTransport<'a> {
+        FetchTransport { scope: js_sys::global().into(), custom, inputs, init, abort }
     }
 
     async fn request(
@@ -82,7 +90,8 @@ impl<'a> FetchTransport<'a> {
         controller: &AbortController,
     ) -> Result<(ResponseFacts, WebBody), JsValue> {
         self.init.set_signal(Some(&controller.signal()));
-        let fetched = fetch_whole(&self.scope, self.inputs, mirror as u32, self.init, cache_bust, hedge);
+        let fetched =
+            fetch_whole(&self.scope, self.custom, self.inputs, mirror as u32, self.init, cache_bust, hedge);
         let fetched: Fetched = PromiseFuture::new(fetched).await?.unchecked_into();
         let body = WebBody { response: fetched.response(), data: fetched.data() };
         Ok((facts(&fetched, &body.data), body))

@@ -509,6 +509,77 @@ async function abortQueued(t, run, client, hanging, hangAc) {
 }
 
 // ------------------------------------------------------------------------------------------
+describe("the fetch option", () => {
+  /** A fetch that records what it was given and passes it on to the global one. */
+  const recording = () => {
+    const seen = [];
+    const wrapped = (input, init) => {
+      seen.push({ url: typeof input === "string" ? input : input.url, signal: init?.signal });
+      return fetch(input, init);
+    };
+    return { seen, wrapped };
+  };
+
+  test("every attempt calls it, with the attempt's signal; the server sees what it sends", async () => {
+    const run = "fetchopt";
+    const { seen, wrapped } = recording();
+    const client = new TileClient({ ...FAST, hedge: "off" });
+    const tile = await client.fetchTile(tileUrl(srv, run, [4, 1, 1], { f: 503, n: 2 }), { fetch: wrapped });
+    assertTile(tile, tilePng(4, 1, 1));
+    assert.equal(tile.attempts, 3);
+    assert.equal(seen.length, 3, "three attempts, three calls of the option");
+    assert.equal(srv.requests(run), 3);
+    for (const s of seen) assert.ok(s.signal instanceof AbortSignal, "each attempt passes its own signal");
+    assert.notEqual(seen[0].signal, seen[1].signal);
+  });
+
+  test("a client's fetch serves its calls; a call's own replaces it; a hedge calls it too", async () => {
+    const run = "fetchopt2";
+    const own = recording();
+    const call = recording();
+    const client = new TileClient({ ...FAST, fetch: own.wrapped });
+    await client.fetchTile(tileUrl(srv, run, [4, 2, 1]));
+    assert.equal(own.seen.length, 1);
+    await client.fetchTile(tileUrl(srv, run, [4, 2, 2]), { fetch: call.wrapped });
+    assert.equal(own.seen.length, 1, "the call's fetch replaced the client's");
+    assert.equal(call.seen.length, 1);
+    // A hung first attempt: the hedge after 100 ms goes through the same fetch and wins.
+    const hedged = recording();
+    const tile = await client.fetchTile(tileUrl(srv, run, [4, 2, 3], { f: "hang", n: 1 }), { fetch: hedged.wrapped, hedge: 100 });
+    assertTile(tile, tilePng(4, 2, 3));
+    assert.equal(hedged.seen.length, 2, "the attempt and its hedge");
+  });
+
+  test("what it throws or resolves that is no Response is a network failure, retried", async () => {
+    let calls = 0;
+    const flaky = (input, init) => {
+      calls++;
+      if (calls === 1) throw new TypeError("synthetic refusal");
+      if (calls === 2) return Promise.resolve({ not: "a response" });
+      return fetch(input, init);
+    };
+    const tile = await new TileClient({ ...FAST, hedge: "off" }).fetchTile(tileUrl(srv, "fetchopt3", [4, 3, 1]), { fetch: flaky });
+    assertTile(tile, tilePng(4, 3, 1));
+    assert.equal(tile.attempts, 3);
+  });
+
+  test("not a function: invalid-options naming the field, at the call and in the config; never per host", async () => {
+    const url = tileUrl(srv, "fetchopt4", [4, 4, 1]);
+    const e1 = await rejection(() => fetchTile(url, { fetch: "fetch" }), TileError, "fetchTile");
+    assert.equal(e1.kind, "invalid-options");
+    assert.match(e1.message, /\bfetch\b/);
+    assert.throws(
+      () => new TileClient({ fetch: 5 }),
+      (e) => e instanceof TileError && e.kind === "invalid-options" && /\bfetch\b/.test(e.message),
+    );
+    assert.throws(
+      () => new TileClient({ hosts: { [host]: { fetch: () => {} } } }),
+      (e) => e instanceof TileError && e.kind === "invalid-options" && /fetch.*cannot be set per host/.test(e.message),
+    );
+  });
+});
+
+// ------------------------------------------------------------------------------------------
 describe("the default client and configuration", () => {
   test("top-level fetchTile shares per-host limits: 40 calls at once -> at most 16 at the server", async (t) => {
     const run = "default";
