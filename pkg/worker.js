@@ -13,7 +13,7 @@ import { resolveConfig } from "./worker/config.js";
 import { compileRoute, checkTile, compileUpstream, assertUpstreamHosts } from "./worker/route.js";
 import { cacheKeyUrl, defaultCache, readEntry, writeEntry } from "./worker/cache.js";
 import { callUpstream } from "./worker/upstream.js";
-import { UpstreamGate, gateStub } from "./worker/gate.js";
+import { UpstreamGate, gateStubs, gateSettings } from "./worker/gate.js";
 import { corsHeaders, preflight, serverTiming, plain, finish } from "./worker/respond.js";
 import { guard } from "./worker/guard.js";
 import { createLimiter } from "./worker/limiter.js";
@@ -58,22 +58,17 @@ export function createTileHandler(config) {
     if (typeof userOnEvent === "function") userOnEvent(e);
   };
   const client = new TileClient({ ...forWorkerd(cfg.client, Math.min(1000, fullLimit)), onEvent });
-  const gateName = hosts.slice().sort().join(",");
   const deadlineMs = Math.max(...hosts.map((h) => settings.get(h).deadlineMs));
-  const gateCfg = cfg.gate && {
-    failureThreshold: cfg.gate.failureThreshold,
-    openMs: cfg.gate.openMs,
-    maxOpenMs: cfg.gate.maxOpenMs,
-    ratePerSecond: cfg.gate.ratePerSecond,
-    burst: cfg.gate.burst,
-    probeLeaseMs: deadlineMs + 1000,
-  };
-  // Subrequests other than upstream attempts: cache match + put, gate admit + report, the one
-  // extra fetch that `maxAgeS` may make past the caches, and the call's one hedge (which goes
-  // without an onRetry, so the cap below cannot stop it).
+  // What each host's gate is told of its settings, and the hosts whose gate failed lately.
+  const gateCfg = cfg.gate && gateSettings(cfg.gate, deadlineMs);
+  const gateDown = new Map();
+  // Subrequests other than upstream attempts: cache match + put, the one extra fetch that
+  // `maxAgeS` may make past the caches, and the call's one hedge (which goes without an onRetry,
+  // so the cap below cannot stop it). With a gate every attempt costs three: admit, the attempt,
+  // report.
   const extraFetch = (cfg.client.maxAgeS !== undefined && cfg.client.maxAgeS !== null ? 1 : 0) + (cfg.client.hedge === "off" ? 0 : 1);
   const flights = new Map(); // cache key → Promise<Outcome>: one upstream call per tile at a time
-  const guardMs = deadlineMs + (cfg.gate ? 2 * cfg.gate.timeoutMs : 0) + 1000;
+  const guardMs = deadlineMs + (cfg.gate ? cfg.gate.timeoutMs : 0) + 1000;
 
   /** TTL in seconds for an answer with this status, or null: not cached. */
   const ttlFor = (status) => cfg.cacheTtlByStatus[status] ?? (isSuccess(status) ? cfg.cacheTtlS : null);
@@ -98,9 +93,12 @@ export function createTileHandler(config) {
 
   function startFlight(key, urls, env, ctx, cache, referer) {
     const waitUntil = (p) => (ctx?.waitUntil ? ctx.waitUntil(p.catch(() => {})) : p.catch(() => {}));
-    const gate = gateStub(env, cfg.gate, gateName);
-    const reserved = (cache ? 2 : 0) + (gate ? 2 : 0) + extraFetch;
-    const cap = Math.max(1, cfg.maxSubrequests - reserved);
+    // Stubs per flight: a Durable Object stub belongs to the request that made it.
+    const stubFor = gateStubs(env, cfg.gate);
+    const gate = stubFor && { stubFor, cfg: gateCfg, timeoutMs: cfg.gate.timeoutMs, down: gateDown };
+    const perAttempt = gate ? 3 : 1;
+    const reserved = (cache ? 2 : 0) + extraFetch * perAttempt;
+    const cap = Math.max(1, Math.floor((cfg.maxSubrequests - reserved) / perAttempt));
     const control = contextFreeAbort();
     const flight = callUpstream({
       client,
@@ -110,8 +108,6 @@ export function createTileHandler(config) {
       limiter,
       deadlineMs,
       gate,
-      gateCfg,
-      gateTimeoutMs: cfg.gate?.timeoutMs,
       waitUntil,
       referer,
       clientHeaders: cfg.client.headers,

@@ -20,6 +20,7 @@ pub mod client_config;
 pub mod deadline;
 pub mod error;
 mod format;
+pub mod gate;
 pub mod host;
 mod http_date;
 pub mod ogc_exception;

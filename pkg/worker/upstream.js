@@ -1,18 +1,24 @@
-// One upstream call on behalf of one incoming request: ask the shared gate (if bound), fetch
-// through the TileClient with at most `cap` attempts, tell the gate how it went, and reduce the
-// result to a plain outcome object (no I/O objects), so that requests coalesced onto this call
-// in other request contexts can use it safely.
+// One upstream call on behalf of one incoming request: fetch through the TileClient with at most
+// `cap` attempts, each admitted by its host's shared gate when the binding is there (gated-fetch.js),
+// and reduce the result to a plain outcome object (no I/O objects), so that requests coalesced
+// onto this call in other request contexts can use it safely.
 import { TileError } from "../workerd.js";
 // The core's list of request-error codes (the same module instance workerd.js initialised).
 import { isRequestError } from "../gen/tilefetch.js";
-import { gateCall } from "./gate.js";
+import { gatedFetch } from "./gated-fetch.js";
+
+const REFUSALS = {
+  open: "the shared breaker is open",
+  probe: "the shared breaker is probing",
+  pause: "the upstream asked to pause",
+  rate: "the shared rate limit is reached",
+};
 
 /**
  * @typedef {{kind: "tile", status: number, data: Uint8Array, contentType: string | null, empty: boolean}
  *   | {kind: "answer", status: number, message: string}
  *   | {kind: "fail", status: number, errorKind: string, retryAfterMs: number | null, message: string}} Outcome
- *   Each also has `attempts` (upstream requests sent), `timing` ([[name, ms, desc]]) and `healthy`
- *   (true / false / null: what the gate is told).
+ *   Each also has `attempts` (upstream requests sent) and `timing` ([[name, ms, desc]]).
  */
 
 /**
@@ -23,41 +29,16 @@ import { gateCall } from "./gate.js";
  * @param {{signal: AbortSignal, abort(reason?: unknown): void}} p.control  a context-free signal (signal.js)
  * @param {{acquire(timeoutMs: number): Promise<(() => void) | null>}} p.limiter  calls in the client at once (limiter.js)
  * @param {number} p.deadlineMs  the call's deadline; time queued in the limiter counts against it
- * @param {object | null} p.gate  a stub of the upstream's UpstreamGate, or null
- * @param {object} p.gateCfg what the gate is told about its thresholds
- * @param {number} p.gateTimeoutMs
+ * @param {{stubFor(host: string): object, cfg: object, timeoutMs: number, down: Map<string, number>} | null} p.gate
+ *   the upstream hosts' gates (gate.js, gated-fetch.js), or null
  * @param {(p: Promise<unknown>) => void} p.waitUntil
  * @param {string | null} p.referer  the incoming request's Referer, sent upstream when there is one
  * @param {HeadersInit | undefined} p.clientHeaders  the client's `headers`, which a call's own replace
  * @returns {Promise<Outcome>}
  */
-export async function callUpstream({ client, urls, cap, control, limiter, deadlineMs, gate, gateCfg, gateTimeoutMs, waitUntil, referer, clientHeaders }) {
+export async function callUpstream({ client, urls, cap, control, limiter, deadlineMs, gate, waitUntil, referer, clientHeaders }) {
   const timing = [];
-  let admitted = null;
-  if (gate) {
-    const t = performance.now();
-    admitted = await gateCall(gate, { op: "admit", cfg: gateCfg }, gateTimeoutMs);
-    timing.push(["gate", performance.now() - t, admitted ? admitted.reason : "no answer"]);
-    if (admitted && !admitted.allow) {
-      const reason = {
-        open: "the shared breaker is open",
-        probe: "the shared breaker is probing",
-        pause: "the upstream asked to pause",
-        rate: "the shared rate limit is reached",
-      }[admitted.reason];
-      return {
-        kind: "fail",
-        status: 503,
-        errorKind: `gate-${admitted.reason}`,
-        retryAfterMs: admitted.retryAfterMs,
-        message: `upstream gate: ${reason ?? admitted.reason}`,
-        attempts: 0,
-        timing,
-        healthy: null,
-      };
-    }
-  }
-
+  const gated = gate ? gatedFetch({ ...gate, waitUntil }) : null;
   let last = null; // the last RetryInfo: the status and Retry-After of the latest failed attempt
   const onRetry = (info) => {
     last = info;
@@ -78,27 +59,31 @@ export async function callUpstream({ client, urls, cap, control, limiter, deadli
       onRetry,
       ...(queuedMs > 0 ? { deadlineMs: deadlineMs - queuedMs } : {}),
       ...(referer ? { headers: withReferer(clientHeaders, referer) } : {}),
+      ...(gated ? { fetch: gated.fetch } : {}),
     };
     const tile = await client.fetchTile(urls.length === 1 ? urls[0] : urls, options);
-    out = { kind: "tile", status: tile.status, data: tile.data, contentType: tile.contentType, empty: tile.empty, attempts: tile.attempts, healthy: true };
+    out = { kind: "tile", status: tile.status, data: tile.data, contentType: tile.contentType, empty: tile.empty, attempts: tile.attempts };
   } catch (error) {
     out = classify(error, last);
   } finally {
     release?.();
   }
+  if (gated) {
+    const { sent, gateCalls, gateMs, refused } = gated.record;
+    out.attempts = sent;
+    timing.push(["gate", gateMs, `${gateCalls} call${gateCalls === 1 ? "" : "s"}`]);
+    // The call ended on an attempt the gate refused: say so, with the gate's wait.
+    if (out.kind === "fail" && refused) {
+      Object.assign(out, {
+        status: 503,
+        errorKind: `gate-${refused.reason}`,
+        retryAfterMs: refused.retryAfterMs,
+        message: `upstream gate: ${REFUSALS[refused.reason] ?? refused.reason}`,
+      });
+    }
+  }
   timing.push(["upstream", performance.now() - t, `${out.attempts} attempt${out.attempts === 1 ? "" : "s"}`]);
   out.timing = timing;
-
-  if (admitted?.allow) {
-    const report = gateCall(
-      gate,
-      { op: "report", ok: out.healthy, probe: admitted.probe, retryAfterMs: out.upstreamRetryAfterMs ?? 0, cfg: gateCfg },
-      gateTimeoutMs,
-    );
-    // A failure is awaited, so that the next request anywhere already sees it; a success is not.
-    if (out.healthy === false) await report;
-    else waitUntil(report);
-  }
   return out;
 }
 
@@ -114,7 +99,6 @@ function classify(error, last) {
   const attempts = Number.isInteger(error?.attempts) ? error.attempts : 0;
   const kind = error instanceof TileError || error?.kind === "deadline" ? error.kind : "internal";
   const message = `upstream ${kind}${error?.status ? ` (HTTP ${error.status})` : ""}`;
-  const sent = attempts > 0;
   switch (kind) {
     case "invalid-options":
       console.error(`tilefetch/worker: ${error.message}`); // the answer does not name the upstream
@@ -125,7 +109,6 @@ function classify(error, last) {
         retryAfterMs: null,
         message: "tile proxy misconfigured (see the worker's log)",
         attempts,
-        healthy: null,
       };
     // biome-ignore lint/suspicious/noFallthroughSwitchClause: a transient one is judged as "http" is
     case "service-exception":
@@ -133,7 +116,7 @@ function classify(error, last) {
       // an answer, like a permanent 4xx, that must not count against the upstream's health. (A
       // transient one whose retries were refused is a failure like those below.)
       if (typeof error.exceptionCode === "string" && isRequestError(error.exceptionCode)) {
-        return { kind: "answer", status: 502, message: `upstream service exception ${error.exceptionCode}`, attempts, healthy: true };
+        return { kind: "answer", status: 502, message: `upstream service exception ${error.exceptionCode}`, attempts };
       }
     // falls through
     // biome-ignore lint/suspicious/noFallthroughSwitchClause: any other status is a failure like those below
@@ -142,7 +125,7 @@ function classify(error, last) {
       // 425, 429) comes as "http" too when it was not retried (the retry budget refused, or it is
       // not in `retryOn`): that is a failure like the ones below.
       if (error.status >= 400 && error.status < 500 && ![408, 425, 429].includes(error.status)) {
-        return { kind: "answer", status: error.status, message: `upstream answered ${error.status}`, attempts, healthy: true };
+        return { kind: "answer", status: error.status, message: `upstream answered ${error.status}`, attempts };
       }
     // falls through
     default: {
@@ -155,10 +138,8 @@ function classify(error, last) {
         status: upstream429 ? 429 : 503,
         errorKind: kind,
         retryAfterMs,
-        upstreamRetryAfterMs: kind === "rate-limited" || last?.retryAfterMs ? retryAfterMs : null,
         message,
         attempts,
-        healthy: sent ? false : null,
       };
     }
   }

@@ -46,6 +46,9 @@ pub struct AdaptiveRate {
     ceiling: f64,
     /// Doubling steps taken since `limited_at`.
     steps: u32,
+    /// A rate set by configuration rather than learned: its bucket's size. Such a rate never
+    /// probes, is never forgotten, and no 429 changes it.
+    fixed_burst: Option<f64>,
 }
 
 impl AdaptiveRate {
@@ -60,6 +63,18 @@ impl AdaptiveRate {
             limited_at: now_ms,
             ceiling: f64::INFINITY,
             steps: 0,
+            fixed_burst: None,
+        }
+    }
+
+    /// A configured rate (a shared gate's `ratePerSecond` and `burst`), its bucket full.
+    pub fn fixed(per_second: f64, burst: f64, now_ms: f64) -> AdaptiveRate {
+        let burst = burst.max(1.0);
+        AdaptiveRate {
+            rate: Some(per_second),
+            tokens: burst,
+            fixed_burst: Some(burst),
+            ..AdaptiveRate::new(now_ms)
         }
     }
 
@@ -81,6 +96,10 @@ impl AdaptiveRate {
         let dt = (now_ms - self.at_ms).max(0.0);
         self.at_ms = self.at_ms.max(now_ms);
         let Some(mut rate) = self.rate else { return };
+        if let Some(burst) = self.fixed_burst {
+            self.tokens = (self.tokens + dt / 1000.0 * rate).min(burst);
+            return;
+        }
         let quiet = self.at_ms - self.limited_at;
         if quiet >= FORGET_MS || (self.ceiling.is_infinite() && quiet >= QUIET_MS + FORGET_UNCONFIRMED_MS) {
             self.rate = None;
@@ -112,7 +131,8 @@ impl AdaptiveRate {
         let at = now_ms + (1.0 - self.tokens) / rate * 1000.0;
         // Not past the next doubling step: the rate may be higher by then.
         let quiet = now_ms - self.limited_at;
-        Some(if quiet >= QUIET_MS && rate * 2.0 < self.ceiling { at.min(self.next_step_at()) } else { at })
+        let doubling = self.fixed_burst.is_none() && quiet >= QUIET_MS && rate * 2.0 < self.ceiling;
+        Some(if doubling { at.min(self.next_step_at()) } else { at })
     }
 
     /// When the next doubling step is due (monotonic ms).
@@ -137,6 +157,9 @@ impl AdaptiveRate {
     /// A 429: the rate becomes 90 % of what the host served in the last second, if that is
     /// enough to tell, and never more than the rate in force.
     pub fn on_rate_limited(&mut self, now_ms: f64) {
+        if self.fixed_burst.is_some() {
+            return;
+        }
         self.roll(now_ms);
         self.refill(now_ms);
         let served: u32 = self.successes.iter().sum();
@@ -172,6 +195,26 @@ fn burst(rate: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_fixed_rate_spends_its_burst_then_paces_and_never_moves() {
+        let mut r = AdaptiveRate::fixed(10.0, 3.0, 0.0);
+        for _ in 0..3 {
+            assert_eq!(r.next_slot(0.0), None);
+            r.take(0.0);
+        }
+        assert_eq!(r.next_slot(0.0), Some(100.0), "one token per 100 ms at 10/s");
+        r.on_rate_limited(50.0);
+        r.on_success(60.0);
+        assert_eq!(r.rate(), Some(10.0), "no 429 changes a configured rate");
+        // Long after, no doubling and no forgetting: the bucket is full again, the rate the same.
+        assert_eq!(r.next_slot(600_000.0), None);
+        assert_eq!(r.rate(), Some(10.0));
+        for _ in 0..3 {
+            r.take(600_000.0);
+        }
+        assert_eq!(r.next_slot(600_000.0), Some(600_100.0), "the burst is 3, not more");
+    }
 
     #[test]
     fn unlimited_until_the_first_429() {

@@ -191,6 +191,12 @@ impl HostState {
         }
     }
 
+    /// Paces this host at a configured rate instead of a learned one (a shared gate's
+    /// `ratePerSecond`, `burst`).
+    pub fn fix_rate(&mut self, per_second: f64, burst: f64, now_ms: f64) {
+        self.rate = AdaptiveRate::fixed(per_second, burst, now_ms);
+    }
+
     /// This state, ready to be shared by calls.
     pub fn shared(self) -> SharedHost {
         Rc::new(RefCell::new(self))

@@ -4,6 +4,7 @@
 mod abort;
 mod client;
 mod effects;
+mod gate;
 mod heap;
 mod js_options;
 mod task;

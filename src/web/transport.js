@@ -45,6 +45,17 @@ export async function fetchWhole(scope, custom, inputs, index, init, bust, hedge
   };
 }
 
+/** Aborts a timed-out attempt with the reason `AbortSignal.timeout` gives (a `TimeoutError`). */
+export function timeOut(controller) {
+  let reason;
+  try {
+    reason = new DOMException("the attempt timed out", "TimeoutError");
+  } catch {
+    reason = Object.assign(new Error("the attempt timed out"), { name: "TimeoutError" });
+  }
+  controller.abort(reason);
+}
+
 /** `TypeError: fetch failed` plus the cause's code where Node gives one (`ECONNREFUSED`). */
 export function errorText(error) {
   try {

@@ -50,6 +50,11 @@ extern "C" {
     fn date(this: &Fetched) -> Option<String>;
 
     /// The error's message, and its cause's code where there is one (see transport.js).
+    /// Aborts an attempt that ran out of time with a `TimeoutError`, as `AbortSignal.timeout`
+    /// would: a `fetch` option (an edge gate) tells a timeout from an attempt nobody wants.
+    #[wasm_bindgen(js_name = timeOut)]
+    fn time_out(controller: &AbortController);
+
     #[wasm_bindgen(js_name = errorText)]
     fn error_text(error: &JsValue) -> String;
 }
@@ -128,10 +133,15 @@ impl Transport for FetchTransport<'_> {
             Either::Right(stopped) => {
                 // Aborting here, before the request future is dropped, is what guarantees that no
                 // request of a settled call is still in flight.
-                controller.abort();
                 match stopped {
-                    Either::Left(()) => Attempt::TimedOut,
-                    Either::Right(()) => Attempt::Aborted,
+                    Either::Left(()) => {
+                        time_out(&controller);
+                        Attempt::TimedOut
+                    }
+                    Either::Right(()) => {
+                        controller.abort();
+                        Attempt::Aborted
+                    }
                 }
             }
         }

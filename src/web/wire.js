@@ -36,6 +36,15 @@ export function makeHostSettings(maxConcurrent, halfOpenProbes, deadlineMs, maxO
   return { maxConcurrent, halfOpenProbes, deadlineMs, maxOpenMs };
 }
 
+// What an upstream gate (src/web/gate.rs) answers an isolate's admit, and its state.
+export function makeGateVerdict(allow, probe, retryAfterMs, reason, state) {
+  return { allow, probe, retryAfterMs, reason, state };
+}
+
+export function makeGateState(state, openUntil, pausedUntil, retryAfterMs, admitted, denied, ok, failed, opened) {
+  return { state, openUntil, pausedUntil, retryAfterMs, admitted, denied, ok, failed, opened };
+}
+
 export function makeRetryInfo(attempt, delayMs, reason, status, retryAfterMs) {
   return { attempt, delayMs, reason, status, retryAfterMs };
 }

@@ -109,6 +109,29 @@ extern "C" {
     #[wasm_bindgen(js_name = makeGiveUpEvent)]
     pub fn make_give_up_event(host: &str, kind: &str, attempts: u32) -> JsValue;
 
+    #[wasm_bindgen(js_name = makeGateVerdict)]
+    pub fn make_gate_verdict(
+        allow: bool,
+        probe: bool,
+        retry_after_ms: f64,
+        reason: &str,
+        state: &str,
+    ) -> JsValue;
+
+    #[wasm_bindgen(js_name = makeGateState)]
+    #[allow(clippy::too_many_arguments)]
+    pub fn make_gate_state(
+        state: &str,
+        open_until: Option<f64>,
+        paused_until: Option<f64>,
+        retry_after_ms: f64,
+        admitted: f64,
+        denied: f64,
+        ok: f64,
+        failed: f64,
+        opened: f64,
+    ) -> JsValue;
+
     /// A [`ValueKind`] code; never throws.
     #[wasm_bindgen(js_name = kindOf)]
     pub fn kind_of(value: &JsValue) -> u32;

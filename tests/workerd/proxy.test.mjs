@@ -623,15 +623,20 @@ describe("tilefetch/worker: two workers share one UpstreamGate Durable Object", 
     return res.json();
   }
 
-  test("after worker a trips the shared breaker, worker b sends nothing during the open time", async (t) => {
+  test("worker a's first failed attempts open the shared breaker within its first call; worker b sends nothing during the open time", async (t) => {
     const a = await mf.getWorker("a");
     const b = await mf.getWorker("b");
     srv.outage("gateA", 60_000);
-    for (const x of [0, 1, 2]) {
-      const r = await get(a, `http://a.test/tiles/2/${x}/0.png`);
-      assert.equal(r.status, 503, r.text);
-      assert.ok(Number(h(r, "x-tilefetch-attempts")) >= 1);
-    }
+    // One call: each failed attempt is reported as it happens, so the gate opens at its third
+    // (failureThreshold 3) and refuses the fourth, long before the call would have given up.
+    const first = await get(a, "http://a.test/tiles/2/0/0.png");
+    assert.equal(first.status, 503, first.text);
+    assert.equal(h(first, "x-tilefetch-attempts"), "3", "three upstream attempts, then the gate's refusal");
+    assert.match(first.text, /upstream gate: the shared breaker is open/);
+    assert.equal(srv.requests("gateA"), 3);
+    const again = await get(a, "http://a.test/tiles/2/1/0.png");
+    assert.equal(again.status, 503);
+    assert.equal(h(again, "x-tilefetch-attempts"), "0", "a's next call is refused before it sends");
     const tripped = performance.now();
     const state = await gateState();
     assert.equal(state.state, "open", JSON.stringify(state));
@@ -641,18 +646,25 @@ describe("tilefetch/worker: two workers share one UpstreamGate Durable Object", 
     const rs = await Promise.all([0, 1, 2, 3].flatMap((x) => [0, 1].map((y) => get(b, `http://b.test/tiles/2/${x}/${y}.png`))));
     const more = await get(a, "http://a.test/tiles/2/3/0.png");
     const within = performance.now() - tripped;
-    assert.ok(within < OPEN_MS, `the checks ran within the open time (${within.toFixed(0)} ms)`);
+    assert.ok(within < 0.8 * OPEN_MS, `the checks ran within the open time (${within.toFixed(0)} ms)`);
     for (const r of [...rs, more]) {
       assert.equal(r.status, 503, r.text);
       assert.equal(h(r, "x-tilefetch-attempts"), "0");
       const ra = Number(h(r, "retry-after"));
-      assert.ok(ra >= 1 && ra <= OPEN_MS / 1000, `Retry-After ${ra}`);
-      assert.match(r.text, /upstream gate: the shared breaker is open/);
+      // The core's breaker jitters each open time by ±20 %.
+      assert.ok(ra >= 1 && ra <= Math.ceil((1.2 * OPEN_MS) / 1000), `Retry-After ${ra}`);
+      // Refused by the gate, or by the isolate's own pause that an earlier refusal set (the
+      // fast path: not even the gate is asked).
+      assert.match(r.text, /upstream gate: the shared breaker is open|upstream rate-limited/);
     }
+    assert.ok(
+      rs.some((r) => /upstream gate/.test(r.text)),
+      "b heard it from the gate",
+    );
     assert.equal(srv.requests("gateB"), 0, "worker b sent nothing upstream while the shared breaker was open");
     assert.equal(srv.requests("gateA"), aSent, "nor did worker a");
     t.diagnostic(
-      `a: 3 failed calls (${aSent} upstream requests) opened the gate; within ${within.toFixed(0)} ms b got ${rs.length} × 503 (Retry-After ${h(rs[0], "retry-after")} s), 0 upstream requests`,
+      `a: one call's ${aSent} failed attempts opened the gate; within ${within.toFixed(0)} ms b got ${rs.length} × 503 (Retry-After ${h(rs[0], "retry-after")} s), 0 upstream requests`,
     );
 
     // After the open time one probe goes (from b, whose upstream run is healthy) and closes it.

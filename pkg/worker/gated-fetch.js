@@ -1,0 +1,69 @@
+// Attempt-level admission: the `fetch` one upstream call's TileClient attempts go through when
+// the UpstreamGate binding is there. Before each attempt (first, retry or hedge) it asks the gate
+// of the attempt's host; after it, it tells the gate what the attempt met, so that the first
+// failures of an outage reach every isolate at once, not when calls give up.
+//
+// A refused attempt is answered here, as a gateway would: 503 with the gate's wait as Retry-After
+// (in ms precision: the core reads fractions), so the isolate's own TileClient pauses the host for
+// that long and its other calls wait without asking again. A gate that fails or does not answer
+// within `timeoutMs` lets the attempt go (the isolate's own breaker still applies) and is left
+// alone for DOWN_MS: a gate outage costs one timeout, not one per attempt.
+import { gateCall } from "./gate.js";
+
+/** How long an isolate stops asking a host's gate that failed or timed out. */
+export const DOWN_MS = 5000;
+
+/**
+ * @param {object} p
+ * @param {(host: string) => object} p.stubFor  the gate stub of an upstream host
+ * @param {object} p.cfg   what the gate is told about its settings (gateSettings in gate.js)
+ * @param {number} p.timeoutMs  the most one gate RPC may take
+ * @param {Map<string, number>} p.down  host → until when its gate is not asked (shared by the handler)
+ * @param {(p: Promise<unknown>) => void} p.waitUntil
+ */
+export function gatedFetch({ stubFor, cfg, timeoutMs, down, waitUntil }) {
+  // What this call's attempts did: upstream requests sent, gate RPCs and their time, the refusal
+  // of the latest attempt the gate refused (null once one was sent after it).
+  const record = { sent: 0, gateCalls: 0, gateMs: 0, refused: null };
+  const ask = async (host, body) => {
+    if ((down.get(host) ?? 0) > Date.now()) return null;
+    const t = performance.now();
+    record.gateCalls++;
+    const answer = await gateCall(stubFor(host), body, timeoutMs);
+    record.gateMs += performance.now() - t;
+    if (answer === null) down.set(host, Date.now() + DOWN_MS);
+    return answer;
+  };
+  const fetcher = async (input, init) => {
+    const host = new URL(typeof input === "string" ? input : input.url).host;
+    const verdict = await ask(host, { op: "admit", host, cfg });
+    if (verdict && !verdict.allow) {
+      record.refused = verdict;
+      const seconds = (Math.max(1, verdict.retryAfterMs) / 1000).toFixed(3);
+      return new Response(null, { status: 503, headers: { "retry-after": seconds, "x-tilefetch-gate": verdict.reason } });
+    }
+    record.sent++;
+    record.refused = null;
+    const tell = (fields) => {
+      if (!verdict) return null; // the gate did not answer the admit: it hears nothing of this one
+      const told = ask(host, { op: "report", host, cfg, probe: verdict.probe === true, ...fields });
+      waitUntil(told);
+      return told;
+    };
+    let response;
+    try {
+      response = await fetch(input, init);
+    } catch (error) {
+      // Awaited, like every failure: the next attempt anywhere should already see it.
+      // An attempt the client aborted (its caller left, a hedge lost) tells nothing; one that
+      // timed out (the core aborts it with a TimeoutError) or failed is a failure.
+      const signal = init?.signal;
+      await tell({ status: null, abandoned: signal?.aborted === true && signal.reason?.name !== "TimeoutError" });
+      throw error;
+    }
+    const told = tell({ status: response.status, retryAfter: response.headers.get("retry-after"), date: response.headers.get("date") });
+    if (!response.ok) await told;
+    return response;
+  };
+  return { fetch: fetcher, record };
+}

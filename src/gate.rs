@@ -1,0 +1,434 @@
+//! An upstream host's shared gate: the state a fleet of edge isolates shares about one upstream
+//! (the `UpstreamGate` Durable Object of tilefetch/worker holds one per host). It is the core's
+//! own [`HostState`] (the same breaker, Retry-After pause and rate as every client's), asked
+//! before each attempt and told each attempt's outcome, so that one isolate's discovery of an
+//! outage is every isolate's before their own breakers have seen anything.
+//!
+//! Two things a gate needs that a client's host does not: a probe admitted to an isolate that
+//! then vanishes (evicted mid-attempt) must not hold the breaker half-open forever, so each probe
+//! place is a lease; and outcomes arrive as an attempt's status, not a classified response (the
+//! isolate reports what its `fetch` saw), so [`Outcome::of_status`] turns a status into a report
+//! by the client's default `retryOn`. Times are epoch ms (the object's `Date.now()`).
+
+use crate::host::breaker::{BreakerConfig, BreakerState};
+use crate::host::state::{Change, Decision, Hold, Report};
+use crate::host::{HostConfig, HostState};
+use crate::options::{Options, Preset};
+use crate::retry_after::parse_retry_after;
+use crate::value::{Entry, Value};
+use crate::Error;
+
+/// The names of a gate's settings, as the worker sends them (and `GATE_KEYS` in
+/// pkg/worker/gate.js lists them: tests/wire.rs checks that the two agree).
+pub const GATE_KEYS: [&str; 6] =
+    ["failureThreshold", "openMs", "maxOpenMs", "ratePerSecond", "burst", "probeLeaseMs"];
+
+/// A gate's settings (tilefetch/worker's `gate` config; its defaults are documented there).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GateConfig {
+    /// `failureThreshold`, `openMs`, `maxOpenMs`: the breaker; one probe at a time.
+    pub breaker: BreakerConfig,
+    /// `ratePerSecond` and `burst`: a configured rate for the whole fleet, if any.
+    pub rate: Option<(f64, f64)>,
+    /// How long a probe place stays taken without a report (the isolate's deadline and then
+    /// some): then the probe counts as abandoned and another may go.
+    pub probe_lease_ms: f64,
+}
+
+impl GateConfig {
+    /// The settings from the worker's resolved `gate` config, by name. The worker validated
+    /// them against its documented ranges; here every key must be there, known, and a finite
+    /// number ≥ 0 (`ratePerSecond` may be absent: no rate), or the error names it.
+    pub fn from_entries(entries: &[Entry]) -> Result<GateConfig, Error> {
+        let mut values = [None; GATE_KEYS.len()];
+        for (key, value) in entries {
+            let Some(i) = GATE_KEYS.iter().position(|k| k == key) else {
+                return Err(crate::validate::unknown_among(key, &[&GATE_KEYS]));
+            };
+            values[i] = match value {
+                Value::Absent => None,
+                Value::Number(n) if n.is_finite() && *n >= 0.0 => Some(*n),
+                _ => return Err(Error::invalid_options(key, "must be a finite number ≥ 0")),
+            };
+        }
+        let field = |i: usize| values[i].ok_or_else(|| Error::invalid_options(GATE_KEYS[i], "is missing"));
+        let breaker = BreakerConfig {
+            failure_threshold: field(0)?.clamp(1.0, f64::from(u32::MAX)) as u32,
+            open_ms: field(1)?,
+            half_open_probes: 1,
+            max_open_ms: field(2)?,
+        };
+        let rate = match values[3] {
+            Some(per_second) if per_second > 0.0 => Some((per_second, field(4)?)),
+            _ => None,
+        };
+        Ok(GateConfig { breaker, rate, probe_lease_ms: field(5)? })
+    }
+}
+
+/// Why a gate refuses an attempt, as the worker's answers and errors spell it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refusal {
+    /// The upstream asked for a pause (Retry-After).
+    Pause,
+    /// The breaker is open.
+    Open,
+    /// Half-open, and the probe is out.
+    Probe,
+    /// The configured rate.
+    Rate,
+}
+
+impl Refusal {
+    /// The reason's name on the wire (`reason` of an admit answer).
+    pub fn name(self) -> &'static str {
+        match self {
+            Refusal::Pause => "pause",
+            Refusal::Open => "open",
+            Refusal::Probe => "probe",
+            Refusal::Rate => "rate",
+        }
+    }
+}
+
+/// What the gate says to one attempt.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Verdict {
+    /// Send it; as a probe when `probe` (its report must say so).
+    Allow {
+        /// Whether it goes as the half-open probe.
+        probe: bool,
+    },
+    /// Do not send it; ask again in `wait_ms` at the earliest.
+    Refuse {
+        /// Why.
+        reason: Refusal,
+        /// From now, at least 1 ms.
+        wait_ms: f64,
+    },
+}
+
+/// What an isolate's attempt met, at the level its `fetch` sees it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Outcome<'a> {
+    /// A response with this status and, for 429 and 503, its `Retry-After` and `Date`.
+    Status {
+        /// The HTTP status.
+        status: u16,
+        /// The `Retry-After` header as received.
+        retry_after: Option<&'a str>,
+        /// The `Date` header as received.
+        date: Option<&'a str>,
+    },
+    /// The request failed without a response (network error, the attempt's timeout).
+    Failed,
+    /// The isolate aborted it (its caller left, a hedge lost): nothing learned.
+    Abandoned,
+}
+
+/// Counts of what the gate did, for its `state` answer.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct GateCounts {
+    /// Attempts allowed.
+    pub admitted: u64,
+    /// Attempts refused.
+    pub denied: u64,
+    /// Reports of an upstream that answered.
+    pub ok: u64,
+    /// Reports of a failure or a throttle.
+    pub failed: u64,
+    /// Times the breaker opened.
+    pub opened: u64,
+}
+
+/// One upstream host's gate.
+pub struct Gate {
+    host: HostState,
+    probe_lease_ms: f64,
+    /// When each probe place now taken is given up on.
+    leases: Vec<f64>,
+    /// What is counted, for `state`.
+    pub counts: GateCounts,
+}
+
+impl Gate {
+    /// A gate with its breaker closed and no pause.
+    pub fn new(name: &str, config: &GateConfig, now_ms: f64) -> Gate {
+        let mut breaker = config.breaker;
+        breaker.half_open_probes = 1;
+        // The gate is told outcomes, it does not send: its host's slots are never taken, and it
+        // learns no rate of its own (a 429 pauses it by its Retry-After).
+        let host_config = HostConfig { breaker, learn_rate: false, ..HostConfig::DEFAULT };
+        let mut host = HostState::new(name, &host_config, now_ms);
+        if let Some((per_second, burst)) = config.rate {
+            host.fix_rate(per_second, burst, now_ms);
+        }
+        Gate {
+            host,
+            probe_lease_ms: config.probe_lease_ms,
+            leases: Vec::new(),
+            counts: GateCounts::default(),
+        }
+    }
+
+    /// May an attempt go now? An allowed probe holds the probe place until its report or the end
+    /// of its lease.
+    pub fn admit(&mut self, now_ms: f64) -> Verdict {
+        self.expire_leases(now_ms);
+        let verdict = match self.host.decide(now_ms) {
+            Decision::Go { probe } => {
+                if probe {
+                    self.leases.push(now_ms + self.probe_lease_ms);
+                }
+                Verdict::Allow { probe }
+            }
+            Decision::WaitUntil(at, hold) => {
+                let reason = match hold {
+                    Hold::Pause => Refusal::Pause,
+                    Hold::Breaker => Refusal::Open,
+                    Hold::Rate => Refusal::Rate,
+                };
+                Verdict::Refuse { reason, wait_ms: (at - now_ms).max(1.0) }
+            }
+            Decision::WaitForProbe => {
+                // The probe's answer usually comes within an attempt; ask again within a second.
+                let lease_end = self.leases.iter().copied().fold(f64::INFINITY, f64::min);
+                Verdict::Refuse { reason: Refusal::Probe, wait_ms: (lease_end - now_ms).clamp(1.0, 1000.0) }
+            }
+        };
+        match verdict {
+            Verdict::Allow { .. } => self.counts.admitted += 1,
+            Verdict::Refuse { .. } => self.counts.denied += 1,
+        }
+        verdict
+    }
+
+    /// Learns from one attempt's outcome. `now_ms` (epoch ms) also dates an HTTP-date
+    /// Retry-After; `unit` ∈ [0, 1) jitters a new open time.
+    pub fn report(&mut self, now_ms: f64, probe: bool, outcome: Outcome, unit: f64) {
+        if probe && !self.leases.is_empty() {
+            // Any one of them: leases are alike, and the earliest ends first.
+            let earliest = (0..self.leases.len())
+                .min_by(|&a, &b| self.leases[a].total_cmp(&self.leases[b]))
+                .unwrap_or(0);
+            self.leases.swap_remove(earliest);
+        }
+        let report = self.report_of(outcome, now_ms);
+        match report {
+            Report::Alive => self.counts.ok += 1,
+            Report::Transient | Report::Throttled { .. } => self.counts.failed += 1,
+            Report::Abandoned => {}
+        }
+        if let Some(Change::Breaker(BreakerState::Open)) = self.host.report(now_ms, probe, report, unit) {
+            self.counts.opened += 1;
+        }
+    }
+
+    /// The host's report for an outcome: a status the client's default `retryOn` retries is a
+    /// failure (a 429, or a 503 with Retry-After, a throttle that pauses the gate), any other an
+    /// answer. A Retry-After longer than any call could wait, from a host that has answered within
+    /// the last seconds, is the core's case of an implausible header: it pauses nothing (see
+    /// `weigh_retry_after` in retry.rs); clamped to the client's default `retryAfterMaxMs`.
+    fn report_of(&mut self, outcome: Outcome, now_ms: f64) -> Report {
+        let defaults = Options::preset(Preset::Interactive);
+        let (status, retry_after, date) = match outcome {
+            Outcome::Failed => return Report::Transient,
+            Outcome::Abandoned => return Report::Abandoned,
+            Outcome::Status { status, retry_after, date } => (status, retry_after, date),
+        };
+        if !defaults.retry_on.contains(status) {
+            return Report::Alive;
+        }
+        let wait = if status == 429 || status == 503 {
+            let server_now = date.and_then(crate::http_date::parse_http_date);
+            retry_after.and_then(|v| parse_retry_after(v, server_now, now_ms))
+        } else {
+            None
+        };
+        match wait {
+            Some(wait) if wait >= self.probe_lease_ms && self.host.is_answering(now_ms) => {
+                if status == 429 {
+                    Report::Throttled { wait_ms: None }
+                } else {
+                    Report::Transient
+                }
+            }
+            Some(wait) => {
+                if wait >= self.probe_lease_ms {
+                    self.host.doubt_pause();
+                }
+                Report::Throttled { wait_ms: Some(wait.min(defaults.retry_after_max_ms)) }
+            }
+            None if status == 429 => Report::Throttled { wait_ms: None },
+            None => Report::Transient,
+        }
+    }
+
+    fn expire_leases(&mut self, now_ms: f64) {
+        while let Some(i) = self.leases.iter().position(|&until| until <= now_ms) {
+            self.leases.swap_remove(i);
+            self.host.report(now_ms, true, Report::Abandoned, 0.0);
+        }
+    }
+
+    /// The breaker's state as of now (an open breaker whose time is up reads as half-open).
+    pub fn state(&self, now_ms: f64) -> BreakerState {
+        self.host.breaker.state(now_ms)
+    }
+
+    /// When the open time ends, while the breaker is open.
+    pub fn open_until(&self, now_ms: f64) -> Option<f64> {
+        self.host.breaker.open_until().filter(|&until| until > now_ms)
+    }
+
+    /// When the upstream's pause ends, while it lasts.
+    pub fn paused_until(&self, now_ms: f64) -> Option<f64> {
+        self.host.paused_until(now_ms)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CONFIG: GateConfig = GateConfig {
+        breaker: BreakerConfig {
+            failure_threshold: 3,
+            open_ms: 1000.0,
+            half_open_probes: 1,
+            max_open_ms: 1500.0,
+        },
+        rate: None,
+        probe_lease_ms: 2500.0,
+    };
+    const T0: f64 = 1_700_000_000_000.0;
+
+    fn status(status: u16) -> Outcome<'static> {
+        Outcome::Status { status, retry_after: None, date: None }
+    }
+
+    #[test]
+    fn failed_attempts_open_it_at_the_threshold_and_a_probe_closes_it() {
+        let mut g = Gate::new("up.example", &CONFIG, T0);
+        for i in 0..3 {
+            assert_eq!(g.admit(T0 + i as f64), Verdict::Allow { probe: false });
+            g.report(T0 + i as f64, false, if i == 1 { Outcome::Failed } else { status(503) }, 0.5);
+        }
+        assert_eq!(g.state(T0 + 3.0), BreakerState::Open);
+        assert_eq!(g.counts.opened, 1);
+        match g.admit(T0 + 10.0) {
+            Verdict::Refuse { reason: Refusal::Open, wait_ms } => assert!((wait_ms - 992.0).abs() < 1e-6),
+            other => panic!("{other:?}"),
+        }
+        // After the open time: one probe; the others wait for it.
+        assert_eq!(g.admit(T0 + 1003.0), Verdict::Allow { probe: true });
+        assert!(matches!(g.admit(T0 + 1004.0), Verdict::Refuse { reason: Refusal::Probe, .. }));
+        g.report(T0 + 1050.0, true, status(200), 0.5);
+        assert_eq!(g.state(T0 + 1050.0), BreakerState::Closed);
+        assert_eq!(g.admit(T0 + 1051.0), Verdict::Allow { probe: false });
+    }
+
+    #[test]
+    fn a_failed_probe_reopens_it_longer_up_to_the_cap() {
+        let mut g = Gate::new("up.example", &CONFIG, T0);
+        for _ in 0..3 {
+            g.report(T0, false, status(502), 0.5);
+        }
+        assert_eq!(g.admit(T0 + 1000.0), Verdict::Allow { probe: true });
+        g.report(T0 + 1000.0, true, status(500), 0.5);
+        assert_eq!(g.open_until(T0 + 1000.0), Some(T0 + 2500.0), "1.5 × 1000");
+        assert_eq!(g.admit(T0 + 2500.0), Verdict::Allow { probe: true });
+        g.report(T0 + 2500.0, true, Outcome::Failed, 0.5);
+        assert_eq!(g.open_until(T0 + 2500.0), Some(T0 + 4000.0), "capped at maxOpenMs 1500");
+    }
+
+    #[test]
+    fn a_probe_that_never_reports_frees_its_place_when_its_lease_ends() {
+        let mut g = Gate::new("up.example", &CONFIG, T0);
+        for _ in 0..3 {
+            g.report(T0, false, status(503), 0.5);
+        }
+        assert_eq!(g.admit(T0 + 1000.0), Verdict::Allow { probe: true });
+        match g.admit(T0 + 1100.0) {
+            Verdict::Refuse { reason: Refusal::Probe, wait_ms } => assert_eq!(wait_ms, 1000.0),
+            other => panic!("{other:?}"),
+        }
+        // The isolate holding it vanished: 2.5 s on, another probe goes.
+        assert_eq!(g.admit(T0 + 3500.0), Verdict::Allow { probe: true });
+    }
+
+    #[test]
+    fn answers_are_not_failures_and_reset_the_count() {
+        let mut g = Gate::new("up.example", &CONFIG, T0);
+        for s in [503, 503, 404, 503, 503, 200, 503, 503, 403] {
+            g.report(T0, false, status(s), 0.5);
+        }
+        assert_eq!(g.state(T0), BreakerState::Closed, "never 3 failures in a row");
+        assert_eq!((g.counts.ok, g.counts.failed), (3, 6));
+        g.report(T0, false, Outcome::Abandoned, 0.5);
+        assert_eq!((g.counts.ok, g.counts.failed), (3, 6), "an abandoned attempt tells nothing");
+    }
+
+    #[test]
+    fn a_retry_after_pauses_the_fleet_unless_answers_contradict_an_implausible_one() {
+        let mut g = Gate::new("up.example", &CONFIG, T0);
+        g.report(T0, false, Outcome::Status { status: 429, retry_after: Some("2"), date: None }, 0.5);
+        assert_eq!(g.paused_until(T0), Some(T0 + 2000.0));
+        match g.admit(T0 + 500.0) {
+            Verdict::Refuse { reason: Refusal::Pause, wait_ms } => assert_eq!(wait_ms, 1500.0),
+            other => panic!("{other:?}"),
+        }
+        // A host answering tiles with one response saying "come back tomorrow": not believed.
+        let mut g = Gate::new("up.example", &CONFIG, T0);
+        g.report(T0, false, status(200), 0.5);
+        g.report(
+            T0 + 10.0,
+            false,
+            Outcome::Status { status: 503, retry_after: Some("86400"), date: None },
+            0.5,
+        );
+        assert_eq!(g.paused_until(T0 + 10.0), None);
+        assert_eq!(g.admit(T0 + 20.0), Verdict::Allow { probe: false });
+        // From a host that answers nothing else it is believed, clamped to a minute.
+        let mut g = Gate::new("up.example", &CONFIG, T0);
+        g.report(T0, false, Outcome::Status { status: 429, retry_after: Some("3600"), date: None }, 0.5);
+        assert_eq!(g.paused_until(T0), Some(T0 + 60_000.0));
+    }
+
+    #[test]
+    fn its_config_is_read_by_name_and_a_bad_one_names_the_field() {
+        let n = Value::Number;
+        let owned = [
+            ("probeLeaseMs", n(2500.0)),
+            ("maxOpenMs", n(1500.0)),
+            ("openMs", n(1000.0)),
+            ("failureThreshold", n(3.0)),
+            ("ratePerSecond", Value::Absent),
+            ("burst", n(1.0)),
+        ];
+        let entries = crate::value::entries_of(&owned);
+        assert_eq!(GateConfig::from_entries(&entries), Ok(CONFIG), "order does not matter, names do");
+        let field = |owned: &[(&str, Value)]| match GateConfig::from_entries(&crate::value::entries_of(owned))
+        {
+            Err(Error::InvalidOptions { field, .. }) => field,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(field(&[("openMs", n(f64::NAN))]), "openMs");
+        assert_eq!(field(&[("opnMs", n(1.0))]), "opnMs");
+        assert_eq!(field(&owned[..3]), "failureThreshold", "a missing key is named");
+    }
+
+    #[test]
+    fn a_configured_rate_paces_every_isolate_together() {
+        let config = GateConfig { rate: Some((10.0, 2.0)), ..CONFIG };
+        let mut g = Gate::new("up.example", &config, T0);
+        assert_eq!(g.admit(T0), Verdict::Allow { probe: false });
+        assert_eq!(g.admit(T0), Verdict::Allow { probe: false });
+        match g.admit(T0) {
+            Verdict::Refuse { reason: Refusal::Rate, wait_ms } => assert!((wait_ms - 100.0).abs() < 1e-6),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(g.admit(T0 + 100.0), Verdict::Allow { probe: false });
+        assert_eq!((g.counts.admitted, g.counts.denied), (3, 1));
+    }
+}
