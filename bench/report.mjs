@@ -13,6 +13,7 @@ import { SCENARIOS } from "./scenarios.mjs";
 import { installedVersion, anchorClients, HERE, ROOT, OUT } from "./bundle.mjs";
 import { outagePlot } from "./svg.mjs";
 import { mapviewSection } from "./report-mapview.mjs";
+import { edgeSection } from "./report-edge.mjs";
 import { soakVerdicts } from "./soak.mjs";
 
 const COMMAND = "bash scripts/bench.sh";
@@ -365,6 +366,9 @@ if (!fault) {
   md.push(...lines);
   if (svg) fs.writeFileSync(path.join(HERE, "mapview-holes.svg"), svg);
 }
+
+// ------------------------------------------------------------------ edge scale
+md.push(...edgeSection(readJson("edge.json"), lose));
 
 // ------------------------------------------------------------------ overhead
 md.push("## Overhead (healthy scenario)");

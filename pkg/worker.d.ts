@@ -96,19 +96,19 @@ export interface TileHandlerConfig extends TileClientConfig {
 export interface GateConfig {
   /** The Durable Object namespace binding's name in `env`. @default "UPSTREAM_GATE" */
   binding?: string;
-  /** The object's name (one object per upstream). @default the upstream hosts, sorted, joined by "," */
+  /** A prefix of the objects' names: one object per upstream host, named `host` or `name/host`. @default undefined */
   name?: string;
-  /** Consecutive failed calls (each already retried), from any isolate, that open the shared breaker. @default 5 */
+  /** Consecutive failed upstream attempts, from any isolate, that open the shared breaker (each attempt is admitted by the gate and reported to it). @default 5 */
   failureThreshold?: number;
   /** How long the shared breaker stays open before it lets one probe through. @default 2000 */
   openMs?: number;
   /** The open time grows ×1.5 per failed probe, up to this. @default 30000 */
   maxOpenMs?: number;
-  /** A shared token bucket: upstream calls per second for all isolates together; null: no limit. @default null */
+  /** A shared token bucket: upstream attempts per second for all isolates together; null: no limit. @default null */
   ratePerSecond?: number | null;
   /** The bucket's size. @default ceil(ratePerSecond), at least 1 */
   burst?: number;
-  /** A gate call that takes longer is given up and the request goes on without it (fail open). @default 1000 */
+  /** A gate call that takes longer is given up and the attempt goes on without it (fail open); that host's gate is then not asked for 5 s. @default 1000 */
   timeoutMs?: number;
 }
 

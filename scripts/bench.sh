@@ -54,6 +54,7 @@ phase overhead node bench/overhead.mjs
 phase profile node bench/profile.mjs
 phase fault node bench/fault.mjs
 phase mapview node bench/mapview.mjs
+phase edge node bench/edge-scale.mjs
 phase soak node --expose-gc bench/soak.mjs
 if [ -n "${BENCH_SKIP_RUST:-}" ]; then
   echo "Not run: BENCH_SKIP_RUST was set." | tee bench/out/jitter.md bench/out/fuzz.md

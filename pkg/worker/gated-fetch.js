@@ -19,9 +19,10 @@ export const DOWN_MS = 5000;
  * @param {object} p.cfg   what the gate is told about its settings (gateSettings in gate.js)
  * @param {number} p.timeoutMs  the most one gate RPC may take
  * @param {Map<string, number>} p.down  host → until when its gate is not asked (shared by the handler)
+ * @param {Map<string, boolean>} p.clean  host → whether its gate's latest answer was "closed, go" (shared by the handler)
  * @param {(p: Promise<unknown>) => void} p.waitUntil
  */
-export function gatedFetch({ stubFor, cfg, timeoutMs, down, waitUntil }) {
+export function gatedFetch({ stubFor, cfg, timeoutMs, down, clean, waitUntil }) {
   // What this call's attempts did: upstream requests sent, gate RPCs and their time, the refusal
   // of the latest attempt the gate refused (null once one was sent after it).
   const record = { sent: 0, gateCalls: 0, gateMs: 0, refused: null };
@@ -34,13 +35,32 @@ export function gatedFetch({ stubFor, cfg, timeoutMs, down, waitUntil }) {
     if (answer === null) down.set(host, Date.now() + DOWN_MS);
     return answer;
   };
+  const refusal = (verdict) => {
+    record.refused = verdict;
+    clean.set(verdict.host, false);
+    const seconds = (Math.max(1, verdict.retryAfterMs) / 1000).toFixed(3);
+    return new Response(null, { status: 503, headers: { "retry-after": seconds, "x-tilefetch-gate": verdict.reason } });
+  };
   const fetcher = async (input, init) => {
     const host = new URL(typeof input === "string" ? input : input.url).host;
-    const verdict = await ask(host, { op: "admit", host, cfg });
+    const admitted = ask(host, { op: "admit", host, cfg }).then((v) => {
+      if (v) clean.set(host, v.allow && !v.probe && v.state === "closed");
+      return v && { ...v, host };
+    });
+    let early = null; // the attempt, sent before the gate answered
+    if (clean.get(host) === true && typeof AbortSignal.any === "function") {
+      const own = new AbortController();
+      const signal = init?.signal ? AbortSignal.any([init.signal, own.signal]) : own.signal;
+      early = { own, response: fetch(input, { ...init, signal }) };
+      early.response.catch(() => {});
+    }
+    const verdict = await admitted;
     if (verdict && !verdict.allow) {
-      record.refused = verdict;
-      const seconds = (Math.max(1, verdict.retryAfterMs) / 1000).toFixed(3);
-      return new Response(null, { status: 503, headers: { "retry-after": seconds, "x-tilefetch-gate": verdict.reason } });
+      if (early) {
+        record.sent++; // it went, and is cut off now
+        early.own.abort(new Error("refused by the upstream gate"));
+      }
+      return refusal(verdict);
     }
     record.sent++;
     record.refused = null;
@@ -52,17 +72,21 @@ export function gatedFetch({ stubFor, cfg, timeoutMs, down, waitUntil }) {
     };
     let response;
     try {
-      response = await fetch(input, init);
+      response = await (early ? early.response : fetch(input, init));
     } catch (error) {
       // Awaited, like every failure: the next attempt anywhere should already see it.
       // An attempt the client aborted (its caller left, a hedge lost) tells nothing; one that
       // timed out (the core aborts it with a TimeoutError) or failed is a failure.
       const signal = init?.signal;
+      clean.set(host, false);
       await tell({ status: null, abandoned: signal?.aborted === true && signal.reason?.name !== "TimeoutError" });
       throw error;
     }
     const told = tell({ status: response.status, retryAfter: response.headers.get("retry-after"), date: response.headers.get("date") });
-    if (!response.ok) await told;
+    if (!response.ok) {
+      clean.set(host, false);
+      await told;
+    }
     return response;
   };
   return { fetch: fetcher, record };

@@ -607,6 +607,12 @@ describe("tilefetch/worker: two workers share one UpstreamGate Durable Object", 
           bindings: { SCENARIOS: { gate: gateConfig("gateB") }, DEFAULT: "gate" },
           durableObjects: { UPSTREAM_GATE: { className: "UpstreamGate", scriptName: "a" } },
         },
+        {
+          ...base,
+          name: "down",
+          bindings: { SCENARIOS: { gate: { ...gateConfig("gateDown"), breaker: { failureThreshold: 3, openMs: 5000, maxOpenMs: 5000 } } }, DEFAULT: "gate" },
+          durableObjects: { UPSTREAM_GATE: { className: "DownGate", scriptName: "a" } },
+        },
       ],
     });
     await mf.ready;
@@ -678,6 +684,30 @@ describe("tilefetch/worker: two workers share one UpstreamGate Durable Object", 
     for (const r of rest) assert.equal(r.status, 200);
     assert.equal(srv.requests("gateB"), 4);
     t.diagnostic(`after the open time: b's probe 200 closed the gate (opened ${after.opened}×, denied ${after.denied}); b then fetched 3 more tiles`);
+  });
+  test("a gate that is down: every tile is served, the gate is asked once, and the isolate's own breaker still bounds an outage", async (t) => {
+    const down = await mf.getWorker("down");
+    const rs = [];
+    for (const x of [0, 1, 2, 3]) for (const y of [0, 1]) rs.push(await get(down, `http://down.test/tiles/3/${x}/${y}.png`));
+    for (const [i, r] of rs.entries()) {
+      assert.equal(r.status, 200, r.text);
+      assert.ok(r.body.equals(tilePng(3, Math.floor(i / 2), i % 2)));
+    }
+    const asked = rs.map((r) => Number(/gate;dur=[\d.]+;desc="(\d+) calls?"/.exec(h(r, "server-timing"))?.[1] ?? 0));
+    assert.equal(
+      asked.reduce((a, b) => a + b, 0),
+      1,
+      `one failed RPC, then the gate is left alone for a while (gate RPCs per request: ${asked})`,
+    );
+    // An outage now: the isolate's own breaker (threshold 3) opens, as it would with no gate.
+    srv.outage("gateDown", 60_000);
+    const before = srv.requests("gateDown");
+    const failed = [];
+    for (const x of [4, 5, 6, 7]) failed.push(await get(down, `http://down.test/tiles/3/${x}/0.png`));
+    for (const r of failed) assert.equal(r.status, 503, r.text);
+    const sent = srv.requests("gateDown") - before;
+    assert.ok(sent <= 4, `the isolate's own breaker stopped the outage's load: ${sent} upstream requests for 4 tiles`);
+    t.diagnostic(`gate down: 8 tiles 200 (gate RPCs ${asked}); then an outage: ${sent} upstream requests for 4 calls`);
   });
 });
 

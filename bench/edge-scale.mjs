@@ -1,0 +1,216 @@
+// Edge scale: does the UpstreamGate bound an upstream's outage load whatever the number of
+// isolates? K worker scripts in one workerd (Miniflare), each its own isolate with its own
+// TileClient, bound to one gate Durable Object class (defined by the first, `scriptName` for the
+// others), in front of the loopback fault server.
+//
+//   outage: requests one every INTERVAL_MS, round-robin over the isolates, each for a tile no
+//     earlier request asked for, for TOTAL_MS; the upstream answers 503 for OUTAGE_MS from the
+//     first. Counted: upstream requests that arrived during the outage, gate RPCs (the
+//     Server-Timing `gate` entry of each answer), time from the outage's end to the first tile.
+//     1, 2, 4, 8 isolates gated, and 4 without a gate.
+//   healthy: one isolate, HEALTHY_N requests, HEALTHY_CONCURRENCY at a time, gated, without a
+//     gate, and with a gate that is bound but down (every RPC throws): per-tile latency, failures.
+//
+// Config as in the issue: deadlineMs 1500, gate openMs 1000, maxOpenMs 1500 (threshold 5).
+// Writes bench/out/edge.json; bench/report.mjs turns it into the "Edge scale" section.
+//   node bench/edge-scale.mjs [--runs 3]
+import fs from "node:fs";
+import path from "node:path";
+import { performance } from "node:perf_hooks";
+import { setTimeout as sleep } from "node:timers/promises";
+import { Miniflare } from "miniflare";
+import { startFaultServer } from "../tests/server/fault-server.mjs";
+import { option } from "./cli.mjs";
+import { OUT, ROOT } from "./bundle.mjs";
+import { median, quantile } from "./stats.mjs";
+
+const COMMAND = "node bench/edge-scale.mjs";
+const RUNS = Number(option("runs", "3"));
+const INTERVAL_MS = 50;
+const OUTAGE_MS = 5000;
+const TOTAL_MS = 8000;
+const HEALTHY_N = 200;
+const HEALTHY_CONCURRENCY = 8;
+const COMPATIBILITY_DATE = "2026-04-01";
+const OUTAGE_CONFIGS = [
+  { isolates: 1, gate: "on" },
+  { isolates: 2, gate: "on" },
+  { isolates: 4, gate: "on" },
+  { isolates: 8, gate: "on" },
+  { isolates: 4, gate: "off" },
+];
+const HEALTHY_CONFIGS = ["off", "on", "down"];
+
+const modules = () => {
+  const js = (p) => ({ type: "ESModule", path: path.join(ROOT, p) });
+  return [
+    js("bench/edge/worker.mjs"),
+    js("pkg/worker.js"),
+    ...fs
+      .readdirSync(path.join(ROOT, "pkg/worker"))
+      .filter((f) => f.endsWith(".js"))
+      .map((f) => js(`pkg/worker/${f}`)),
+    js("pkg/workerd.js"),
+    js("pkg/gen/tilefetch.js"),
+    { type: "CompiledWasm", path: path.join(ROOT, "pkg/gen/tilefetch_bg.wasm") },
+  ];
+};
+
+/** The proxy's config for one fault-server run. */
+const proxyConfig = (srv, run, gate) => ({
+  upstream: `${srv.url}/tile/{z}/{x}/{y}.png?run=${run}`,
+  deadlineMs: 1500,
+  gate: gate === "off" ? false : { openMs: 1000, maxOpenMs: 1500 },
+});
+
+async function start(srv, run, isolates, gate) {
+  const config = proxyConfig(srv, run, gate);
+  const className = gate === "down" ? "DownGate" : "UpstreamGate";
+  const workers = Array.from({ length: isolates }, (_, i) => ({
+    name: `w${i}`,
+    compatibilityDate: COMPATIBILITY_DATE,
+    modulesRoot: ROOT,
+    modules: modules(),
+    bindings: { CONFIG: config },
+    ...(gate === "off" ? {} : { durableObjects: { UPSTREAM_GATE: i === 0 ? className : { className, scriptName: "w0" } } }),
+  }));
+  const mf = new Miniflare({ workers, handleRuntimeStdio: () => {} });
+  await mf.ready;
+  return { mf, workers: await Promise.all(workers.map((w) => mf.getWorker(w.name))) };
+}
+
+/** One request through a worker: status, when it ended (performance.now()), gate RPCs. */
+async function request(worker, url) {
+  const t = performance.now();
+  const res = await worker.fetch(url);
+  await res.arrayBuffer();
+  const timing = res.headers.get("server-timing") ?? "";
+  const gateCalls = Number(/gate;dur=[\d.]+;desc="(\d+) calls?"/.exec(timing)?.[1] ?? 0);
+  return { status: res.status, start: t, end: performance.now(), ms: performance.now() - t, gateCalls };
+}
+
+const tileOf = (i) => `/tiles/12/${i % 64}/${Math.floor(i / 64)}.png`;
+
+async function outageRun(srv, { isolates, gate }, runIndex) {
+  const run = `edge-${isolates}-${gate}-${runIndex}`;
+  const { mf, workers } = await start(srv, run, isolates, gate);
+  try {
+    // A warm isolate each (module instantiated, the gate's object created): one tile apiece.
+    for (const [i, w] of workers.entries()) await request(w, `http://edge.test/tiles/3/${i}/0.png`);
+    const warm = srv.requests(run);
+    const outage = srv.outage(run, OUTAGE_MS);
+    const t0 = performance.now();
+    const pending = [];
+    for (let i = 0; performance.now() - t0 < TOTAL_MS; i++) {
+      const due = t0 + i * INTERVAL_MS;
+      const wait = due - performance.now();
+      if (wait > 0) await sleep(wait);
+      pending.push(request(workers[i % workers.length], `http://edge.test${tileOf(i)}`));
+    }
+    const results = await Promise.all(pending);
+    const during = srv.log.filter((e) => e.key.startsWith(`${run}/`) && e.t >= outage.start && e.t < outage.end).length;
+    const endClient = t0 + OUTAGE_MS;
+    const firstAfter = results.filter((r) => r.status === 200 && r.end >= endClient).reduce((m, r) => Math.min(m, r.end - endClient), Infinity);
+    const served = results.filter((r) => r.status === 200).length;
+    const gateCalls = results.reduce((n, r) => n + r.gateCalls, 0);
+    return {
+      isolates,
+      gate,
+      requests: results.length,
+      upstreamDuringOutage: during,
+      upstreamTotal: srv.requests(run) - warm,
+      served,
+      gateCalls,
+      gatePerTile: served > 0 ? gateCalls / results.length : null,
+      firstTileAfterMs: Number.isFinite(firstAfter) ? firstAfter : null,
+    };
+  } finally {
+    await mf.dispose();
+  }
+}
+
+async function healthyRun(srv, gate, runIndex) {
+  const run = `edge-healthy-${gate}-${runIndex}`;
+  const { mf, workers } = await start(srv, run, 1, gate);
+  try {
+    for (let i = 0; i < 8; i++) await request(workers[0], `http://edge.test/tiles/3/${i}/1.png`);
+    const results = [];
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: HEALTHY_CONCURRENCY }, async () => {
+        while (next < HEALTHY_N) {
+          const i = next++;
+          results.push(await request(workers[0], `http://edge.test${tileOf(i)}`));
+        }
+      }),
+    );
+    const ms = results.map((r) => r.ms);
+    return {
+      gate,
+      requests: results.length,
+      failed: results.filter((r) => r.status !== 200).length,
+      p50: quantile(ms, 0.5),
+      p95: quantile(ms, 0.95),
+      gatePerTile: results.reduce((n, r) => n + r.gateCalls, 0) / results.length,
+    };
+  } finally {
+    await mf.dispose();
+  }
+}
+
+const srv = await startFaultServer({ seed: 7 });
+const started = performance.now();
+try {
+  const outage = [];
+  const healthy = [];
+  for (let r = 0; r < RUNS; r++) {
+    for (const c of OUTAGE_CONFIGS) {
+      const res = await outageRun(srv, c, r);
+      outage.push(res);
+      console.log(
+        `outage run ${r + 1}/${RUNS}: ${c.isolates} isolate(s), gate ${c.gate}: ${res.upstreamDuringOutage} upstream requests during the outage, ` +
+          `first tile ${res.firstTileAfterMs?.toFixed(0) ?? "none"} ms after it, ${res.gateCalls} gate RPCs for ${res.requests} requests, ${res.served} tiles`,
+      );
+    }
+    for (const g of HEALTHY_CONFIGS) {
+      const res = await healthyRun(srv, g, r);
+      healthy.push(res);
+      console.log(
+        `healthy run ${r + 1}/${RUNS}: gate ${g}: p50 ${res.p50.toFixed(1)} ms, p95 ${res.p95.toFixed(1)} ms, ${res.failed} failed of ${res.requests}, ${res.gatePerTile.toFixed(2)} gate RPCs per tile`,
+      );
+    }
+  }
+  const summary = OUTAGE_CONFIGS.map((c) => {
+    const runs = outage.filter((o) => o.isolates === c.isolates && o.gate === c.gate);
+    return { ...c, during: median(runs.map((o) => o.upstreamDuringOutage)), firstAfter: Math.max(...runs.map((o) => o.firstTileAfterMs ?? Infinity)) };
+  });
+  for (const s of summary)
+    console.log(
+      `median: ${s.isolates} isolate(s), gate ${s.gate}: ${s.during} upstream requests during the outage; slowest first tile after it ${s.firstAfter.toFixed(0)} ms`,
+    );
+  fs.mkdirSync(OUT, { recursive: true });
+  fs.writeFileSync(
+    path.join(OUT, "edge.json"),
+    `${JSON.stringify(
+      {
+        command: `${COMMAND} --runs ${RUNS}`,
+        setup: {
+          intervalMs: INTERVAL_MS,
+          outageMs: OUTAGE_MS,
+          totalMs: TOTAL_MS,
+          healthyN: HEALTHY_N,
+          healthyConcurrency: HEALTHY_CONCURRENCY,
+          config: proxyConfig({ url: "…" }, "RUN", "on"),
+        },
+        outage,
+        healthy,
+        seconds: (performance.now() - started) / 1000,
+      },
+      null,
+      2,
+    )}\n`,
+  );
+  console.log(`wrote bench/out/edge.json (${((performance.now() - started) / 1000).toFixed(0)} s); reproduce: ${COMMAND} --runs ${RUNS}`);
+} finally {
+  await srv.close();
+}
