@@ -50,7 +50,10 @@ export function edgeSection(data, lose) {
     ];
   });
   md.push(
-    table(["isolates", "upstream requests during the outage", "vs 1 gated isolate", "slowest first tile after it", "gate RPCs per request", "tiles / requests"], rows),
+    table(
+      ["isolates", "upstream requests during the outage", "vs 1 gated isolate", "slowest first tile after it", "gate RPCs per request", "tiles / requests"],
+      rows,
+    ),
     "",
   );
   const healthy = (g) => data.healthy.filter((h) => h.gate === g);
@@ -82,7 +85,9 @@ export function edgeSection(data, lose) {
   }
   const slowest = Math.max(...data.outage.map((o) => o.firstTileAfterMs ?? Infinity));
   const firstMet = slowest <= EDGE_TARGETS.firstTileMs;
-  verdicts.push(`- first tile after the outage, every configuration and run: at most ${int(slowest)} ms (target ≤ ${EDGE_TARGETS.firstTileMs} ms): ${firstMet ? "met" : "missed"}`);
+  verdicts.push(
+    `- first tile after the outage, every configuration and run: at most ${int(slowest)} ms (target ≤ ${EDGE_TARGETS.firstTileMs} ms): ${firstMet ? "met" : "missed"}`,
+  );
   if (!firstMet) lose("edge", `the first tile after an outage came ${int(slowest)} ms after it`);
   const added = hp95("on") - hp95("off");
   const addedMet = added <= EDGE_TARGETS.healthyP95AddedMs;
