@@ -12,6 +12,8 @@ import { gateCall } from "./gate.js";
 
 /** How long an isolate stops asking a host's gate that failed or timed out. */
 export const DOWN_MS = 5000;
+/** How long a "closed, go" from a host's gate lets the next attempt go before the gate answers. */
+export const CLEAN_MS = 100;
 
 /**
  * @param {object} p
@@ -19,7 +21,7 @@ export const DOWN_MS = 5000;
  * @param {object} p.cfg   what the gate is told about its settings (gateSettings in gate.js)
  * @param {number} p.timeoutMs  the most one gate RPC may take
  * @param {Map<string, number>} p.down  host → until when its gate is not asked (shared by the handler)
- * @param {Map<string, boolean>} p.clean  host → whether its gate's latest answer was "closed, go" (shared by the handler)
+ * @param {Map<string, number>} p.clean  host → when its gate last said "closed, go" (0 after a refusal or failure; shared by the handler)
  * @param {(p: Promise<unknown>) => void} p.waitUntil
  */
 export function gatedFetch({ stubFor, cfg, timeoutMs, down, clean, waitUntil }) {
@@ -37,18 +39,18 @@ export function gatedFetch({ stubFor, cfg, timeoutMs, down, clean, waitUntil }) 
   };
   const refusal = (verdict) => {
     record.refused = verdict;
-    clean.set(verdict.host, false);
+    clean.set(verdict.host, 0);
     const seconds = (Math.max(1, verdict.retryAfterMs) / 1000).toFixed(3);
     return new Response(null, { status: 503, headers: { "retry-after": seconds, "x-tilefetch-gate": verdict.reason } });
   };
   const fetcher = async (input, init) => {
     const host = new URL(typeof input === "string" ? input : input.url).host;
     const admitted = ask(host, { op: "admit", host, cfg }).then((v) => {
-      if (v) clean.set(host, v.allow && !v.probe && v.state === "closed");
+      if (v) clean.set(host, v.allow && !v.probe && v.state === "closed" ? Date.now() : 0);
       return v && { ...v, host };
     });
     let early = null; // the attempt, sent before the gate answered
-    if (clean.get(host) === true && typeof AbortSignal.any === "function") {
+    if (Date.now() - (clean.get(host) ?? 0) < CLEAN_MS && typeof AbortSignal.any === "function") {
       const own = new AbortController();
       const signal = init?.signal ? AbortSignal.any([init.signal, own.signal]) : own.signal;
       early = { own, response: fetch(input, { ...init, signal }) };
@@ -78,13 +80,13 @@ export function gatedFetch({ stubFor, cfg, timeoutMs, down, clean, waitUntil }) 
       // An attempt the client aborted (its caller left, a hedge lost) tells nothing; one that
       // timed out (the core aborts it with a TimeoutError) or failed is a failure.
       const signal = init?.signal;
-      clean.set(host, false);
+      clean.set(host, 0);
       await tell({ status: null, abandoned: signal?.aborted === true && signal.reason?.name !== "TimeoutError" });
       throw error;
     }
     const told = tell({ status: response.status, retryAfter: response.headers.get("retry-after"), date: response.headers.get("date") });
     if (!response.ok) {
-      clean.set(host, false);
+      clean.set(host, 0);
       await told;
     }
     return response;
