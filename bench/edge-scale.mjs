@@ -20,6 +20,7 @@ import { performance } from "node:perf_hooks";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Miniflare } from "miniflare";
 import { startFaultServer } from "../tests/server/fault-server.mjs";
+import { proxyModules } from "../tests/workerd/modules.mjs";
 import { option } from "./cli.mjs";
 import { OUT, ROOT } from "./bundle.mjs";
 import { median, quantile } from "./stats.mjs";
@@ -41,21 +42,6 @@ const OUTAGE_CONFIGS = [
 ];
 const HEALTHY_CONFIGS = ["off", "on", "down"];
 
-const modules = () => {
-  const js = (p) => ({ type: "ESModule", path: path.join(ROOT, p) });
-  return [
-    js("bench/edge/worker.mjs"),
-    js("pkg/worker.js"),
-    ...fs
-      .readdirSync(path.join(ROOT, "pkg/worker"))
-      .filter((f) => f.endsWith(".js"))
-      .map((f) => js(`pkg/worker/${f}`)),
-    js("pkg/workerd.js"),
-    js("pkg/gen/tilefetch.js"),
-    { type: "CompiledWasm", path: path.join(ROOT, "pkg/gen/tilefetch_bg.wasm") },
-  ];
-};
-
 /** The proxy's config for one fault-server run. */
 const proxyConfig = (srv, run, gate) => ({
   upstream: `${srv.url}/tile/{z}/{x}/{y}.png?run=${run}`,
@@ -70,8 +56,10 @@ async function start(srv, run, isolates, gate) {
     name: `w${i}`,
     compatibilityDate: COMPATIBILITY_DATE,
     modulesRoot: ROOT,
-    modules: modules(),
-    bindings: { CONFIG: config },
+    // The tile-proxy fixture of the workerd tests: one handler per scenario, `DownGate` a gate
+    // that is bound but down.
+    modules: proxyModules(),
+    bindings: { SCENARIOS: { edge: config }, DEFAULT: "edge" },
     ...(gate === "off" ? {} : { durableObjects: { UPSTREAM_GATE: i === 0 ? className : { className, scriptName: "w0" } } }),
   }));
   const mf = new Miniflare({ workers, handleRuntimeStdio: () => {} });

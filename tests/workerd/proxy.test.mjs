@@ -18,6 +18,7 @@ import { fileURLToPath } from "node:url";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Miniflare } from "miniflare";
 import { startFaultServer, tilePng } from "../server/fault-server.mjs";
+import { proxyModules } from "./modules.mjs";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const GEN = path.join(ROOT, "pkg/gen");
@@ -27,21 +28,7 @@ const MIN_COMPATIBILITY_DATE = "2024-10-14";
 const COMPATIBILITY_DATE = "2026-04-01";
 const FAST = { baseDelayMs: 10, maxDelayMs: 50 };
 
-/** Every module the fixture needs, named relative to the repo root. */
-function modules() {
-  const js = (p) => ({ type: "ESModule", path: path.join(ROOT, p) });
-  return [
-    js("tests/workerd/fixtures/proxy-worker.mjs"), // the entry
-    js("pkg/worker.js"),
-    ...fs
-      .readdirSync(path.join(ROOT, "pkg/worker"))
-      .filter((f) => f.endsWith(".js"))
-      .map((f) => js(`pkg/worker/${f}`)),
-    js("pkg/workerd.js"),
-    js("pkg/gen/tilefetch.js"),
-    { type: "CompiledWasm", path: path.join(GEN, "tilefetch_bg.wasm") },
-  ];
-}
+const modules = () => proxyModules();
 
 const worker = (extra) => ({ compatibilityDate: COMPATIBILITY_DATE, modulesRoot: ROOT, modules: modules(), ...extra });
 
