@@ -4,9 +4,9 @@
 //   export default { fetch: createTileHandler({ upstream: "https://tiles.example.com/{z}/{x}/{y}.png" }) };
 //   export { UpstreamGate }; // optional: bind it as UPSTREAM_GATE to share upstream health
 //
-// Per request: route → coordinates (400 when invalid) → the cache (fresh: served) → one upstream
-// call per tile at a time in the isolate (others wait for it) → the tile, cached; or a stale copy;
-// or 503/429 with Retry-After. The pieces live in ./worker/: config, route (and the SSRF rule),
+// Per request: route → coordinates (400 when invalid) → the cache (fresh: served) → the isolate's
+// TileClient (its queue per host; identical calls share one upstream call) → the tile, cached; or
+// a stale copy; or 503/429 with Retry-After. The pieces live in ./worker/: config, route (and the SSRF rule),
 // cache, upstream (the call, the subrequest cap, the gate), gate (the Durable Object), respond.
 import { TileClient, TileError } from "./workerd.js";
 import { resolveConfig } from "./worker/config.js";
@@ -16,7 +16,6 @@ import { callUpstream } from "./worker/upstream.js";
 import { UpstreamGate, gateStubs, gateSettings } from "./worker/gate.js";
 import { corsHeaders, preflight, serverTiming, plain, finish } from "./worker/respond.js";
 import { guard } from "./worker/guard.js";
-import { createLimiter } from "./worker/limiter.js";
 import { contextFreeAbort } from "./worker/signal.js";
 
 export { UpstreamGate, TileError };
@@ -33,31 +32,13 @@ export function createTileHandler(config) {
   const subdomains = cfg.client.subdomains;
   const upstream = compileUpstream(cfg.upstream, subdomains, Array.isArray(config.upstream));
   const hosts = [...upstream.hosts];
+  // The client is shared by every request of the isolate: its per-host queue (maxConcurrent,
+  // queueOrder, halfOpenProbes while a breaker is not closed) and its coalescing of identical
+  // calls are the proxy's. (The core polls each call only in its own request: src/web/task.rs.)
+  const client = new TileClient(cfg.client); // throws TileError (invalid-options) naming the field
   // What each upstream host's calls run with, as the core resolves it (the host's rule over the
   // client's settings over the preset's): no default is restated here.
-  const validated = new TileClient(cfg.client); // throws TileError (invalid-options) naming the field
-  const settings = new Map(hosts.map((h) => [h, validated.hostSettings(h)]));
-  validated.free();
-  // The client is shared by every request of the isolate. The queue is here (worker/limiter.js):
-  // one limit per handler, the sum over the upstream's hosts, which narrows to the configured
-  // halfOpenProbes while a breaker is not closed, so that a failing upstream still sees one probe
-  // per half-open, after those already in flight when it tripped; the client lets every call in
-  // it take a probe place (halfOpenProbes ≥ the limiter's limit: nobody waits for a probe).
-  // Coalescing is here too (`flights`), because it covers the cache lookup as well as the fetch.
-  // (The core itself polls each call only in its own request: see src/web/task.rs.)
-  const fullLimit = hosts.reduce((n, h) => n + settings.get(h).maxConcurrent, 0);
-  const probeLimit = Math.max(...hosts.map((h) => settings.get(h).halfOpenProbes));
-  const limiter = createLimiter(fullLimit, cfg.client.queueOrder ?? "fifo");
-  const breakerState = new Map(); // host → the last "breaker" event's state
-  const userOnEvent = cfg.client.onEvent;
-  const onEvent = (e) => {
-    if (e?.type === "breaker") {
-      breakerState.set(e.host, e.state);
-      limiter.setLimit([...breakerState.values()].every((s) => s === "closed") ? fullLimit : probeLimit);
-    }
-    if (typeof userOnEvent === "function") userOnEvent(e);
-  };
-  const client = new TileClient({ ...forWorkerd(cfg.client, Math.min(1000, fullLimit)), onEvent });
+  const settings = new Map(hosts.map((h) => [h, client.hostSettings(h)]));
   const deadlineMs = Math.max(...hosts.map((h) => settings.get(h).deadlineMs));
   // What each host's gate is told of its settings, and the hosts whose gate failed lately.
   const gateCfg = cfg.gate && gateSettings(cfg.gate, deadlineMs);
@@ -68,7 +49,6 @@ export function createTileHandler(config) {
   // so the cap below cannot stop it). With a gate every attempt costs three: admit, the attempt,
   // report.
   const extraFetch = (cfg.client.maxAgeS !== undefined && cfg.client.maxAgeS !== null ? 1 : 0) + (cfg.client.hedge === "off" ? 0 : 1);
-  const flights = new Map(); // cache key → Promise<Outcome>: one upstream call per tile at a time
   const guardMs = deadlineMs + (cfg.gate ? cfg.gate.timeoutMs : 0) + 1000;
 
   /** TTL in seconds for an answer with this status, or null: not cached. */
@@ -92,44 +72,30 @@ export function createTileHandler(config) {
     return Math.min(3600, Math.max(1, Math.ceil(ms / 1000)));
   }
 
-  function startFlight(key, urls, env, ctx, cache, referer) {
+  /** One upstream call for this request (joined with identical ones in flight by the client). */
+  function upstreamCall(key, urls, env, ctx, cache, referer) {
     const waitUntil = (p) => (ctx?.waitUntil ? ctx.waitUntil(p.catch(() => {})) : p.catch(() => {}));
-    // Stubs per flight: a Durable Object stub belongs to the request that made it.
+    // Stubs per call: a Durable Object stub belongs to the request that made it.
     const stubFor = gateStubs(env, cfg.gate);
     const gate = stubFor && { stubFor, cfg: gateCfg, timeoutMs: cfg.gate.timeoutMs, down: gateDown, clean: gateClean };
     const perAttempt = gate ? 3 : 1;
     const reserved = (cache ? 2 : 0) + extraFetch * perAttempt;
     const cap = Math.max(1, Math.floor((cfg.maxSubrequests - reserved) / perAttempt));
     const control = contextFreeAbort();
-    const flight = callUpstream({
-      client,
-      urls,
-      cap,
-      control,
-      limiter,
-      deadlineMs,
-      gate,
-      waitUntil,
-      referer,
-      clientHeaders: cfg.client.headers,
-    });
-    flight.abort = control.abort;
-    flights.set(key, flight);
-    const settled = flight.then(
-      async (out) => {
-        const ttl = out.kind === "fail" ? null : ttlFor(out.status);
+    const call = callUpstream({ client, urls, cap, control, gate, waitUntil, referer, clientHeaders: cfg.client.headers });
+    call.abort = control.abort;
+    // The call that sent the request caches its answer; those it served were coalesced onto it.
+    waitUntil(
+      call.then(async (out) => {
+        const ttl = out.kind === "fail" || out.coalesced ? null : ttlFor(out.status);
         if (cache && ttl) {
           const keep = isSuccess(out.status) ? ttl + cfg.staleIfErrorS : ttl;
           const data = out.kind === "tile" ? out.data : new Uint8Array(0);
           await writeEntry(cache, key, { status: out.status, data, contentType: out.contentType ?? null }, keep, Date.now());
         }
-      },
-      () => {},
+      }),
     );
-    // Until the cache has it, later requests join the finished flight instead of refetching.
-    const done = settled.finally(() => flights.get(key) === flight && flights.delete(key));
-    waitUntil(done);
-    return flight;
+    return call;
   }
 
   return async function handleTileRequest(request, env, ctx) {
@@ -160,14 +126,11 @@ export function createTileHandler(config) {
         if (entry && isSuccess(entry.status) && ageS < (ttl ?? 0) + cfg.staleIfErrorS) stale = { entry, ageS };
       }
 
-      let flight = flights.get(key);
-      const coalesced = flight !== undefined;
       // The map page's Referer goes upstream (tile policies ask for it); the User-Agent is the
       // library's own (the core's default on workerd), not the visitor's browser.
-      if (!coalesced) flight = startFlight(key, urls, env, ctx, cache, request.headers.get("referer"));
-      const t = performance.now();
+      const call = upstreamCall(key, urls, env, ctx, cache, request.headers.get("referer"));
       const stranded = () => {
-        if (!coalesced) flight.abort(new Error("the upstream call did not settle in time"));
+        call.abort(new Error("the upstream call did not settle in time"));
         return {
           kind: "fail",
           status: 503,
@@ -178,9 +141,10 @@ export function createTileHandler(config) {
           timing: [],
         };
       };
-      const out = await guard(flight, guardMs, stranded);
-      timing.push(...(coalesced ? [["upstream", performance.now() - t, "coalesced"]] : out.timing));
-      const meta = { "x-tilefetch-attempts": String(out.attempts), ...(coalesced ? { "x-tilefetch-coalesced": "1" } : {}) };
+      const t = performance.now();
+      const out = await guard(call, guardMs, stranded);
+      timing.push(...(out.coalesced ? [["upstream", performance.now() - t, "coalesced"]] : out.timing));
+      const meta = { "x-tilefetch-attempts": String(out.coalesced ? 0 : out.attempts), ...(out.coalesced ? { "x-tilefetch-coalesced": "1" } : {}) };
 
       if (out.kind === "tile" || out.kind === "answer") {
         const ttl = ttlFor(out.status);
@@ -202,21 +166,6 @@ export function createTileHandler(config) {
       return respond(plain(500, `tile proxy error: ${error instanceof TileError ? error.kind : "internal"}`));
     }
   };
-}
-
-/** The client config as the proxy runs it: no queue (limiter.js), every call may probe. */
-function forWorkerd(client, probes) {
-  const adjust = (c, always) => {
-    const { maxConcurrent, queueOrder, ...rest } = c;
-    const own = c.breaker && typeof c.breaker === "object" ? c.breaker : null;
-    if (!own && !always) return rest; // a host without its own breaker settings inherits the client's
-    return { ...rest, maxConcurrent: 100000, breaker: { ...own, halfOpenProbes: Math.max(probes, own?.halfOpenProbes ?? 1) } };
-  };
-  const out = adjust(client, true);
-  if (client.hosts && typeof client.hosts === "object") {
-    out.hosts = Object.fromEntries(Object.entries(client.hosts).map(([h, c]) => [h, c && typeof c === "object" ? adjust(c, false) : c]));
-  }
-  return out;
 }
 
 /** A tile (or a cached 404/410) as a response; `freshS` null means "do not let clients keep it". */

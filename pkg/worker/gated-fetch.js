@@ -25,9 +25,9 @@ export const CLEAN_MS = 100;
  * @param {(p: Promise<unknown>) => void} p.waitUntil
  */
 export function gatedFetch({ stubFor, cfg, timeoutMs, down, clean, waitUntil }) {
-  // What this call's attempts did: upstream requests sent, gate RPCs and their time, the refusal
+  // What this call's attempts did: calls of this fetch, upstream requests sent, gate RPCs and their time, the refusal
   // of the latest attempt the gate refused (null once one was sent after it).
-  const record = { sent: 0, gateCalls: 0, gateMs: 0, refused: null };
+  const record = { calls: 0, sent: 0, gateCalls: 0, gateMs: 0, refused: null };
   const ask = async (host, body) => {
     if ((down.get(host) ?? 0) > Date.now()) return null;
     const t = performance.now();
@@ -44,6 +44,7 @@ export function gatedFetch({ stubFor, cfg, timeoutMs, down, clean, waitUntil }) 
     return new Response(null, { status: 503, headers: { "retry-after": seconds, "x-tilefetch-gate": verdict.reason } });
   };
   const fetcher = async (input, init) => {
+    record.calls++;
     const host = new URL(typeof input === "string" ? input : input.url).host;
     const admitted = ask(host, { op: "admit", host, cfg }).then((v) => {
       if (v) clean.set(host, v.allow && !v.probe && v.state === "closed" ? Date.now() : 0);

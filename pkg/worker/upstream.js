@@ -18,7 +18,8 @@ const REFUSALS = {
  * @typedef {{kind: "tile", status: number, data: Uint8Array, contentType: string | null, empty: boolean}
  *   | {kind: "answer", status: number, message: string}
  *   | {kind: "fail", status: number, errorKind: string, retryAfterMs: number | null, message: string}} Outcome
- *   Each also has `attempts` (upstream requests sent) and `timing` ([[name, ms, desc]]).
+ *   Each also has `attempts` (upstream requests sent), `coalesced` (served by an identical call's
+ *   flight in the client) and `timing` ([[name, ms, desc]]).
  */
 
 /**
@@ -27,8 +28,6 @@ const REFUSALS = {
  * @param {string[]} p.urls  upstream URLs (mirrors), built from the templates only
  * @param {number} p.cap     the most attempts this call may send (≥ 1)
  * @param {{signal: AbortSignal, abort(reason?: unknown): void}} p.control  a context-free signal (signal.js)
- * @param {{acquire(timeoutMs: number): Promise<(() => void) | null>}} p.limiter  calls in the client at once (limiter.js)
- * @param {number} p.deadlineMs  the call's deadline; time queued in the limiter counts against it
  * @param {{stubFor(host: string): object, cfg: object, timeoutMs: number, down: Map<string, number>} | null} p.gate
  *   the upstream hosts' gates (gate.js, gated-fetch.js), or null
  * @param {(p: Promise<unknown>) => void} p.waitUntil
@@ -36,9 +35,11 @@ const REFUSALS = {
  * @param {HeadersInit | undefined} p.clientHeaders  the client's `headers`, which a call's own replace
  * @returns {Promise<Outcome>}
  */
-export async function callUpstream({ client, urls, cap, control, limiter, deadlineMs, gate, waitUntil, referer, clientHeaders }) {
+export async function callUpstream({ client, urls, cap, control, gate, waitUntil, referer, clientHeaders }) {
   const timing = [];
-  const gated = gate ? gatedFetch({ ...gate, waitUntil }) : null;
+  // The call's own fetch: it counts what this call sent, so a call served by an identical one's
+  // flight in the client (whose fetch that was) knows it was coalesced.
+  const gated = gate ? gatedFetch({ ...gate, waitUntil }) : countingFetch();
   let last = null; // the last RetryInfo: the status and Retry-After of the latest failed attempt
   const onRetry = (info) => {
     last = info;
@@ -47,28 +48,21 @@ export async function callUpstream({ client, urls, cap, control, limiter, deadli
     if (info.attempt >= cap) queueMicrotask(() => control.abort(new Error(`maxSubrequests: ${cap} upstream attempts used`)));
   };
   const t = performance.now();
-  const release = await limiter.acquire(deadlineMs);
-  const queuedMs = performance.now() - t;
-  if (queuedMs > 0) timing.push(["queue", queuedMs]);
   let out;
   try {
-    if (!release || control.signal.aborted || queuedMs >= deadlineMs)
-      throw Object.assign(new Error("deadline while queued"), { kind: "deadline", attempts: 0 });
     const options = {
       signal: control.signal,
       onRetry,
-      ...(queuedMs > 0 ? { deadlineMs: deadlineMs - queuedMs } : {}),
+      fetch: gated.fetch,
       ...(referer ? { headers: withReferer(clientHeaders, referer) } : {}),
-      ...(gated ? { fetch: gated.fetch } : {}),
     };
     const tile = await client.fetchTile(urls.length === 1 ? urls[0] : urls, options);
     out = { kind: "tile", status: tile.status, data: tile.data, contentType: tile.contentType, empty: tile.empty, attempts: tile.attempts };
   } catch (error) {
     out = classify(error, last);
-  } finally {
-    release?.();
   }
-  if (gated) {
+  out.coalesced = gated.record.calls === 0 && out.attempts > 0;
+  if (gate && !out.coalesced) {
     const { sent, gateCalls, gateMs, refused } = gated.record;
     out.attempts = sent;
     timing.push(["gate", gateMs, `${gateCalls} call${gateCalls === 1 ? "" : "s"}`]);
@@ -85,6 +79,19 @@ export async function callUpstream({ client, urls, cap, control, limiter, deadli
   timing.push(["upstream", performance.now() - t, `${out.attempts} attempt${out.attempts === 1 ? "" : "s"}`]);
   out.timing = timing;
   return out;
+}
+
+/** The global fetch, counting its calls (`record.calls`, `record.sent`) like gatedFetch does. */
+function countingFetch() {
+  const record = { calls: 0, sent: 0 };
+  return {
+    record,
+    fetch: (input, init) => {
+      record.calls++;
+      record.sent++;
+      return fetch(input, init);
+    },
+  };
 }
 
 /** The client's headers plus the page's Referer (a call's `headers` replace the client's whole). */
