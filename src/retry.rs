@@ -361,7 +361,11 @@ where
 
         let jittered = backoff.delay(attempts, previous_delay, fx.random.unit());
         previous_delay = jittered;
-        let floor = retry_after_ms.map(|wait| wait.min(options.retry_after_max_ms));
+        // A Retry-After is about the host that sent it: while another mirror's host can take the
+        // next attempt now, that attempt goes there after the backoff alone (pick_mirror skips
+        // the paused host), and the header cannot end the call as rate-limited.
+        let elsewhere = (0..route.len()).any(|i| i != mirror && is_ready(&route[i], fx.clock.now_ms()));
+        let floor = retry_after_ms.filter(|_| !elsewhere).map(|wait| wait.min(options.retry_after_max_ms));
         let delay = clamp_delay(floor.map_or(jittered, |floor| jittered.max(floor)));
         let now = fx.clock.now_ms();
         if !deadline.fits_sleep(now, delay) {
@@ -724,14 +728,23 @@ fn report_to_host<T, K, S, R, C: Cancel>(
     }
 }
 
-/// Attempt n goes to mirror n mod len, skipping mirrors whose breaker is open.
+/// Attempt n goes to mirror n mod len, skipping mirrors whose host is paused or whose breaker is
+/// open (when none is ready, a paused one before an open one).
 fn pick_mirror(route: &[SharedHost], attempt_index: usize, now_ms: f64) -> usize {
     let n = route.len();
     let first = attempt_index % n;
-    (0..n)
-        .map(|k| (first + k) % n)
-        .find(|&i| route[i].borrow().breaker.state(now_ms) != BreakerState::Open)
+    let order = (0..n).map(|k| (first + k) % n);
+    order
+        .clone()
+        .find(|&i| is_ready(&route[i], now_ms))
+        .or_else(|| order.clone().find(|&i| route[i].borrow().breaker.state(now_ms) != BreakerState::Open))
         .unwrap_or(first)
+}
+
+/// Whether `host` could take an attempt now: no Retry-After pause and a breaker that is not open.
+fn is_ready(host: &SharedHost, now_ms: f64) -> bool {
+    let host = host.borrow();
+    host.paused_until(now_ms).is_none() && host.breaker.state(now_ms) != BreakerState::Open
 }
 
 /// Waits until `host` lets an attempt go: a concurrency slot, then no pause, no open breaker and

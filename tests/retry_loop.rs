@@ -645,6 +645,35 @@ fn retries_rotate_over_mirrors_and_skip_open_breakers() {
 }
 
 #[test]
+fn a_retry_after_sends_the_retry_to_another_mirror_and_later_calls_skip_the_paused_host() {
+    let route = [host(&PERMISSIVE), host(&PERMISSIVE)];
+    // Mirror 0 says "come back in an hour": the retry goes to mirror 1 after the backoff alone,
+    // not an hour later and not as a rate-limited give-up; mirror 0 is paused.
+    let world = World::new(vec![(10.0, Reply::Status(429, &[("retry-after", "3600")], b"")), (10.0, ok())]);
+    let tile = run_on(&world, &[none_jitter(), ("baseDelayMs", n(5.0))], &route).0.unwrap();
+    assert_eq!(tile.attempts, 2);
+    assert_eq!(*world.mirrors.borrow(), vec![0, 1]);
+    assert_eq!(*world.sleeps.borrow(), vec![5.0], "the backoff, not the Retry-After");
+    assert!(route[0].borrow().paused_until(world.now.get()).is_some());
+    // The next call starts on mirror 1: the paused host is not asked again.
+    let later = World::new(vec![(10.0, ok())]);
+    later.now.set(world.now.get());
+    assert_eq!(run_on(&later, &[], &route).0.unwrap().attempts, 1);
+    assert_eq!(*later.mirrors.borrow(), vec![1]);
+    // With every mirror paused, a Retry-After beyond the deadline still ends the call at once.
+    let both = World::new(vec![(10.0, Reply::Status(429, &[("retry-after", "3600")], b""))]);
+    both.now.set(world.now.get());
+    route[1].borrow_mut().report(
+        both.now.get(),
+        false,
+        Report::Throttled { wait_ms: Some(3_600_000.0) },
+        0.5,
+    );
+    let g = gave_up(run_on(&both, &[], &route).0);
+    assert!(matches!(g.failure.error, Error::RateLimited { .. }), "{:?}", g.failure.error);
+}
+
+#[test]
 fn start_jitter_delays_the_first_attempt() {
     let world = World::new(vec![(10.0, ok())]);
     world.unit.set(0.25);

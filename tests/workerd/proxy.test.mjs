@@ -571,6 +571,7 @@ describe("tilefetch/worker: nothing from the request chooses the upstream host (
 
 describe("tilefetch/worker: two workers share one UpstreamGate Durable Object", () => {
   let mf;
+  let srv2; // a second upstream host, for a proxy with mirrors on two hosts
   const runtime = runtimeOutput();
   const OPEN_MS = 2000;
   const gateConfig = (run) => ({
@@ -581,6 +582,7 @@ describe("tilefetch/worker: two workers share one UpstreamGate Durable Object", 
     upstream: `${srv.url}/tile/{z}/{x}/{y}.png?run=${run}`,
   });
   before(async () => {
+    srv2 = await startFaultServer({ seed: 2 });
     const base = worker({});
     delete base.compatibilityDate;
     mf = new Miniflare({
@@ -596,6 +598,23 @@ describe("tilefetch/worker: two workers share one UpstreamGate Durable Object", 
         },
         {
           ...base,
+          name: "mirrors",
+          bindings: {
+            SCENARIOS: {
+              gate: {
+                ...FAST,
+                deadlineMs: 1000,
+                breaker: { failureThreshold: 100 },
+                gate: { failureThreshold: 3, openMs: OPEN_MS, maxOpenMs: OPEN_MS },
+                upstream: [`${srv.url}/tile/{z}/{x}/{y}.png?run=mirA`, `${srv2.url}/tile/{z}/{x}/{y}.png?run=mirB`],
+              },
+            },
+            DEFAULT: "gate",
+          },
+          durableObjects: { UPSTREAM_GATE: { className: "UpstreamGate", scriptName: "a" } },
+        },
+        {
+          ...base,
           name: "down",
           bindings: { SCENARIOS: { gate: { ...gateConfig("gateDown"), breaker: { failureThreshold: 3, openMs: 5000, maxOpenMs: 5000 } } }, DEFAULT: "gate" },
           durableObjects: { UPSTREAM_GATE: { className: "DownGate", scriptName: "a" } },
@@ -606,12 +625,13 @@ describe("tilefetch/worker: two workers share one UpstreamGate Durable Object", 
   });
   after(async () => {
     await mf?.dispose();
+    await srv2?.close();
   });
   after(() => runtime.assertClean());
 
-  async function gateState() {
+  async function gateState(server = srv) {
     const ns = await mf.getDurableObjectNamespace("UPSTREAM_GATE", "a");
-    const stub = ns.get(ns.idFromName(new URL(srv.url).host));
+    const stub = ns.get(ns.idFromName(new URL(server.url).host));
     const res = await stub.fetch("http://gate/", { method: "POST", body: JSON.stringify({ op: "state" }) });
     return res.json();
   }
@@ -672,6 +692,26 @@ describe("tilefetch/worker: two workers share one UpstreamGate Durable Object", 
     assert.equal(srv.requests("gateB"), 4);
     t.diagnostic(`after the open time: b's probe 200 closed the gate (opened ${after.opened}×, denied ${after.denied}); b then fetched 3 more tiles`);
   });
+  test("one gate per upstream host: an outage of one mirror host opens its gate only, and tiles come from the other", async (t) => {
+    const mirrors = await mf.getWorker("mirrors");
+    srv.outage("mirA", 60_000);
+    const rs = [];
+    for (const x of [0, 1, 2, 3, 4, 5]) rs.push(await get(mirrors, `http://m.test/tiles/3/${x}/3.png`));
+    for (const [x, r] of rs.entries()) {
+      assert.equal(r.status, 200, r.text);
+      assert.ok(r.body.equals(tilePng(3, x, 3)));
+    }
+    const [a, b] = [await gateState(srv), await gateState(srv2)];
+    assert.equal(a.state, "open", `the failing host's gate: ${JSON.stringify(a)}`);
+    assert.equal(b.state, "closed", `the healthy host's gate: ${JSON.stringify(b)}`);
+    assert.ok(b.ok >= 6, `every tile was reported by the healthy host's gate (${b.ok})`);
+    const sentA = srv.requests("mirA");
+    assert.ok(sentA <= 3 + 1, `the failing host saw its threshold and no more: ${sentA}`);
+    t.diagnostic(
+      `6 tiles 200 from host B; host A: ${sentA} requests, its gate ${a.state} (failed ${a.failed}, denied ${a.denied}); host B's gate ${b.state} (ok ${b.ok})`,
+    );
+  });
+
   test("a gate that is down: every tile is served, the gate is asked once, and the isolate's own breaker still bounds an outage", async (t) => {
     const down = await mf.getWorker("down");
     const rs = [];
