@@ -44,6 +44,7 @@ export function createTileHandler(config) {
   const gateCfg = cfg.gate && gateSettings(cfg.gate, deadlineMs);
   const gateDown = new Map();
   const gateClean = new Map();
+  const gateAnswered = new Map();
   // Subrequests other than upstream attempts: cache match + put, the one extra fetch that
   // `maxAgeS` may make past the caches, and the call's one hedge (which goes without an onRetry,
   // so the cap below cannot stop it). With a gate every attempt costs three: admit, the attempt,
@@ -77,7 +78,7 @@ export function createTileHandler(config) {
     const waitUntil = (p) => (ctx?.waitUntil ? ctx.waitUntil(p.catch(() => {})) : p.catch(() => {}));
     // Stubs per call: a Durable Object stub belongs to the request that made it.
     const stubFor = gateStubs(env, cfg.gate);
-    const gate = stubFor && { stubFor, cfg: gateCfg, timeoutMs: cfg.gate.timeoutMs, down: gateDown, clean: gateClean };
+    const gate = stubFor && { stubFor, cfg: gateCfg, timeoutMs: cfg.gate.timeoutMs, down: gateDown, clean: gateClean, answered: gateAnswered };
     const perAttempt = gate ? 3 : 1;
     const reserved = (cache ? 2 : 0) + extraFetch * perAttempt;
     const cap = Math.max(1, Math.floor((cfg.maxSubrequests - reserved) / perAttempt));

@@ -203,6 +203,14 @@ impl Gate {
         verdict
     }
 
+    /// Learns that `count` attempts (none a probe) got a tile: what an isolate tells the gate in
+    /// its next admit, instead of one report per success (at most 1000 at a time).
+    pub fn answered(&mut self, now_ms: f64, count: u32) {
+        for _ in 0..count.min(1000) {
+            self.report(now_ms, false, Outcome::Status { status: 200, retry_after: None, date: None }, 0.0);
+        }
+    }
+
     /// Learns from one attempt's outcome. `now_ms` (epoch ms) also dates an HTTP-date
     /// Retry-After; `unit` ∈ [0, 1) jitters a new open time.
     pub fn report(&mut self, now_ms: f64, probe: bool, outcome: Outcome, unit: f64) {
@@ -355,6 +363,20 @@ mod tests {
         }
         // The isolate holding it vanished: 2.5 s on, another probe goes.
         assert_eq!(g.admit(T0 + 3500.0), Verdict::Allow { probe: true });
+    }
+
+    #[test]
+    fn successes_told_with_an_admit_reset_the_failure_count() {
+        let mut g = Gate::new("up.example", &CONFIG, T0);
+        g.report(T0, false, status(503), 0.5);
+        g.report(T0, false, status(503), 0.5);
+        g.answered(T0 + 1.0, 2);
+        g.report(T0 + 2.0, false, status(503), 0.5);
+        g.report(T0 + 2.0, false, status(503), 0.5);
+        assert_eq!(g.state(T0 + 2.0), BreakerState::Closed, "the successes between broke the run");
+        assert_eq!(g.counts.ok, 2);
+        g.report(T0 + 3.0, false, status(503), 0.5);
+        assert_eq!(g.state(T0 + 3.0), BreakerState::Open);
     }
 
     #[test]

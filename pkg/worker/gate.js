@@ -5,7 +5,9 @@
 // each isolate relies on its own TileClient only.
 //
 // RPC: POST JSON to the stub, answered with JSON.
-//   {op: "admit", host, cfg}   → {allow, probe, retryAfterMs, reason, state}
+//   {op: "admit", host, cfg, ok} → {allow, probe, retryAfterMs, reason, state}
+//       ok: how many of the isolate's attempts got a tile since its last admit (a success is
+//       told with the next admit, not a report of its own; failures and probes are reported)
 //   {op: "report", host, cfg, probe, status, retryAfter, date, abandoned} → {}
 //       status: the attempt's HTTP status, or null when it failed without a response (unless
 //       `abandoned`: the isolate aborted it, which tells nothing); retryAfter, date: its headers.
@@ -50,7 +52,7 @@ export class UpstreamGate {
         return json({ error: String(error?.message ?? error) }, 400);
       }
     }
-    if (msg.op === "admit") return json(this.gate.admit(now));
+    if (msg.op === "admit") return json(this.gate.admit(msg, now));
     this.gate.report(msg, now);
     return json({});
   }

@@ -21,10 +21,11 @@ export const CLEAN_MS = 100;
  * @param {object} p.cfg   what the gate is told about its settings (gateSettings in gate.js)
  * @param {number} p.timeoutMs  the most one gate RPC may take
  * @param {Map<string, number>} p.down  host → until when its gate is not asked (shared by the handler)
+ * @param {Map<string, number>} p.answered  host → attempts that got a 2xx since the last admit, told with the next (shared by the handler)
  * @param {Map<string, number>} p.clean  host → when its gate last said "closed, go" (0 after a refusal or failure; shared by the handler)
  * @param {(p: Promise<unknown>) => void} p.waitUntil
  */
-export function gatedFetch({ stubFor, cfg, timeoutMs, down, clean, waitUntil }) {
+export function gatedFetch({ stubFor, cfg, timeoutMs, down, clean, answered, waitUntil }) {
   // What this call's attempts did: calls of this fetch, upstream requests sent, gate RPCs and their time, the refusal
   // of the latest attempt the gate refused (null once one was sent after it).
   const record = { calls: 0, sent: 0, gateCalls: 0, gateMs: 0, refused: null };
@@ -46,7 +47,9 @@ export function gatedFetch({ stubFor, cfg, timeoutMs, down, clean, waitUntil }) 
   const fetcher = async (input, init) => {
     record.calls++;
     const host = new URL(typeof input === "string" ? input : input.url).host;
-    const admitted = ask(host, { op: "admit", host, cfg }).then((v) => {
+    const ok = answered.get(host) ?? 0;
+    answered.set(host, 0);
+    const admitted = ask(host, { op: "admit", host, cfg, ok }).then((v) => {
       if (v) clean.set(host, v.allow && !v.probe && v.state === "closed" ? Date.now() : 0);
       return v && { ...v, host };
     });
@@ -85,10 +88,15 @@ export function gatedFetch({ stubFor, cfg, timeoutMs, down, clean, waitUntil }) 
       await tell({ status: null, abandoned: signal?.aborted === true && signal.reason?.name !== "TimeoutError" });
       throw error;
     }
-    const told = tell({ status: response.status, retryAfter: response.headers.get("retry-after"), date: response.headers.get("date") });
-    if (!response.ok) {
-      clean.set(host, 0);
-      await told;
+    if (response.ok && verdict && !verdict.probe) {
+      // A tile (or another 2xx): told with this isolate's next admit, not a report of its own.
+      answered.set(host, (answered.get(host) ?? 0) + 1);
+    } else {
+      const told = tell({ status: response.status, retryAfter: response.headers.get("retry-after"), date: response.headers.get("date") });
+      if (!response.ok) {
+        clean.set(host, 0);
+        await told;
+      }
     }
     return response;
   };
