@@ -147,6 +147,8 @@ pub struct Gate {
     probe_lease_ms: f64,
     /// When each probe place now taken is given up on.
     leases: Vec<f64>,
+    /// When the latest failure or throttle was reported.
+    failed_at: f64,
     /// What is counted, for `state`.
     pub counts: GateCounts,
 }
@@ -167,6 +169,7 @@ impl Gate {
             host,
             probe_lease_ms: config.probe_lease_ms,
             leases: Vec::new(),
+            failed_at: f64::NEG_INFINITY,
             counts: GateCounts::default(),
         }
     }
@@ -203,9 +206,16 @@ impl Gate {
         verdict
     }
 
-    /// Learns that `count` attempts (none a probe) got a tile: what an isolate tells the gate in
-    /// its next admit, instead of one report per success (at most 1000 at a time).
-    pub fn answered(&mut self, now_ms: f64, count: u32) {
+    /// Learns that `count` attempts (none a probe) got a tile, the latest `age_ms` ago: what an
+    /// isolate tells the gate with its next admit, instead of one report per success (at most
+    /// 1000 at a time). Successes older than the latest failure reported since do not break that
+    /// failure's run (an isolate's tiles from before an outage must not delay the breaker): they
+    /// are counted, and change nothing else.
+    pub fn answered(&mut self, now_ms: f64, count: u32, age_ms: f64) {
+        if now_ms - age_ms.max(0.0) <= self.failed_at {
+            self.counts.ok += u64::from(count.min(1000));
+            return;
+        }
         for _ in 0..count.min(1000) {
             self.report(now_ms, false, Outcome::Status { status: 200, retry_after: None, date: None }, 0.0);
         }
@@ -224,7 +234,10 @@ impl Gate {
         let report = self.report_of(outcome, now_ms);
         match report {
             Report::Alive => self.counts.ok += 1,
-            Report::Transient | Report::Throttled { .. } => self.counts.failed += 1,
+            Report::Transient | Report::Throttled { .. } => {
+                self.counts.failed += 1;
+                self.failed_at = now_ms;
+            }
             Report::Abandoned => {}
         }
         if let Some(Change::Breaker(BreakerState::Open)) = self.host.report(now_ms, probe, report, unit) {
@@ -370,11 +383,15 @@ mod tests {
         let mut g = Gate::new("up.example", &CONFIG, T0);
         g.report(T0, false, status(503), 0.5);
         g.report(T0, false, status(503), 0.5);
-        g.answered(T0 + 1.0, 2);
+        g.answered(T0 + 2.0, 2, 1.0);
         g.report(T0 + 2.0, false, status(503), 0.5);
         g.report(T0 + 2.0, false, status(503), 0.5);
         assert_eq!(g.state(T0 + 2.0), BreakerState::Closed, "the successes between broke the run");
         assert_eq!(g.counts.ok, 2);
+        // Successes from before the latest failure (an isolate's tiles from before the outage,
+        // told with its first admit in it) are counted but do not break the run.
+        g.answered(T0 + 3.0, 5, 500.0);
+        assert_eq!(g.counts.ok, 7);
         g.report(T0 + 3.0, false, status(503), 0.5);
         assert_eq!(g.state(T0 + 3.0), BreakerState::Open);
     }

@@ -5,9 +5,10 @@
 // each isolate relies on its own TileClient only.
 //
 // RPC: POST JSON to the stub, answered with JSON.
-//   {op: "admit", host, cfg, ok} → {allow, probe, retryAfterMs, reason, state}
-//       ok: how many of the isolate's attempts got a tile since its last admit (a success is
-//       told with the next admit, not a report of its own; failures and probes are reported)
+//   {op: "admit", host, cfg, ok, okAgeMs} → {allow, probe, retryAfterMs, reason, state}
+//       ok: how many of the isolate's attempts got a tile since its last admit, the latest okAgeMs
+//       ago (a success is told with the next admit, not a report of its own; failures and probes
+//       are reported). Successes from before the gate's latest failure do not break its run.
 //   {op: "report", host, cfg, probe, status, retryAfter, date, abandoned} → {}
 //       status: the attempt's HTTP status, or null when it failed without a response (unless
 //       `abandoned`: the isolate aborted it, which tells nothing); retryAfter, date: its headers.

@@ -21,7 +21,8 @@ export const CLEAN_MS = 100;
  * @param {object} p.cfg   what the gate is told about its settings (gateSettings in gate.js)
  * @param {number} p.timeoutMs  the most one gate RPC may take
  * @param {Map<string, number>} p.down  host → until when its gate is not asked (shared by the handler)
- * @param {Map<string, number>} p.answered  host → attempts that got a 2xx since the last admit, told with the next (shared by the handler)
+ * @param {Map<string, {count: number, at: number}>} p.answered  host → attempts that got a 2xx since the last admit and
+ *   when the latest did, told with the next admit (shared by the handler)
  * @param {Map<string, number>} p.clean  host → when its gate last said "closed, go" (0 after a refusal or failure; shared by the handler)
  * @param {(p: Promise<unknown>) => void} p.waitUntil
  */
@@ -47,9 +48,10 @@ export function gatedFetch({ stubFor, cfg, timeoutMs, down, clean, answered, wai
   const fetcher = async (input, init) => {
     record.calls++;
     const host = new URL(typeof input === "string" ? input : input.url).host;
-    const ok = answered.get(host) ?? 0;
-    answered.set(host, 0);
-    const admitted = ask(host, { op: "admit", host, cfg, ok }).then((v) => {
+    const told = answered.get(host);
+    answered.delete(host);
+    const okAgeMs = told ? Date.now() - told.at : 0;
+    const admitted = ask(host, { op: "admit", host, cfg, ok: told?.count ?? 0, okAgeMs }).then((v) => {
       if (v) clean.set(host, v.allow && !v.probe && v.state === "closed" ? Date.now() : 0);
       return v && { ...v, host };
     });
@@ -90,7 +92,7 @@ export function gatedFetch({ stubFor, cfg, timeoutMs, down, clean, answered, wai
     }
     if (response.ok && verdict && !verdict.probe) {
       // A tile (or another 2xx): told with this isolate's next admit, not a report of its own.
-      answered.set(host, (answered.get(host) ?? 0) + 1);
+      answered.set(host, { count: (answered.get(host)?.count ?? 0) + 1, at: Date.now() });
     } else {
       const told = tell({ status: response.status, retryAfter: response.headers.get("retry-after"), date: response.headers.get("date") });
       if (!response.ok) {

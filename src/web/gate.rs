@@ -33,13 +33,16 @@ impl UpstreamGateState {
     }
 
     /// May an attempt go now: `{allow, probe, retryAfterMs, reason, state}`. `admit.ok`: how
-    /// many of the isolate's attempts got a tile since its last admit (their reports, batched).
+    /// many of the isolate's attempts got a tile since its last admit (their reports, batched),
+    /// the latest `admit.okAgeMs` ago.
     pub fn admit(&mut self, admit: &JsValue, now_ms: f64) -> JsValue {
         if let Ok((entries, _)) = read_entries(admit, "admit") {
-            if let Some((_, Value::Number(n))) = entries.iter().find(|(k, _)| k == "ok") {
-                if n.is_finite() && *n >= 1.0 {
-                    self.gate.answered(now_ms, n.min(1000.0) as u32);
-                }
+            let number = |name: &str| match entries.iter().find(|(k, _)| k == name) {
+                Some((_, Value::Number(n))) if n.is_finite() => Some(*n),
+                _ => None,
+            };
+            if let Some(n) = number("ok").filter(|n| *n >= 1.0) {
+                self.gate.answered(now_ms, n.min(1000.0) as u32, number("okAgeMs").unwrap_or(0.0));
             }
         }
         let verdict = self.gate.admit(now_ms);
