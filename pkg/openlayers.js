@@ -70,11 +70,37 @@ export function createTileLoadFunction(options) {
         }
         const image = tile.getImage();
         const blob = new Blob([result.data], { type: result.contentType ?? "image/png" });
-        if (typeof HTMLImageElement !== "undefined" && image instanceof HTMLImageElement && typeof tile.setImage === "function") {
-          // Decoded off the main thread before OpenLayers draws it, as its own loader's images are
-          // (ol/Image's listenImage awaits img.decode() when src is set before it listens; ours
-          // comes later, so OpenLayers would wait for "load" and decode while drawing). A fresh
-          // element, so the tile's own listeners never fire; setImage marks the tile LOADED.
+        const settable = typeof HTMLImageElement !== "undefined" && image instanceof HTMLImageElement && typeof tile.setImage === "function";
+        if (settable && typeof createImageBitmap === "function") {
+          // Decoded off the main thread (createImageBitmap) and drawn into a canvas of its own,
+          // which setImage takes in place of the tile's <img> and marks LOADED. No object URL
+          // for the browser to load back and no img.decode(): in the map-view benchmark (healthy,
+          // 36 paired steps, Chromium) that path ended 1.09–1.12× the own loader's time, this one
+          // 1.03–1.07×.
+          createImageBitmap(blob).then(
+            (bitmap) => {
+              if (tile.disposed) return bitmap.close?.();
+              try {
+                const canvas = document.createElement("canvas");
+                canvas.width = bitmap.width;
+                canvas.height = bitmap.height;
+                canvas.getContext("2d").drawImage(bitmap, 0, 0);
+                tile.setImage(canvas);
+              } catch {
+                tile.setState(TileState.ERROR);
+              } finally {
+                bitmap.close?.();
+              }
+            },
+            () => {
+              if (!tile.disposed) tile.setState(TileState.ERROR);
+            },
+          );
+        } else if (settable) {
+          // Without createImageBitmap: decoded before OpenLayers draws it, as its own loader's
+          // images are (ol/Image's listenImage awaits img.decode() when src is set before it
+          // listens; ours comes later, so OpenLayers would wait for "load" and decode while
+          // drawing). A fresh element, so the tile's own listeners never fire.
           const url = URL.createObjectURL(blob);
           const decoded = new Image();
           decoded.src = url;
