@@ -1,13 +1,11 @@
 // The "Edge scale" section of bench/RESULTS.md, from bench/out/edge.json (bench/edge-scale.mjs).
 // Every figure and every target verdict is computed here from the runs.
 import { median } from "./stats.mjs";
+import { int, table } from "./markdown.mjs";
 
 /** The targets of issue "edge scale". */
 export const EDGE_TARGETS = { loadRatio: 1.5, firstTileMs: 2000, healthyP95AddedMs: 5 };
 
-const int = (n) => (n == null ? "—" : Math.round(n).toLocaleString("en-US"));
-const row = (cells) => `| ${cells.join(" | ")} |`;
-const table = (head, rows) => [row(head), row(head.map(() => "---")), ...rows.map(row)].join("\n");
 const range = (xs) => (xs.length ? `${int(Math.min(...xs))}–${int(Math.max(...xs))}` : "—");
 
 /**

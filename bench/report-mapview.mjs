@@ -3,13 +3,11 @@
 // is computed here from the runs.
 import { median } from "./stats.mjs";
 import { barPlot } from "./svg.mjs";
+import { int, table } from "./markdown.mjs";
 
 /** The targets of the map view (issues "boundary" and "tail latency"). */
 export const MAPVIEW_TARGETS = { healthyRatio: 1.03, pansAfterStorm: 1.2 };
 
-const int = (n) => (n == null ? "—" : Math.round(n).toLocaleString("en-US"));
-const row = (cells) => `| ${cells.join(" | ")} |`;
-const table = (head, rows) => [row(head), row(head.map(() => "---")), ...rows.map(row)].join("\n");
 const sum = (xs, f) => xs.reduce((n, x) => n + f(x), 0);
 const LOADERS = ["own", "tilefetch"];
 

@@ -15,6 +15,7 @@ import { outagePlot } from "./svg.mjs";
 import { mapviewSection } from "./report-mapview.mjs";
 import { edgeSection } from "./report-edge.mjs";
 import { soakVerdicts } from "./soak.mjs";
+import { int, table } from "./markdown.mjs";
 
 const COMMAND = "bash scripts/bench.sh";
 const OVERHEAD_TARGET = { ratio: 1.03, cpuUs: 10 };
@@ -38,11 +39,8 @@ const tryRun = (cmd, args) => {
 };
 
 // ------------------------------------------------------------------ formatting
-const int = (n) => (n == null ? "—" : Math.round(n).toLocaleString("en-US"));
 const fixed = (n, d) => (n == null ? "—" : n.toFixed(d));
 const kb = (b) => `${(b / 1024).toFixed(1)} KB`;
-const row = (cells) => `| ${cells.join(" | ")} |`;
-const table = (head, rows) => [row(head), row(head.map(() => "---")), ...rows.map(row)].join("\n");
 
 // ------------------------------------------------------------------ "loses" bookkeeping
 // Per section, the figures on which some other client beats tilefetch's fetchTile or TileClient:

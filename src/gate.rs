@@ -149,6 +149,8 @@ pub struct Gate {
     leases: Vec<f64>,
     /// When the latest failure or throttle was reported.
     failed_at: f64,
+    /// The client's default `retryOn` and `retryAfterMaxMs`, by which statuses are judged.
+    defaults: Options,
     /// What is counted, for `state`.
     pub counts: GateCounts,
 }
@@ -170,6 +172,7 @@ impl Gate {
             probe_lease_ms: config.probe_lease_ms,
             leases: Vec::new(),
             failed_at: f64::NEG_INFINITY,
+            defaults: Options::preset(Preset::Interactive),
             counts: GateCounts::default(),
         }
     }
@@ -212,12 +215,15 @@ impl Gate {
     /// failure's run (an isolate's tiles from before an outage must not delay the breaker): they
     /// are counted, and change nothing else.
     pub fn answered(&mut self, now_ms: f64, count: u32, age_ms: f64) {
-        if now_ms - age_ms.max(0.0) <= self.failed_at {
-            self.counts.ok += u64::from(count.min(1000));
+        let count = count.min(1000);
+        if count == 0 {
             return;
         }
-        for _ in 0..count.min(1000) {
-            self.report(now_ms, false, Outcome::Status { status: 200, retry_after: None, date: None }, 0.0);
+        self.counts.ok += u64::from(count);
+        if now_ms - age_ms.max(0.0) > self.failed_at {
+            // One report stands for them all: an answer resets the failure run and closes a
+            // breaker whoever tells it, and the gate learns no rate from successes.
+            self.host.report(now_ms, false, Report::Alive, 0.0);
         }
     }
 
@@ -251,13 +257,12 @@ impl Gate {
     /// the last seconds, is the core's case of an implausible header: it pauses nothing (see
     /// `weigh_retry_after` in retry.rs); clamped to the client's default `retryAfterMaxMs`.
     fn report_of(&mut self, outcome: Outcome, now_ms: f64) -> Report {
-        let defaults = Options::preset(Preset::Interactive);
         let (status, retry_after, date) = match outcome {
             Outcome::Failed => return Report::Transient,
             Outcome::Abandoned => return Report::Abandoned,
             Outcome::Status { status, retry_after, date } => (status, retry_after, date),
         };
-        if !defaults.retry_on.contains(status) {
+        if !self.defaults.retry_on.contains(status) {
             return Report::Alive;
         }
         let wait = if status == 429 || status == 503 {
@@ -278,7 +283,7 @@ impl Gate {
                 if wait >= self.probe_lease_ms {
                     self.host.doubt_pause();
                 }
-                Report::Throttled { wait_ms: Some(wait.min(defaults.retry_after_max_ms)) }
+                Report::Throttled { wait_ms: Some(wait.min(self.defaults.retry_after_max_ms)) }
             }
             None if status == 429 => Report::Throttled { wait_ms: None },
             None => Report::Transient,

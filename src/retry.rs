@@ -364,8 +364,8 @@ where
         // A Retry-After is about the host that sent it: while another mirror's host can take the
         // next attempt now, that attempt goes there after the backoff alone (pick_mirror skips
         // the paused host), and the header cannot end the call as rate-limited.
-        let elsewhere = (0..route.len()).any(|i| i != mirror && is_ready(&route[i], fx.clock.now_ms()));
-        let floor = retry_after_ms.filter(|_| !elsewhere).map(|wait| wait.min(options.retry_after_max_ms));
+        let elsewhere = || (0..route.len()).any(|i| i != mirror && is_ready(&route[i], fx.clock.now_ms()));
+        let floor = retry_after_ms.filter(|_| !elsewhere()).map(|wait| wait.min(options.retry_after_max_ms));
         let delay = clamp_delay(floor.map_or(jittered, |floor| jittered.max(floor)));
         let now = fx.clock.now_ms();
         if !deadline.fits_sleep(now, delay) {

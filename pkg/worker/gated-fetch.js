@@ -48,10 +48,10 @@ export function gatedFetch({ stubFor, cfg, timeoutMs, down, clean, answered, wai
   const fetcher = async (input, init) => {
     record.calls++;
     const host = new URL(typeof input === "string" ? input : input.url).host;
-    const told = answered.get(host);
+    const successes = answered.get(host); // told with this admit
     answered.delete(host);
-    const okAgeMs = told ? Date.now() - told.at : 0;
-    const admitted = ask(host, { op: "admit", host, cfg, ok: told?.count ?? 0, okAgeMs }).then((v) => {
+    const okAgeMs = successes ? Date.now() - successes.at : 0;
+    const admitted = ask(host, { op: "admit", host, cfg, ok: successes?.count ?? 0, okAgeMs }).then((v) => {
       if (v) clean.set(host, v.allow && !v.probe && v.state === "closed" ? Date.now() : 0);
       return v && { ...v, host };
     });
@@ -74,9 +74,9 @@ export function gatedFetch({ stubFor, cfg, timeoutMs, down, clean, answered, wai
     record.refused = null;
     const tell = (fields) => {
       if (!verdict) return null; // the gate did not answer the admit: it hears nothing of this one
-      const told = ask(host, { op: "report", host, cfg, probe: verdict.probe === true, ...fields });
-      waitUntil(told);
-      return told;
+      const report = ask(host, { op: "report", host, cfg, probe: verdict.probe === true, ...fields });
+      waitUntil(report);
+      return report;
     };
     let response;
     try {
@@ -94,10 +94,10 @@ export function gatedFetch({ stubFor, cfg, timeoutMs, down, clean, answered, wai
       // A tile (or another 2xx): told with this isolate's next admit, not a report of its own.
       answered.set(host, { count: (answered.get(host)?.count ?? 0) + 1, at: Date.now() });
     } else {
-      const told = tell({ status: response.status, retryAfter: response.headers.get("retry-after"), date: response.headers.get("date") });
+      const report = tell({ status: response.status, retryAfter: response.headers.get("retry-after"), date: response.headers.get("date") });
       if (!response.ok) {
         clean.set(host, 0);
-        await told;
+        await report;
       }
     }
     return response;
