@@ -2,7 +2,7 @@
 // in place of the glue: one file instead of five, names mangled across them, and the snippets'
 // exports that only the glue used gone. Users download it, so it ships small. rolldown is the
 // bundler the repo already has for Vite.
-//   node scripts/bundle-glue.mjs pkg/gen/tilefetch.js
+//   node scripts/bundle-glue.mjs pkg/gen/tilefetch.js   (or pkg/gen/tilefetch_edge.js)
 import fs from "node:fs";
 import path from "node:path";
 import { rolldown } from "rolldown";
@@ -55,21 +55,27 @@ if (chunks.length !== 1 || output.length !== 1) {
   console.error(`bundle-glue: expected one module, got ${output.map((o) => o.fileName).join(", ")}`);
   process.exit(1);
 }
-// Every name a package entry imports from the glue must survive the bundling.
-const entries = ["browser.js", "node.js", "workerd.js"].map((f) => path.join(path.dirname(glue), "..", f));
+// Every name a package file imports from this glue must survive the bundling. Each file loads
+// one of the two builds (scripts/build.sh): browser.js and node.js tilefetch.js; workerd.js and
+// the edge proxy's worker/*.js tilefetch_edge.js.
+const pkgDir = path.join(path.dirname(glue), "..");
+const importers = ["browser.js", "node.js", "workerd.js", ...fs.readdirSync(path.join(pkgDir, "worker")).map((f) => `worker/${f}`)];
+const clauseOf = new RegExp(`^import\\s+([^;"']*?)\\s+from\\s+["'](?:\\.\\.?/)gen/${path.basename(glue).replace(/[.]/g, "\\.")}["']`, "m");
 const wanted = new Set();
-for (const entry of entries) {
-  const source = fs.readFileSync(entry, "utf8");
-  const clause = source.match(/^import\s+([^;"']*?)\s+from\s+["']\.\/gen\/tilefetch\.js["']/m);
-  if (!clause) {
-    console.error(`bundle-glue: ${entry} does not import ./gen/tilefetch.js`);
-    process.exit(1);
-  }
+let entries = 0;
+for (const file of importers.filter((f) => f.endsWith(".js"))) {
+  const clause = fs.readFileSync(path.join(pkgDir, file), "utf8").match(clauseOf);
+  if (!clause) continue;
+  if (!file.startsWith("worker/")) entries += 1;
   const [, imported] = clause;
   if (/^[\w$]/.test(imported)) wanted.add("default");
   for (const name of imported.match(/\{([^}]*)\}/)?.[1].split(",") ?? []) {
     if (name.trim()) wanted.add(name.trim().split(/\s+as\s+/)[0]);
   }
+}
+if (entries === 0) {
+  console.error(`bundle-glue: no package entry (browser.js, node.js, workerd.js) imports gen/${path.basename(glue)}`);
+  process.exit(1);
 }
 const missing = [...wanted].filter((name) => !chunks[0].exports.includes(name));
 if (wanted.size < 5 || missing.length > 0) {

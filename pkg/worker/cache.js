@@ -5,7 +5,7 @@
 
 // Which query parameters carry secrets is the core's rule (src/redact.rs), asked here, never
 // restated: the module instance pkg/workerd.js initialised.
-import { isSecretName } from "../gen/tilefetch.js";
+import { isSecretName } from "../gen/tilefetch_edge.js";
 
 /** The cache key: the upstream URL with secret query parameters removed (and no user-info). */
 export function cacheKeyUrl(upstreamUrl) {

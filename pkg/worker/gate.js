@@ -18,7 +18,7 @@
 //
 // State is kept in memory: if the object is evicted the breaker starts closed, which is the safe
 // direction for availability (each isolate's own breaker still applies).
-import { UpstreamGateState } from "../gen/tilefetch.js";
+import { UpstreamGateState } from "../gen/tilefetch_edge.js";
 
 /** The names of the settings the core's gate reads (`GATE_KEYS` in src/gate.rs). */
 export const GATE_KEYS = ["failureThreshold", "openMs", "maxOpenMs", "ratePerSecond", "burst", "probeLeaseMs"];

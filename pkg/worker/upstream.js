@@ -4,7 +4,7 @@
 // onto this call in other request contexts can use it safely.
 import { TileError } from "../workerd.js";
 // The core's list of request-error codes (the same module instance workerd.js initialised).
-import { isRequestError } from "../gen/tilefetch.js";
+import { isRequestError } from "../gen/tilefetch_edge.js";
 import { gatedFetch } from "./gated-fetch.js";
 
 const REFUSALS = {

@@ -4,6 +4,7 @@
 mod abort;
 mod client;
 mod effects;
+#[cfg(feature = "edge")]
 mod gate;
 mod heap;
 mod js_options;
@@ -47,6 +48,7 @@ fn default_user_agent() -> Option<&'static str> {
 
 /// Whether an OGC exception code says the request itself is wrong: asked by the edge proxy
 /// (pkg/worker/upstream.js), so the list has one owner, `ogc_exception::PERMANENT_CODES`.
+#[cfg(feature = "edge")]
 #[wasm_bindgen(js_name = isRequestError)]
 pub fn is_request_error(code: &str) -> bool {
     crate::ogc_exception::is_request_error(code)
@@ -54,6 +56,7 @@ pub fn is_request_error(code: &str) -> bool {
 
 /// Whether a query parameter name names a secret (src/redact.rs): asked by the edge proxy's
 /// cache keys (pkg/worker/cache.js), so the rule has one implementation.
+#[cfg(feature = "edge")]
 #[wasm_bindgen(js_name = isSecretName)]
 pub fn is_secret_name(name: &str) -> bool {
     crate::redact::is_secret_name(name)

@@ -14,14 +14,11 @@ import { describe, test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Miniflare } from "miniflare";
 import { startFaultServer, tilePng } from "../server/fault-server.mjs";
-import { proxyModules } from "./modules.mjs";
+import { ROOT, WORKERD_WASM, proxyModules } from "./modules.mjs";
 
-const ROOT = fileURLToPath(new URL("../../", import.meta.url));
-const GEN = path.join(ROOT, "pkg/gen");
 // The proxy needs workerd's cross-request promise handling (a promise resolved from another
 // request's turn continues in its own request), the default from compatibility date 2024-10-14.
 const MIN_COMPATIBILITY_DATE = "2024-10-14";
@@ -90,7 +87,7 @@ const SECRETS = secretNames();
 let srv;
 let evil;
 before(async () => {
-  assert.ok(fs.existsSync(path.join(GEN, "tilefetch_bg.wasm")), `${GEN} is missing: build the wasm package first`);
+  assert.ok(fs.existsSync(WORKERD_WASM), `${WORKERD_WASM} is missing: build the wasm package first`);
   srv = await startFaultServer({ seed: 1 });
   evil = await startFaultServer({ seed: 2 });
 });

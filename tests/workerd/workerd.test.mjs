@@ -9,19 +9,16 @@
 import { describe, test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
-import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { Miniflare } from "miniflare";
 import { startFaultServer, tilePng } from "../server/fault-server.mjs";
+import { ROOT, WORKERD_WASM, workerdModules } from "./modules.mjs";
 
-const ROOT = fileURLToPath(new URL("../../", import.meta.url));
-const GEN = path.join(ROOT, "pkg/gen");
 const COMPATIBILITY_DATES = ["2024-09-23", "2026-04-01"];
 const FAST = { baseDelayMs: 10, maxDelayMs: 40 };
 
 let srv;
 before(async () => {
-  assert.ok(fs.existsSync(path.join(GEN, "tilefetch_bg.wasm")), `${GEN} is missing: build the wasm package first`);
+  assert.ok(fs.existsSync(WORKERD_WASM), `${WORKERD_WASM} is missing: build the wasm package first`);
   srv = await startFaultServer({ seed: 1 });
 });
 after(async () => {
@@ -41,12 +38,7 @@ for (const compatibilityDate of COMPATIBILITY_DATES) {
         // such a continuation in the waking request unless this flag is set (README: workerd).
         compatibilityFlags: compatibilityDate < "2024-10-14" ? ["handle_cross_request_promise_resolution"] : [],
         modulesRoot: ROOT, // module names are repo-relative, so the fixture's relative imports line up
-        modules: [
-          { type: "ESModule", path: path.join(ROOT, "tests/workerd/fixtures/worker.mjs") }, // the entry
-          { type: "ESModule", path: path.join(ROOT, "pkg/workerd.js") },
-          { type: "ESModule", path: path.join(GEN, "tilefetch.js") },
-          { type: "CompiledWasm", path: path.join(GEN, "tilefetch_bg.wasm") },
-        ],
+        modules: workerdModules("tests/workerd/fixtures/worker.mjs"),
       });
       await mf.ready;
     });
