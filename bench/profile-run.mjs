@@ -11,8 +11,9 @@ const [id, serverUrl, out] = process.argv.slice(2);
 const i = process.argv.indexOf("--tiles");
 const tiles = i >= 0 ? Number(process.argv[i + 1]) : 4000;
 const concurrency = 16;
-// Raw fetch runs without tilefetch loaded, so that every wasm module in its profile is fetch's.
-const tilefetch = id === "raw-fetch" ? null : await import("../pkg/node.js");
+// Raw fetch and the plain wrapper run without tilefetch loaded, so that every wasm module in
+// their profiles is fetch's.
+const tilefetch = CLIENTS[id].anchor === "tilefetch" ? await import("../pkg/node.js") : null;
 const client = CLIENTS[id].create({ tilefetch });
 const urls = (n, base) => Array.from({ length: n }, (_, k) => `${serverUrl}/tile/15/${16000 + (k % 40)}/${base + Math.floor(k / 40)}.png?run=profile`);
 

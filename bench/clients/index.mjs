@@ -3,6 +3,7 @@
 // retry configuration, as its docs recommend) and `create({ tilefetch })` -> `{ get(url, signal)
 // -> Promise<Uint8Array>, close?() }`.
 import * as rawFetch from "./raw-fetch.mjs";
+import * as plainWrapper from "./plain-wrapper.mjs";
 import * as naiveRetry from "./naive-retry.mjs";
 import * as ky from "./ky.mjs";
 import * as pRetry from "./p-retry.mjs";
@@ -15,6 +16,7 @@ import * as tilefetchClient32 from "./tilefetch-client32.mjs";
 
 export const CLIENTS = {
   "raw-fetch": rawFetch,
+  "plain-wrapper": plainWrapper,
   "naive-retry": naiveRetry,
   ky,
   "p-retry": pRetry,
