@@ -229,7 +229,9 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     process.stderr.write(`${where} (µs per call: raw fetch, plain wrapper, fetchTile)\n`);
     const row = (name, pick) => {
       const [a, w, b] = CLIENT_IDS.map((id) => (part.clients[id] ? pick(part.clients[id]) : NaN));
-      process.stderr.write(`  ${name.padEnd(40)} ${f(a).padStart(7)} ${f(w).padStart(7)} ${f(b).padStart(7)}  (+${f(b - a)} over raw, +${f(b - w)} over wrapper)\n`);
+      process.stderr.write(
+        `  ${name.padEnd(40)} ${f(a).padStart(7)} ${f(w).padStart(7)} ${f(b).padStart(7)}  (+${f(b - a)} over raw, +${f(b - w)} over wrapper)\n`,
+      );
     };
     for (const [name] of categories) row(name, (c) => c.usPerCall[name]);
     row("busy (all but idle)", (c) => c.busyUsPerCall);

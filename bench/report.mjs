@@ -409,7 +409,9 @@ if (!overhead) {
           fixed(s[id].ratio, 3),
           `${fixed(s[id].ratioRange[0], 2)}–${fixed(s[id].ratioRange[1], 2)}`,
           fixed(s[id].overheadUsPerCall, 1),
-          ...(cpu ? [fixed(s[id].cpuUsPerCall, 1), fixed(s[id].extraCpuUsPerCall, 1), wrapperCpu == null ? "–" : fixed(s[id].cpuUsPerCall - wrapperCpu, 1)] : []),
+          ...(cpu
+            ? [fixed(s[id].cpuUsPerCall, 1), fixed(s[id].extraCpuUsPerCall, 1), wrapperCpu == null ? "–" : fixed(s[id].cpuUsPerCall - wrapperCpu, 1)]
+            : []),
         ]),
       ),
     );
@@ -467,10 +469,27 @@ if (!profile) {
       cell(us(tf, name) - us(wrapper, name)),
     ]);
     const busy = (c) => (c ? c.busyUsPerCall : NaN);
-    rows.push(["**busy, all of it**", cell(busy(raw)), cell(busy(wrapper)), cell(busy(tf)), `**${cell(busy(tf) - busy(raw))}**`, `**${cell(busy(tf) - busy(wrapper))}**`]);
+    rows.push([
+      "**busy, all of it**",
+      cell(busy(raw)),
+      cell(busy(wrapper)),
+      cell(busy(tf)),
+      `**${cell(busy(tf) - busy(raw))}**`,
+      `**${cell(busy(tf) - busy(wrapper))}**`,
+    ]);
     const wall = (c) => (c ? c.wallMsPerCall * 1000 : NaN);
-    rows.push(["wall time per call (÷ concurrency: throughput)", cell(wall(raw)), cell(wall(wrapper)), cell(wall(tf)), cell(wall(tf) - wall(raw)), cell(wall(tf) - wall(wrapper))]);
-    return table(["where (self time, µs per call)", "raw fetch", label(OVERHEAD_TARGET.wrapper), "tilefetch fetchTile", "over raw fetch", "over the wrapper"], rows);
+    rows.push([
+      "wall time per call (÷ concurrency: throughput)",
+      cell(wall(raw)),
+      cell(wall(wrapper)),
+      cell(wall(tf)),
+      cell(wall(tf) - wall(raw)),
+      cell(wall(tf) - wall(wrapper)),
+    ]);
+    return table(
+      ["where (self time, µs per call)", "raw fetch", label(OVERHEAD_TARGET.wrapper), "tilefetch fetchTile", "over raw fetch", "over the wrapper"],
+      rows,
+    );
   };
   const wrapperRun = profile.clients[OVERHEAD_TARGET.wrapper];
   const clientsRun = wrapperRun ? `raw fetch, the ${label(OVERHEAD_TARGET.wrapper)} and \`fetchTile\`` : "raw fetch and `fetchTile`";
