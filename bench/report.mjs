@@ -506,7 +506,9 @@ if (!profile) {
     md.push("");
     md.push(`The same clients in headless Chromium, each in a fresh page after 400 tiles of warm-up, ${int(c.tiles)} tiles`);
     md.push("16 at a time under the same profiler (DevTools protocol). fetch's own work runs in the browser's network process;");
-    md.push("the page's part of it is the built-ins it calls, each its own row. Per call, medians of the rounds.");
+    md.push("the page's part of it is the built-ins it calls, each its own row. Per call, medians of the rounds. Part of what a");
+    md.push("built-in costs shows as the self time of the JS function that called it: for raw fetch and the wrapper that is their");
+    md.push("`get` (the harness row), for fetchTile the glue's `fetchWhole`, which calls fetch and reads the response.");
     md.push("");
     md.push(breakdown(c.clients));
   }
