@@ -44,13 +44,15 @@ const median = (xs) => {
 /**
  * Per client: median wall ms, median of the per-round ratio to `baseline`'s wall time, median
  * per-call wall overhead µs against it, and (with CPU samples) CPU µs per call and the extra
- * over the baseline.
+ * over the baseline and over `reference` (the plain JS wrapper), each the median of the
+ * differences within a round.
  */
-export function summarise(samples, { baseline = "raw-fetch", tiles }) {
+export function summarise(samples, { baseline = "raw-fetch", reference = "plain-wrapper", tiles }) {
   const base = samples[baseline];
+  const ref = samples[reference];
   const out = {};
   for (const [id, runs] of Object.entries(samples)) {
-    const pair = (f) => median(runs.map((s, i) => f(s, base[i])));
+    const pair = (f, other = base) => median(runs.map((s, i) => f(s, other[i])));
     out[id] = {
       wallMs: median(runs.map((s) => s.wallMs)),
       ratio: pair((s, b) => s.wallMs / b.wallMs),
@@ -58,6 +60,7 @@ export function summarise(samples, { baseline = "raw-fetch", tiles }) {
       overheadUsPerCall: pair((s, b) => ((s.wallMs - b.wallMs) * 1000) / tiles),
       cpuUsPerCall: runs[0].cpuUs == null ? null : median(runs.map((s) => s.cpuUs / tiles)),
       extraCpuUsPerCall: runs[0].cpuUs == null ? null : pair((s, b) => (s.cpuUs - b.cpuUs) / tiles),
+      extraCpuOverReferenceUsPerCall: runs[0].cpuUs == null || !ref ? null : pair((s, r) => (s.cpuUs - r.cpuUs) / tiles, ref),
     };
   }
   return out;

@@ -25,6 +25,10 @@ const tiles = opt("tiles", 4000);
 const rounds = opt("rounds", 3);
 const chromiumTiles = opt("chromium-tiles", 1500);
 const only = option("only", null);
+if (only !== null && only !== "node" && only !== "chromium") {
+  console.error(`--only takes node or chromium, not ${only}`);
+  process.exit(2);
+}
 const CLIENT_IDS = ["raw-fetch", "plain-wrapper", "tilefetch-fetchtile"];
 
 /** Where a profile node's code lives. The first match wins. */
@@ -49,7 +53,8 @@ export const CATEGORIES = [
 /**
  * Where a Chromium page's profile node's code lives. A frame without a URL that is not one of
  * V8's own ("(program)", "(garbage collector)") is a built-in the page called: fetch, Response,
- * Headers, AbortController/AbortSignal, timers, promises.
+ * Headers, AbortController/AbortSignal, timers, URL. V8 shows no frame of its own for promise
+ * reactions there: their cost is in the functions they run and in "(program)".
  */
 const builtIn = (names) => (f) => f.url === "" && !/^\(.*\)$/.test(f.functionName) && names.test(f.functionName);
 export const CHROMIUM_CATEGORIES = [
@@ -61,7 +66,6 @@ export const CHROMIUM_CATEGORIES = [
   ["AbortController / AbortSignal (built-ins)", builtIn(/^(AbortController|abort|signal|aborted|reason|any|addEventListener|removeEventListener)$/)],
   ["timers (built-ins)", builtIn(/^(setTimeout|clearTimeout)$/)],
   ["URL (built-in)", builtIn(/^(URL|href)$/)],
-  ["promises and microtasks", builtIn(/^(then|Promise|resolve|reject|\(microtask\)|runMicrotasks)$/)],
   ["other built-ins", builtIn(/./)],
   ["GC", (f) => f.functionName === "(garbage collector)"],
   ["native and runtime ((program))", (f) => f.functionName === "(program)"],
@@ -73,10 +77,9 @@ export const CHROMIUM_CATEGORIES = [
  * `writeLatin1String`, a builtin) counts where the JS that called it does, and a wasm frame of
  * one of `fetchWasm` (undici's llhttp parser, the wasm a raw-fetch run loads) counts as fetch.
  */
-export function selfTimeByCategory(profile, fetchWasm = new Set(), categories = CATEGORIES) {
-  // Node's built-ins are JS (undici, events): a native frame there counts where its caller does.
-  // Chromium's are C++, their own category.
-  const nativeToCaller = categories === CATEGORIES;
+export function selfTimeByCategory(profile, fetchWasm = new Set(), categories = CATEGORIES, { nativeToCaller = true } = {}) {
+  // Node's built-ins are JS (undici, events): a native frame there counts where its caller does
+  // (nativeToCaller). Chromium's are C++, categories of their own.
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const parent = new Map();
   for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
@@ -161,7 +164,7 @@ async function inChromium(serverUrl, count) {
         await context.close();
         fs.writeFileSync(path.join(OUT, "profile", `chromium-${id}-${r}.cpuprofile`), JSON.stringify(profile));
         if (errors.length) throw new Error(`page errors (${id}): ${errors.join("\n")}`);
-        runs[id].push({ wallMs, categories: selfTimeByCategory(profile, new Set(), CHROMIUM_CATEGORIES) });
+        runs[id].push({ wallMs, categories: selfTimeByCategory(profile, new Set(), CHROMIUM_CATEGORIES, { nativeToCaller: false }) });
       }
     }
   } finally {
@@ -200,14 +203,19 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     await server.stop();
   }
   for (const [id, wallMs, profile] of profiles) runs[id].push({ wallMs, categories: selfTimeByCategory(profile, fetchWasm) });
+  // With --only, the other platform's half is kept from the last run (with its own rounds).
   const previous = fs.existsSync(path.join(OUT, "profile.json")) ? JSON.parse(fs.readFileSync(path.join(OUT, "profile.json"), "utf8")) : {};
+  const kept = only === "chromium" ? previous.clients : only === "node" ? previous.chromium : true;
+  if (!kept) {
+    console.error(`--only ${only}: bench/out/profile.json has no ${only === "chromium" ? "Node" : "Chromium"} half to keep; run both`);
+    process.exit(1);
+  }
   const node =
     only === "chromium"
-      ? { clients: previous.clients, runs: previous.runs, tiles: previous.tiles, node: previous.node }
-      : { tiles, node: process.version, clients: Object.fromEntries(CLIENT_IDS.map((id) => [id, perCallOf(runs[id], CATEGORIES, tiles)])), runs };
+      ? { clients: previous.clients, runs: previous.runs, tiles: previous.tiles, node: previous.node, rounds: previous.rounds }
+      : { tiles, node: process.version, rounds, clients: Object.fromEntries(CLIENT_IDS.map((id) => [id, perCallOf(runs[id], CATEGORIES, tiles)])), runs };
   const result = {
     ...node,
-    rounds,
     concurrency: 16,
     chromium:
       only === "node"
@@ -215,6 +223,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
         : {
             version: chromium.version,
             tiles: chromium.tiles,
+            rounds,
             clients: Object.fromEntries(CLIENT_IDS.map((id) => [id, perCallOf(chromium.runs[id], CHROMIUM_CATEGORIES, chromium.tiles)])),
             runs: chromium.runs,
           },

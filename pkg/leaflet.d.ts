@@ -25,7 +25,10 @@ export type LeafletTileOptions = Omit<FetchTileOptions, "subdomains" | "referrer
  * fetchTile; tiles that leave the view (`tileunload`) or are dropped on zoom (`tileabort`) are
  * aborted whether in flight, queued or sleeping; a give-up calls `done(error)`, so `tileerror`
  * fires with the TileError as `error` (and `errorTileUrl` is shown when set); an empty tile
- * (`emptyOn`) loads as a transparent image.
+ * (`emptyOn`) loads as a transparent image. The tile element (`tileload`'s `tile`) is a
+ * `<canvas>` whose context is `"bitmaprenderer"` (so `getContext("2d")` on it is `null`; draw it
+ * with `drawImage` instead), or an `<img>` when `errorTileUrl` is set or `createImageBitmap` is
+ * missing.
  *
  * @param L the Leaflet namespace (`import L from "leaflet"` or `window.L`)
  */

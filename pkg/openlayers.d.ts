@@ -23,7 +23,9 @@ export interface OpenLayersTileOptions extends FetchTileOptions {
 
 /**
  * A `tileLoadFunction` for ol image tile sources (XYZ, OSM, WMTS, TileWMS, TileImage). Loads
- * through fetchTile and hands the tile's image a Blob object URL (revoked after load or error).
+ * through fetchTile; the tile gets a `<canvas>` drawn from `createImageBitmap` through
+ * `ImageTile#setImage` (without `createImageBitmap`, an `<img>` decoded from a Blob object URL,
+ * revoked after load or error).
  * A give-up always ends as TileState.ERROR (the TileError is on `tile.error`); an empty tile
  * (`emptyOn`, e.g. 204) as TileState.EMPTY.
  */

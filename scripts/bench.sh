@@ -5,7 +5,8 @@
 #   1. size      gzip -9 of the wasm, the glue, each adapter, each anchor bundled (bench/size.mjs)
 #   2. startup   import to first fetchTile call, Node and Chromium (bench/startup.mjs)
 #   3. overhead  healthy tiles, every client in alternating rounds, Node and Chromium (bench/overhead.mjs),
-#      and where a call's CPU time goes, raw fetch beside fetchTile, by V8's profiler (bench/profile.mjs)
+#      and where a call's CPU time goes, raw fetch, the plain JS wrapper and fetchTile, by V8's
+#      profiler in Node and in Chromium (bench/profile.mjs)
 #   4. fault     every client × 15 fault scenarios on loopback (bench/fault.mjs)
 #   5. mapview   OpenLayers, Leaflet and MapLibre in Chromium, own loader against the tilefetch
 #                adapter, 8 fault scenarios (bench/mapview.mjs)

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds the npm package in pkg/: the wasm module, its wasm-bindgen glue in pkg/gen/, then
-# wasm-opt -Oz from npm's binaryen. Prints the gzip -9 size of what users download.
+# Builds the npm package in pkg/: the wasm module twice (for browsers and Node; with the `edge`
+# feature for workerd), each with its wasm-bindgen glue in pkg/gen/, then wasm-opt -Oz from npm's
+# binaryen. Prints the gzip -9 size of what a page downloads and fails above SIZE_BUDGET_BYTES.
 #
 # The release module is built with nightly's build-std, panic=immediate-abort and std's
 # optimize_for_size: std's panic formatting and location strings are ~8 KB of gzip that no caller
