@@ -6,6 +6,7 @@
 import fs from "node:fs";
 import { Session } from "node:inspector/promises";
 import { CLIENTS } from "./clients/index.mjs";
+import { profileTiles } from "./profile-tiles.mjs";
 
 const [id, serverUrl, out] = process.argv.slice(2);
 const i = process.argv.indexOf("--tiles");
@@ -15,7 +16,7 @@ const concurrency = 16;
 // their profiles is fetch's.
 const tilefetch = CLIENTS[id].anchor === "tilefetch" ? await import("../pkg/node.js") : null;
 const client = CLIENTS[id].create({ tilefetch });
-const urls = (n, base) => Array.from({ length: n }, (_, k) => `${serverUrl}/tile/15/${16000 + (k % 40)}/${base + Math.floor(k / 40)}.png?run=profile`);
+const urls = (n, firstRow) => profileTiles(serverUrl, n, firstRow);
 
 async function run(list) {
   let next = 0;

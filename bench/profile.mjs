@@ -19,6 +19,7 @@ import { bundle, HERE, OUT, ROOT } from "./bundle.mjs";
 import { launchBrowser, startStaticServer } from "../tests/browser/helpers.mjs";
 import { median } from "./stats.mjs";
 import { option } from "./cli.mjs";
+import { profileTiles } from "./profile-tiles.mjs";
 
 const opt = (name, fallback) => Number(option(name, fallback));
 const tiles = opt("tiles", 4000);
@@ -124,7 +125,7 @@ async function inChromium(serverUrl, count) {
   const statics = await startStaticServer(ROOT, { allow: ["/pkg/", "/bench/"] });
   const browser = await launchBrowser();
   const runs = Object.fromEntries(CLIENT_IDS.map((id) => [id, []]));
-  const urls = (n, base) => Array.from({ length: n }, (_, k) => `${serverUrl}/tile/15/${16000 + (k % 40)}/${base + Math.floor(k / 40)}.png?run=profile`);
+  const urls = (n, firstRow) => profileTiles(serverUrl, n, firstRow);
   try {
     for (let r = 0; r < rounds; r++) {
       for (const id of r % 2 ? [...CLIENT_IDS].reverse() : CLIENT_IDS) {

@@ -354,12 +354,18 @@ mod tests {
         assert_eq!(g.admit(T0 + 1051.0), Verdict::Allow { probe: false });
     }
 
+    /// A gate that threshold-many answers of `code` at `T0` opened.
+    fn opened_by(code: u16) -> Gate {
+        let mut g = Gate::new("up.example", &CONFIG, T0);
+        for _ in 0..CONFIG.breaker.failure_threshold {
+            g.report(T0, false, status(code), 0.5);
+        }
+        g
+    }
+
     #[test]
     fn a_failed_probe_reopens_it_longer_up_to_the_cap() {
-        let mut g = Gate::new("up.example", &CONFIG, T0);
-        for _ in 0..3 {
-            g.report(T0, false, status(502), 0.5);
-        }
+        let mut g = opened_by(502);
         assert_eq!(g.admit(T0 + 1000.0), Verdict::Allow { probe: true });
         g.report(T0 + 1000.0, true, status(500), 0.5);
         assert_eq!(g.open_until(T0 + 1000.0), Some(T0 + 2500.0), "1.5 × 1000");
@@ -370,10 +376,7 @@ mod tests {
 
     #[test]
     fn a_probe_that_never_reports_frees_its_place_when_its_lease_ends() {
-        let mut g = Gate::new("up.example", &CONFIG, T0);
-        for _ in 0..3 {
-            g.report(T0, false, status(503), 0.5);
-        }
+        let mut g = opened_by(503);
         assert_eq!(g.admit(T0 + 1000.0), Verdict::Allow { probe: true });
         match g.admit(T0 + 1100.0) {
             Verdict::Refuse { reason: Refusal::Probe, wait_ms } => assert_eq!(wait_ms, 1000.0),
