@@ -68,21 +68,22 @@ run wasm-node cargo test --target wasm32-unknown-unknown --test wasm
 # 3 of 6 runs on 2026-12-01, and in 1 of 6 with Chromium's background networking off
 # (tests/webdriver.json: the flags tests/browser/helpers.mjs gives Chromium too; without them its
 # own connections to Google's hosts are refused by this closed network). A whole run takes about
-# 10 s, so a run is bounded at 45 s; one that reported no result is run again, at most five times
-# in all, and said so. A run that reports a result, passed or FAILED, is final: a failing test is
-# never retried.
+# 10 s, so a run is bounded at 45 s; one that reported no result is run again, at most eight times
+# in all, and said so (the worker run once took four: three ended at the runner's own 20 s with
+# "Loading Wasm module..." and no test run). A run that reports a result, passed or FAILED, is
+# final: a failing test is never retried.
 export WASM_BINDGEN_TEST_WEBDRIVER_JSON="$PWD/tests/webdriver.json"
 again_if_unreported() {
   local name=$1
   shift
   local rc=0
-  for attempt in 1 2 3 4 5; do
+  for attempt in 1 2 3 4 5 6 7 8; do
     rc=0
     run "$name" timeout 45 "$@" || rc=$?
     if [ "$rc" = 0 ] || grep -q '^test result: ' "$log/$name"; then
       return "$rc"
     fi
-    echo "-- $name reported no test result (exit $rc, attempt $attempt of 5)"
+    echo "-- $name reported no test result (exit $rc, attempt $attempt of 8)"
   done
   return "$rc"
 }
