@@ -274,7 +274,7 @@ impl Gate {
         match wait {
             Some(wait) if wait >= self.probe_lease_ms && self.host.is_answering(now_ms) => {
                 if status == 429 {
-                    Report::Throttled { wait_ms: None }
+                    Report::Throttled { wait_ms: None, too_many: true }
                 } else {
                     Report::Transient
                 }
@@ -283,9 +283,12 @@ impl Gate {
                 if wait >= self.probe_lease_ms {
                     self.host.doubt_pause();
                 }
-                Report::Throttled { wait_ms: Some(wait.min(self.defaults.retry_after_max_ms)) }
+                Report::Throttled {
+                    wait_ms: Some(wait.min(self.defaults.retry_after_max_ms)),
+                    too_many: status == 429,
+                }
             }
-            None if status == 429 => Report::Throttled { wait_ms: None },
+            None if status == 429 => Report::Throttled { wait_ms: None, too_many: true },
             None => Report::Transient,
         }
     }

@@ -365,7 +365,12 @@ where
         // next attempt now, that attempt goes there after the backoff alone (pick_mirror skips
         // the paused host), and the header cannot end the call as rate-limited.
         let elsewhere = || (0..route.len()).any(|i| i != mirror && is_ready(&route[i], fx.clock.now_ms()));
-        let floor = retry_after_ms.filter(|_| !elsewhere()).map(|wait| wait.min(options.retry_after_max_ms));
+        // A Retry-After that taught the host's rate is not a floor either: the rate spaces the
+        // retry like every other attempt to that host.
+        let paced = || host.borrow().throttle_paced();
+        let floor = retry_after_ms
+            .filter(|_| !paced() && !elsewhere())
+            .map(|wait| wait.min(options.retry_after_max_ms));
         let delay = clamp_delay(floor.map_or(jittered, |floor| jittered.max(floor)));
         let now = fx.clock.now_ms();
         if !deadline.fits_sleep(now, delay) {
@@ -456,7 +461,10 @@ fn judge<B, C>(outcome: Attempt<B, C>, options: &Options, budget: f64, epoch_ms:
             Verdict::Retry { error, retry_after_ms } => {
                 let throttled = facts.status == 429 || (facts.status == 503 && retry_after_ms.is_some());
                 let report = if throttled {
-                    Report::Throttled { wait_ms: retry_after_ms.map(|w| w.min(options.retry_after_max_ms)) }
+                    Report::Throttled {
+                        wait_ms: retry_after_ms.map(|w| w.min(options.retry_after_max_ms)),
+                        too_many: facts.status == 429,
+                    }
                 } else {
                     Report::Transient
                 };
@@ -672,7 +680,7 @@ fn weigh_retry_after<C>(
     if host.borrow().is_answering(now) {
         *retry_after_ms = None;
         *report = if failure.error.status() == Some(429) {
-            Report::Throttled { wait_ms: None }
+            Report::Throttled { wait_ms: None, too_many: true }
         } else {
             Report::Transient
         };

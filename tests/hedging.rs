@@ -204,7 +204,7 @@ fn a_hedge_takes_over_its_attempts_slot_and_none_goes_without_a_retry_token_or_t
             .as_mut()
             .poll(&mut std::task::Context::from_waker(std::task::Waker::noop()))
             .is_pending());
-        h.borrow_mut().report(1_000.0, false, Report::Throttled { wait_ms: None }, 0.5);
+        h.borrow_mut().report(1_000.0, false, Report::Throttled { wait_ms: None, too_many: true }, 0.5);
         drop(taken);
     }
     assert!(h.borrow().rate().is_some());

@@ -666,7 +666,7 @@ fn a_retry_after_sends_the_retry_to_another_mirror_and_later_calls_skip_the_paus
     route[1].borrow_mut().report(
         both.now.get(),
         false,
-        Report::Throttled { wait_ms: Some(3_600_000.0) },
+        Report::Throttled { wait_ms: Some(3_600_000.0), too_many: true },
         0.5,
     );
     let g = gave_up(run_on(&both, &[], &route).0);
@@ -712,7 +712,7 @@ fn a_learned_rate_spaces_the_attempts_of_later_calls() {
     let mut waiting = Box::pin(slots.acquire());
     assert!(waiting.as_mut().poll(&mut Context::from_waker(Waker::noop())).is_pending());
     let now = world.now.get();
-    route[0].borrow_mut().report(now, false, Report::Throttled { wait_ms: None }, 0.5);
+    route[0].borrow_mut().report(now, false, Report::Throttled { wait_ms: None, too_many: true }, 0.5);
     drop((busy, waiting)); // every slot free again for the later calls
     assert_eq!(route[0].borrow().rate(), Some(9.0));
     let later = World::new((0..5).map(|_| (1.0, ok())).collect());

@@ -3,28 +3,37 @@
 //!
 //! What the host served in the second before its first 429 is often what the client happened to
 //! ask for (a map opening), or a token bucket's burst, not what the host can serve: taken as the
-//! limit it held a map at a fifth of its pace for the rest of the session. So a rate probes upward
-//! while no 429 comes: it holds for a second after the 429, then doubles each second (in tenths of
-//! a second) while it is below half the rate that was in force when the host last refused (the
-//! first 429 had none in force: no bound); from half of that on it grows by 1 request/s each
-//! second. A rate
-//! that no second 429 ever confirmed is forgotten after [`FORGET_UNCONFIRMED_MS`] of doubling;
-//! any rate after [`FORGET_MS`] without a 429.
+//! limit it held a map at a fifth of its pace for the rest of the session. So a rate probes
+//! upward while no 429 comes, the way TCP finds a path's capacity: after the first 429 it doubles
+//! every [`DOUBLING_MS`] (slow start; no bound is known yet); a later 429 refuses the rate in
+//! force, which becomes the ceiling, and the rate drops to what the host served (90 % of it, but
+//! not below half the refused rate: what was served in a second the client spent waiting says
+//! little); from there it closes half its distance to the ceiling every [`DOUBLING_MS`] and grows
+//! by 1 request/s each second, so it passes the ceiling slowly (BIC-TCP's binary search). A 429
+//! above the host's rate costs only the refused request: the loop does not pause a host whose
+//! rate it has learned. A rate that no second 429 ever confirmed is forgotten after
+//! [`FORGET_UNCONFIRMED_MS`] of doubling; any rate after [`FORGET_MS`] without a 429.
 
 const WINDOW_MS: f64 = 1000.0;
 const BUCKETS: usize = 10;
 const BUCKET_MS: f64 = WINDOW_MS / BUCKETS as f64;
 /// Fewer successes than this in the last second teach no rate.
 const MIN_SAMPLE: u32 = 5;
-/// After a 429, how long the rate grows only additively (the host has just said no).
-const QUIET_MS: f64 = 1000.0;
+/// After a 429, how long the rate holds (the other 429s of the same overload, what was in
+/// flight, arrive within it).
+const QUIET_MS: f64 = 250.0;
+/// How long the rate takes to double while it probes upward. A 429 answers a probe above the
+/// host's rate within one answer's time, and costs only the refused request (its retry waits
+/// for its Retry-After; the host is not paused), so probing is fast: from a burst-sized first
+/// estimate to a 100/s host's rate in about half a second.
+const DOUBLING_MS: f64 = 250.0;
 /// Doubling happens in steps of this length: the same growth however often the rate is asked.
-const STEP_MS: f64 = 100.0;
+const STEP_MS: f64 = DOUBLING_MS / 10.0;
 /// 2^(1/10): ten steps double the rate.
 const STEP_FACTOR: f64 = 1.071_773_462_536_293_2;
-/// Doubling this long past the quiet second without a 429 (32×) forgets a rate no second 429
+/// Doubling this long past the quiet time without a 429 (32×) forgets a rate no second 429
 /// confirmed: the host showed no limit near it.
-pub const FORGET_UNCONFIRMED_MS: f64 = 5000.0;
+pub const FORGET_UNCONFIRMED_MS: f64 = 5.0 * DOUBLING_MS;
 /// Any learned rate is forgotten after this long without a 429: a new one is learned if the host
 /// still limits.
 pub const FORGET_MS: f64 = 30_000.0;
@@ -105,16 +114,18 @@ impl AdaptiveRate {
             self.rate = None;
             return;
         }
-        if rate * 2.0 < self.ceiling {
-            // Doubling, in steps due by the clock alone (the same rate however often it is asked):
-            // at most FORGET_UNCONFIRMED_MS / STEP_MS steps, or until half the ceiling. A step is
-            // due at `next_step_at`, the time `next_slot` waits for at most.
-            while self.at_ms >= self.next_step_at() && rate * 2.0 < self.ceiling {
-                rate *= STEP_FACTOR;
-                self.steps += 1;
-            }
-        } else {
-            rate += dt / 1000.0; // +1 req/s per second
+        // Growth steps are due by the clock alone (the same rate however often it is asked), at
+        // `next_step_at`, the time `next_slot` waits for at most; after the quiet time.
+        while self.at_ms >= self.next_step_at() && rate < self.ceiling {
+            rate = if self.ceiling.is_infinite() {
+                rate * STEP_FACTOR
+            } else {
+                self.ceiling - (self.ceiling - rate) / STEP_FACTOR
+            };
+            self.steps += 1;
+        }
+        if self.ceiling.is_finite() {
+            rate += dt / 1000.0; // +1 req/s per second: past the ceiling, slowly
         }
         self.rate = Some(rate);
         self.tokens = (self.tokens + dt / 1000.0 * rate).min(burst(rate));
@@ -129,13 +140,12 @@ impl AdaptiveRate {
             return None;
         }
         let at = now_ms + (1.0 - self.tokens) / rate * 1000.0;
-        // Not past the next doubling step: the rate may be higher by then.
-        let quiet = now_ms - self.limited_at;
-        let doubling = self.fixed_burst.is_none() && quiet >= QUIET_MS && rate * 2.0 < self.ceiling;
-        Some(if doubling { at.min(self.next_step_at()) } else { at })
+        // Not past the next growth step: the rate may be higher by then.
+        let growing = self.fixed_burst.is_none() && rate < self.ceiling;
+        Some(if growing { at.min(self.next_step_at()) } else { at })
     }
 
-    /// When the next doubling step is due (monotonic ms).
+    /// When the next growth step is due (monotonic ms).
     fn next_step_at(&self) -> f64 {
         self.limited_at + QUIET_MS + STEP_MS * f64::from(self.steps + 1)
     }
@@ -155,31 +165,45 @@ impl AdaptiveRate {
     }
 
     /// A 429: the rate becomes 90 % of what the host served in the last second, if that is
-    /// enough to tell, and never more than the rate in force.
-    pub fn on_rate_limited(&mut self, now_ms: f64) {
+    /// enough to tell, and never more than the rate in force. Returns whether it was: the host
+    /// is serving, at a rate that now paces it.
+    pub fn on_rate_limited(&mut self, now_ms: f64) -> bool {
         if self.fixed_burst.is_some() {
-            return;
+            return false;
         }
         self.roll(now_ms);
         self.refill(now_ms);
         let served: u32 = self.successes.iter().sum();
         if served < MIN_SAMPLE {
-            return;
+            return false;
         }
-        let rate = f64::from(served) * 0.9;
+        let served = f64::from(served) * 0.9;
         self.tokens = 0.0;
         match self.rate {
             // The 429s of one overload (every request that was in flight) arrive together: the
-            // ones within the quiet second after the first may lower the rate, but they are not
-            // a refusal of the rate they taught.
-            Some(old) if now_ms - self.limited_at < QUIET_MS => self.rate = Some(old.min(rate)),
+            // ones within the quiet time after the first may lower the rate, but they are not a
+            // refusal of the rate they taught.
+            Some(old) if now_ms - self.limited_at < QUIET_MS => {
+                self.rate = Some(old.min(lowered(self.ceiling, served)));
+            }
             old => {
                 self.ceiling = old.unwrap_or(f64::INFINITY);
-                self.rate = Some(old.map_or(rate, |old| old.min(rate)));
+                self.rate = Some(old.map_or(served, |old| old.min(lowered(old, served))));
                 self.limited_at = now_ms;
                 self.steps = 0;
             }
         }
+        true
+    }
+}
+
+/// The rate after the host refused `refused`, having served `served` (already × 0.9) in the last
+/// second: what it served, but not below half the refused rate (multiplicative decrease).
+fn lowered(refused: f64, served: f64) -> f64 {
+    if refused.is_finite() {
+        served.max(refused / 2.0)
+    } else {
+        served
     }
 }
 
@@ -269,99 +293,124 @@ mod tests {
     }
 
     #[test]
-    fn holds_the_rate_for_a_second_after_the_429() {
-        let mut r = learned(10, 0.0); // 9 req/s
-        let sent = sent_between(&mut r, 0.0, 1000.0);
-        assert!((8..=10).contains(&sent), "{sent}");
-        assert!((r.rate().unwrap() - 9.0).abs() < 1e-9);
+    fn holds_the_rate_for_the_quiet_time_after_the_429() {
+        let mut r = learned(100, 0.0); // 90 req/s
+        let sent = sent_between(&mut r, 0.0, QUIET_MS);
+        assert!((21..=24).contains(&sent), "{sent}: 90/s for {QUIET_MS} ms");
+        assert!((r.rate().unwrap() - 90.0).abs() < 1e-9);
     }
 
     #[test]
-    fn then_doubles_each_second_while_no_429_comes() {
+    fn then_doubles_every_doubling_time_while_no_429_comes() {
         let mut r = learned(20, 0.0); // 18 req/s
-        r.next_slot(2000.0);
+        r.next_slot(QUIET_MS + DOUBLING_MS);
         let after_one = r.rate().unwrap();
         assert!((after_one - 36.0).abs() < 0.01, "{after_one}");
-        r.next_slot(3000.0);
+        r.next_slot(QUIET_MS + 2.0 * DOUBLING_MS);
         assert!((r.rate().unwrap() - 72.0).abs() < 0.01);
-        // Requests follow: about 18·2^t summed over the doubling seconds.
+        // Requests follow: about 18·2^(t/D) integrated over two doubling times, D·18·3/ln 2.
         let mut r = learned(20, 0.0);
-        let sent = sent_between(&mut r, 1000.0, 3000.0);
-        assert!((70..=90).contains(&sent), "{sent}");
+        let sent = sent_between(&mut r, QUIET_MS, QUIET_MS + 2.0 * DOUBLING_MS);
+        assert!((16..=24).contains(&sent), "{sent}");
     }
 
     #[test]
     fn growth_is_the_same_however_often_the_rate_is_asked() {
-        let mut often = learned(20, 0.0);
-        let mut t = 0.0;
-        while t < 3456.0 {
-            often.next_slot(t);
-            t += 7.0;
+        for (refused, at) in [(None, 1234.0), (Some(500), 2345.0)] {
+            let mut often = learned(20, 0.0);
+            let mut once = learned(20, 0.0);
+            if let Some(n) = refused {
+                for r in [&mut often, &mut once] {
+                    r.next_slot(1000.0);
+                    for _ in 0..n {
+                        r.on_success(1000.0);
+                    }
+                    r.on_rate_limited(1000.0);
+                }
+            }
+            let mut t = 1000.0;
+            while t < at {
+                often.next_slot(t);
+                t += 7.0;
+            }
+            often.next_slot(at);
+            once.next_slot(at);
+            let (a, b) = (often.rate().unwrap(), once.rate().unwrap());
+            assert!((a - b).abs() < 1e-6, "{a} vs {b}");
         }
-        often.next_slot(3456.0);
-        let mut once = learned(20, 0.0);
-        once.next_slot(3456.0);
-        assert_eq!(often.rate(), once.rate());
+    }
+
+    /// 18/s, then no 429 until `at`: the rate in force then, and the rate after the host refuses
+    /// it having served `served` in the last second.
+    fn refused_after_doubling(at: f64, served: u32) -> (f64, AdaptiveRate) {
+        let mut r = learned(20, 0.0);
+        r.next_slot(at);
+        let refused = r.rate().unwrap();
+        for _ in 0..served {
+            r.on_success(at);
+        }
+        r.on_rate_limited(at);
+        (refused, r)
     }
 
     #[test]
-    fn doubling_stops_at_half_the_rate_the_host_refused_then_grows_by_one_per_second() {
-        let mut r = learned(20, 0.0); // 18/s
-        r.next_slot(4000.0); // doubled three times: 144/s
-        for _ in 0..100 {
-            r.on_success(4000.0);
-        }
-        r.on_rate_limited(4000.0); // refused at 144/s: 90/s, ceiling 144
-        assert!((r.rate().unwrap() - 90.0).abs() < 0.01);
-        r.next_slot(10_000.0);
-        // 90 ≥ 144 / 2: no doubling, +1/s for 6 s.
-        assert!((r.rate().unwrap() - 96.0).abs() < 0.01, "{:?}", r.rate());
-        let mut low = learned(20, 0.0);
-        low.next_slot(4000.0);
-        for _ in 0..40 {
-            low.on_success(4000.0);
-        }
-        low.on_rate_limited(4000.0); // 36/s, ceiling 144: doubles to 72 (half of 144), then +1/s
-        low.next_slot(7000.0);
-        let r = low.rate().unwrap();
-        assert!((71.0..75.0).contains(&r), "{r}");
+    fn a_refused_rate_drops_to_what_was_served_but_not_below_half() {
+        let at = QUIET_MS + 3.0 * DOUBLING_MS; // doubled three times: 144/s
+        let (refused, r) = refused_after_doubling(at, 100);
+        assert!((refused - 144.0).abs() < 0.01, "{refused}");
+        assert!((r.rate().unwrap() - 90.0).abs() < 0.01, "90 % of the 100 served");
+        let (_, r) = refused_after_doubling(at, 20);
+        assert!((r.rate().unwrap() - 72.0).abs() < 0.01, "half of 144, not 90 % of 20");
+    }
+
+    #[test]
+    fn below_a_refused_rate_it_closes_half_the_distance_each_doubling_time_then_passes_slowly() {
+        let at = QUIET_MS + 3.0 * DOUBLING_MS;
+        let (_, mut r) = refused_after_doubling(at, 100); // 90/s, ceiling 144
+        r.next_slot(at + QUIET_MS); // held; +1/s per second all along
+        let held = r.rate().unwrap();
+        assert!((held - (90.0 + QUIET_MS / 1000.0)).abs() < 0.01, "{held}");
+        r.next_slot(at + QUIET_MS + DOUBLING_MS);
+        let one = r.rate().unwrap();
+        let expected = 144.0 - (144.0 - held) / 2.0 + DOUBLING_MS / 1000.0;
+        assert!((one - expected).abs() < 0.05, "{one} vs {expected}");
+        // Long after, it is past the ceiling by about 1/s per second, never by doubling.
+        r.next_slot(at + 10_000.0);
+        let late = r.rate().unwrap();
+        assert!((150.0..155.0).contains(&late), "{late}");
     }
 
     #[test]
     fn the_429s_of_one_overload_are_one_refusal() {
         let mut r = learned(20, 0.0); // 18/s
         for t in 1..12 {
-            r.on_rate_limited(f64::from(t) * 10.0); // the rest of what was in flight
+            r.on_rate_limited(f64::from(t) * (QUIET_MS / 12.0)); // the rest of what was in flight
         }
-        r.next_slot(3000.0);
-        assert!(r.rate().unwrap() > 60.0, "{:?}: still doubling", r.rate());
+        r.next_slot(QUIET_MS + 2.0 * DOUBLING_MS);
+        assert!(r.rate().unwrap() > 70.0, "{:?}: still doubling", r.rate());
     }
 
     #[test]
     fn an_unconfirmed_rate_is_forgotten_a_confirmed_one_after_thirty_quiet_seconds() {
         let mut r = learned(20, 0.0);
-        assert!(r.next_slot(1000.0 + FORGET_UNCONFIRMED_MS - 1.0).is_some() || r.rate().is_some());
-        assert_eq!(r.next_slot(1000.0 + FORGET_UNCONFIRMED_MS), None);
-        assert_eq!(r.rate(), None, "no second 429 in 5 s of doubling: the host showed no limit near it");
-        let mut c = learned(20, 0.0);
-        c.next_slot(2000.0);
-        for _ in 0..40 {
-            c.on_success(2000.0);
-        }
-        c.on_rate_limited(2000.0); // confirmed at 36/s
-        c.next_slot(2000.0 + FORGET_MS - 1.0);
+        assert!(r.next_slot(QUIET_MS + FORGET_UNCONFIRMED_MS - 1.0).is_some() || r.rate().is_some());
+        assert_eq!(r.next_slot(QUIET_MS + FORGET_UNCONFIRMED_MS), None);
+        assert_eq!(r.rate(), None, "no second 429 in 32× of doubling: the host showed no limit near it");
+        let (_, mut c) = refused_after_doubling(QUIET_MS + DOUBLING_MS, 40); // confirmed at 36/s
+        let at = QUIET_MS + DOUBLING_MS;
+        c.next_slot(at + FORGET_MS - 1.0);
         assert!(c.rate().is_some());
-        c.next_slot(2000.0 + FORGET_MS);
+        c.next_slot(at + FORGET_MS);
         assert_eq!(c.rate(), None);
     }
 
     #[test]
-    fn a_paced_request_never_waits_past_the_next_doubling_step() {
+    fn a_paced_request_never_waits_past_the_next_growth_step() {
         let mut r = learned(5, 0.0); // 4.5/s: a token every 222 ms
-        r.take(1000.0);
-        r.take(1000.0);
-        let at = r.next_slot(1000.0).unwrap();
-        assert!(at <= 1100.0, "{at}");
+        r.take(QUIET_MS);
+        r.take(QUIET_MS);
+        let at = r.next_slot(QUIET_MS).unwrap();
+        assert!(at <= QUIET_MS + STEP_MS, "{at}");
     }
 
     #[test]
@@ -398,7 +447,17 @@ mod tests {
         for i in 0..100 {
             r.on_success(100.0 + i as f64);
         }
-        r.on_rate_limited(300.0);
-        assert!(r.rate().unwrap() <= 9.3);
+        r.on_rate_limited(QUIET_MS / 2.0);
+        assert!(r.rate().unwrap() <= 9.0 * 1.001, "{:?}", r.rate());
+        // A refusal after the quiet time, too: never above the rate it refuses.
+        for i in 0..1000 {
+            r.on_success(QUIET_MS + f64::from(i) * 0.1);
+        }
+        let before = {
+            r.next_slot(QUIET_MS + 100.0);
+            r.rate().unwrap()
+        };
+        r.on_rate_limited(QUIET_MS + 100.0);
+        assert!(r.rate().unwrap() <= before, "{:?} > {before}", r.rate());
     }
 }

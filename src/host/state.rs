@@ -23,8 +23,8 @@ pub struct HostConfig {
     pub breaker: BreakerConfig,
     /// `retryBudget`: the retry budget's settings.
     pub budget: BudgetConfig,
-    /// `learnRate`: after a 429 while calls wait for the host's slots, space attempts at the rate
-    /// the host was seen to serve (see `rate`). Default true.
+    /// `learnRate`: after a 429 from a host that is serving, space attempts at the rate it was
+    /// seen to serve instead of pausing it (see `rate`). Default true.
     pub learn_rate: bool,
 }
 
@@ -75,6 +75,9 @@ pub enum Report {
     Throttled {
         /// The server's Retry-After in ms, clamped to `retryAfterMaxMs`; `None` without one.
         wait_ms: Option<f64>,
+        /// A 429 (a rate limit), not a 503 (unavailable): only a rate limit's Retry-After gives
+        /// way to a learned rate.
+        too_many: bool,
     },
     /// The caller aborted: nothing learned.
     Abandoned,
@@ -151,20 +154,14 @@ pub struct HostState {
     doubt_next: bool,
     /// When the host last answered with something other than a throttle or an error.
     answered_at: f64,
-    /// When the latest run of throttles began (429s within [`STORM_MS`] of its first are one).
-    storm_at: f64,
-    /// Whether that run followed an earlier one within [`RECUR_MS`].
-    storm_recurs: bool,
+    /// Whether the latest throttle taught or lowered the learned rate (see `report`).
+    throttle_paced: bool,
     version: u64,
     watchers: Vec<Waker>,
 }
 
 /// How recent an answer must be to contradict a throttle (see [`HostState::is_answering`]).
 pub const EVIDENCE_WINDOW_MS: f64 = 2_000.0;
-/// Throttles within this long of the first of a run are one overload (what was in flight).
-pub const STORM_MS: f64 = 1_000.0;
-/// A run of throttles this soon after the previous one's start says the overload persists.
-pub const RECUR_MS: f64 = 10_000.0;
 
 /// A host's state as the calls to it share it.
 pub type SharedHost = Rc<RefCell<HostState>>;
@@ -182,10 +179,9 @@ impl HostState {
             learn_rate: config.learn_rate,
             paused_until: f64::NEG_INFINITY,
             doubtful_pause: false,
+            throttle_paced: false,
             doubt_next: false,
             answered_at: f64::NEG_INFINITY,
-            storm_at: f64::NEG_INFINITY,
-            storm_recurs: false,
             version: 0,
             watchers: Vec::new(),
         }
@@ -252,6 +248,12 @@ impl HostState {
         self.doubt_next = true;
     }
 
+    /// Whether the latest throttle was taken by the learned rate (the host was serving: the rate
+    /// spaces every attempt, the refused call's retry too) rather than as a pause.
+    pub fn throttle_paced(&self) -> bool {
+        self.throttle_paced
+    }
+
     /// Whether the pause now in force may be lifted by the host's next answer.
     pub fn pause_is_doubtful(&self) -> bool {
         self.doubtful_pause
@@ -275,27 +277,23 @@ impl HostState {
             Report::Transient => {
                 self.breaker.on_failure(now_ms, probe, unit);
             }
-            Report::Throttled { wait_ms } => {
+            Report::Throttled { wait_ms, too_many } => {
                 self.breaker.on_success(now_ms, probe);
-                // A rate is learned from an overload that persists: while calls wait for this
-                // host's slots (the client sends as fast as it may, so what the host served is
-                // what it can serve), from a second run of 429s within RECUR_MS (the pause did not
-                // cure it), or while a learned rate paces the host (calls wait on it, not for
-                // slots). One run with nobody waiting (a map's view overflowing a burst allowance)
-                // is covered by the pause its Retry-After sets: a rate learned from it held every
-                // later pan to that burst.
-                if now_ms - self.storm_at >= STORM_MS {
-                    self.storm_recurs = now_ms - self.storm_at <= RECUR_MS;
-                    self.storm_at = now_ms;
-                }
-                let persists = self.slots.queued() > 0 || self.storm_recurs || self.rate.rate().is_some();
-                if self.learn_rate && persists {
-                    self.rate.on_rate_limited(now_ms);
-                }
+                // A rate is learned from any throttle of a host that served a few requests in the
+                // last second (what it served is the first estimate); one learned from a burst
+                // allowance (a map's view overflowing it) probes upward within a second and is
+                // forgotten unless the host refuses again (see `rate`).
+                let paced = self.learn_rate && self.rate.on_rate_limited(now_ms) && too_many;
                 // Only the throttle the loop has just doubted sets a doubtful pause; a pause set by
                 // a believed header is not lifted by an answer.
                 let doubted = std::mem::take(&mut self.doubt_next);
-                if let Some(wait) = wait_ms {
+                // A 429 that taught or lowered the rate came from a host that is serving
+                // (what it served in the last second is the rate): the rate spaces every call's
+                // attempts, and the Retry-After floors only the refused call's retry. A host-wide
+                // pause on top would stop a host that serves 100 requests/s for a second at each
+                // refusal of a probe above its rate.
+                self.throttle_paced = paced;
+                if let Some(wait) = wait_ms.filter(|_| !paced) {
                     let until = now_ms + wait;
                     if until > self.paused_until {
                         self.paused_until = until;
@@ -376,11 +374,11 @@ mod tests {
     #[test]
     fn retry_after_pauses_the_host_and_keeps_the_latest_end() {
         let mut h = host();
-        let change = h.report(100.0, false, Report::Throttled { wait_ms: Some(1000.0) }, 0.5);
+        let change = h.report(100.0, false, Report::Throttled { wait_ms: Some(1000.0), too_many: true }, 0.5);
         assert_eq!(change, Some(Change::Pause { until_ms: 1100.0 }));
         assert_eq!(h.decide(500.0), Decision::WaitUntil(1100.0, Hold::Pause));
         assert_eq!(
-            h.report(200.0, false, Report::Throttled { wait_ms: Some(100.0) }, 0.5),
+            h.report(200.0, false, Report::Throttled { wait_ms: Some(100.0), too_many: true }, 0.5),
             None,
             "a shorter pause does not shorten it"
         );
@@ -397,75 +395,73 @@ mod tests {
     }
 
     #[test]
-    fn a_429_teaches_a_rate_only_while_calls_wait_for_a_slot() {
-        let mut h = host();
-        for i in 0..20 {
-            h.report(i as f64, false, Report::Alive, 0.5);
-        }
-        h.report(50.0, false, Report::Throttled { wait_ms: Some(1000.0) }, 0.5);
-        assert_eq!(h.rate(), None, "nobody waits: a burst the pause covers, not a rate");
-        let saturated = saturate(&h);
-        h.report(60.0, false, Report::Throttled { wait_ms: Some(1000.0) }, 0.5);
-        assert_eq!(h.rate(), Some(18.0));
-        drop(saturated);
-        // Paced (nobody waits for a slot: calls wait on the rate), the rate has doubled to 72/s
-        // when the host refuses again: that 429 lowers it to what was served.
-        for i in 0..30 {
-            h.report(2_100.0 + f64::from(i) * 30.0, false, Report::Alive, 0.5);
-        }
-        h.report(3_060.0, false, Report::Throttled { wait_ms: None }, 0.5);
-        assert_eq!(h.rate(), Some(27.0));
-    }
-
-    #[test]
-    fn a_second_run_of_429s_teaches_a_rate_without_a_slot_queue() {
+    fn a_429_from_a_serving_host_teaches_a_rate_instead_of_a_pause() {
         let mut h = host();
         for i in 0..20 {
             h.report(f64::from(i), false, Report::Alive, 0.5);
         }
-        for t in [50.0, 55.0, 400.0] {
-            h.report(t, false, Report::Throttled { wait_ms: Some(1000.0) }, 0.5);
+        let change = h.report(50.0, false, Report::Throttled { wait_ms: Some(1000.0), too_many: true }, 0.5);
+        assert_eq!(h.rate(), Some(18.0), "90 % of the 20 served in the last second");
+        assert!(h.throttle_paced());
+        assert_eq!((change, h.paused_until(50.0)), (None, None), "the rate spaces attempts; no pause");
+        assert!(matches!(h.decide(50.0), Decision::WaitUntil(_, Hold::Rate)), "no token right after the 429");
+        // Paced, the rate has grown when the host refuses again: that 429 lowers it to what was
+        // served, not below half the refused rate.
+        for i in 0..30 {
+            h.report(500.0 + f64::from(i) * 15.0, false, Report::Alive, 0.5);
         }
-        assert_eq!(h.rate(), None, "one run of 429s: the pause covers it");
-        for i in 0..20 {
-            h.report(1_100.0 + f64::from(i), false, Report::Alive, 0.5);
-        }
-        h.report(1_200.0, false, Report::Throttled { wait_ms: Some(1000.0) }, 0.5);
-        assert_eq!(h.rate(), Some(18.0), "the overload came back after the pause");
-        let mut late = host();
-        for i in 0..20 {
-            late.report(f64::from(i), false, Report::Alive, 0.5);
-        }
-        late.report(50.0, false, Report::Throttled { wait_ms: None }, 0.5);
-        for i in 0..20 {
-            late.report(20_000.0 + f64::from(i), false, Report::Alive, 0.5);
-        }
-        late.report(20_050.0, false, Report::Throttled { wait_ms: None }, 0.5);
-        assert_eq!(late.rate(), None, "runs 20 s apart are two bursts, not one overload");
+        h.decide(1_000.0);
+        let refused = h.rate().unwrap();
+        h.report(1_000.0, false, Report::Throttled { wait_ms: Some(1000.0), too_many: true }, 0.5);
+        assert_eq!(h.rate(), Some(27.0_f64.max(refused / 2.0)));
+        assert!(h.throttle_paced() && h.paused_until(1_000.0).is_none());
     }
 
     #[test]
-    fn after_the_pause_the_learned_rate_spaces_attempts() {
+    fn a_429_from_a_host_that_serves_nothing_pauses_it() {
+        let mut h = host();
+        for i in 0..4 {
+            h.report(f64::from(i), false, Report::Alive, 0.5);
+        }
+        let change = h.report(50.0, false, Report::Throttled { wait_ms: Some(1000.0), too_many: true }, 0.5);
+        assert_eq!(h.rate(), None, "4 served: too few to tell a rate (a quota, an outage)");
+        assert!(!h.throttle_paced());
+        assert_eq!(change, Some(Change::Pause { until_ms: 1050.0 }));
+        assert!(matches!(h.decide(60.0), Decision::WaitUntil(1050.0, Hold::Pause)));
+        let mut off =
+            HostState::new("a.example", &HostConfig { learn_rate: false, ..HostConfig::DEFAULT }, 0.0);
+        for i in 0..20 {
+            off.report(f64::from(i), false, Report::Alive, 0.5);
+        }
+        off.report(50.0, false, Report::Throttled { wait_ms: Some(1000.0), too_many: true }, 0.5);
+        assert_eq!((off.rate(), off.paused_until(50.0)), (None, Some(1050.0)), "learnRate: false pauses");
+        let mut unavailable = host();
+        for i in 0..20 {
+            unavailable.report(f64::from(i), false, Report::Alive, 0.5);
+        }
+        unavailable.report(50.0, false, Report::Throttled { wait_ms: Some(1000.0), too_many: false }, 0.5);
+        assert_eq!(unavailable.paused_until(50.0), Some(1050.0), "a 503's Retry-After still pauses");
+    }
+
+    #[test]
+    fn after_a_429_the_learned_rate_spaces_attempts_and_doubles() {
         let mut h = host();
         for i in 0..20 {
-            h.report(i as f64, false, Report::Alive, 0.5);
+            h.report(f64::from(i), false, Report::Alive, 0.5);
         }
-        let saturated = saturate(&h);
-        h.report(50.0, false, Report::Throttled { wait_ms: Some(1000.0) }, 0.5);
-        drop(saturated);
+        h.report(50.0, false, Report::Throttled { wait_ms: Some(1000.0), too_many: true }, 0.5);
         assert_eq!(h.rate(), Some(18.0));
-        assert!(matches!(h.decide(1050.0), Decision::Go { .. }), "tokens refilled during the pause");
-        let mut went = 1;
-        let mut now = 1050.0;
-        while now < 2050.0 {
+        let mut went = 0;
+        let mut now = 50.0;
+        while now < 1050.0 {
             match h.decide(now) {
                 Decision::Go { .. } => went += 1,
                 Decision::WaitUntil(at, Hold::Rate) => now = at,
                 other => panic!("{other:?}"),
             }
         }
-        // The pause was the rate's quiet second: it doubles over this one, 18 → 36 (∫ ≈ 26).
-        assert!((24..=30).contains(&went), "{went} in the second after the pause");
+        // Held at 18/s for 250 ms, then doubling every 250 ms: 18 → 144 (∫ ≈ 4.5 + 45).
+        assert!((42..=56).contains(&went), "{went} in the second after the 429");
     }
 
     #[test]
@@ -494,11 +490,11 @@ mod tests {
     #[test]
     fn a_doubtful_pause_is_lifted_by_the_next_answer_and_a_believed_one_is_not() {
         let mut h = HostState::new("a.example", &HostConfig::DEFAULT, 0.0);
-        h.report(0.0, false, Report::Throttled { wait_ms: Some(60_000.0) }, 0.5);
+        h.report(0.0, false, Report::Throttled { wait_ms: Some(60_000.0), too_many: true }, 0.5);
         h.report(100.0, false, Report::Alive, 0.5);
         assert_eq!(h.paused_until(100.0), Some(60_000.0), "a plausible pause stays");
         h.doubt_pause();
-        h.report(200.0, false, Report::Throttled { wait_ms: Some(60_000.0) }, 0.5);
+        h.report(200.0, false, Report::Throttled { wait_ms: Some(60_000.0), too_many: true }, 0.5);
         assert!(h.paused_until(300.0).is_some());
         h.report(300.0, false, Report::Alive, 0.5);
         assert_eq!(h.paused_until(300.0), None, "the answer contradicts the header");
@@ -510,7 +506,7 @@ mod tests {
     fn a_hedge_goes_only_to_a_closed_unpaused_unpaced_host() {
         let mut h = HostState::new("a.example", &HostConfig::DEFAULT, 0.0);
         assert!(h.admit_hedge(0.0));
-        h.report(0.0, false, Report::Throttled { wait_ms: Some(1_000.0) }, 0.5);
+        h.report(0.0, false, Report::Throttled { wait_ms: Some(1_000.0), too_many: true }, 0.5);
         assert!(!h.admit_hedge(500.0), "paused");
         let mut h = HostState::new("a.example", &HostConfig::DEFAULT, 0.0);
         for t in 0..40 {
@@ -523,7 +519,7 @@ mod tests {
             h.report(f64::from(t) * 25.0, false, Report::Alive, 0.5);
         }
         let _saturated = saturate(&h);
-        h.report(1_000.0, false, Report::Throttled { wait_ms: None }, 0.5);
+        h.report(1_000.0, false, Report::Throttled { wait_ms: None, too_many: true }, 0.5);
         assert!(h.rate().is_some(), "a 429 taught a rate");
         assert!(!h.admit_hedge(1_001.0), "paced by a learned rate");
     }

@@ -25,8 +25,13 @@ use tilefetch::Options;
 pub enum Reply {
     Ok,
     Status(u16),
+    /// A 429 with `Retry-After` in seconds.
+    Throttle(u32),
     Hang,
 }
+
+/// A server that answers each request by the time it is sent: (ms until the answer, the answer).
+pub type Server = Box<dyn FnMut(f64) -> (f64, Reply)>;
 
 /// The virtual world: a clock, the times pending futures wait for, the caller's abort time and
 /// the scripted replies, one per request in the order they are sent.
@@ -39,6 +44,8 @@ pub struct Sim {
     pub requests: RefCell<Vec<(usize, f64, &'static str)>>,
     /// Per request: whether the loop sent it as a hedge (past the local HTTP cache).
     pub hedged: RefCell<Vec<bool>>,
+    /// Answers requests when the script is empty.
+    pub server: RefCell<Option<Server>>,
 }
 
 impl Sim {
@@ -50,7 +57,15 @@ impl Sim {
             script: RefCell::new(script.into()),
             requests: RefCell::default(),
             hedged: RefCell::default(),
+            server: RefCell::default(),
         }
+    }
+
+    /// A world whose requests a server model answers.
+    pub fn serving(server: Server) -> Sim {
+        let sim = Sim::new(Vec::new());
+        *sim.server.borrow_mut() = Some(server);
+        sim
     }
 
     /// Pending until `at`; registers `at` as a time to move the clock to.
@@ -158,6 +173,11 @@ impl Future for Request<'_> {
             Some(Reply::Status(code)) => {
                 Attempt::Response(facts(code, "text/plain", b"busy"), b"busy".to_vec())
             }
+            Some(Reply::Throttle(seconds)) => {
+                let mut facts = facts(429, "text/plain", b"slow down");
+                facts.retry_after = Some(seconds.to_string());
+                Attempt::Response(facts, b"slow down".to_vec())
+            }
             // A hang, or an answer slower than the attempt's budget.
             _ => Attempt::TimedOut,
         })
@@ -193,9 +213,13 @@ impl Transport for Sim {
         _bust: bool,
         hedge: bool,
     ) -> impl Future<Output = Attempt<Vec<u8>, &'static str>> {
-        let (took, reply) = self.script.borrow_mut().pop_front().expect("more requests than scripted");
-        self.hedged.borrow_mut().push(hedge);
         let now = self.now.get();
+        let scripted = self.script.borrow_mut().pop_front();
+        let (took, reply) = scripted.unwrap_or_else(|| {
+            let mut server = self.server.borrow_mut();
+            server.as_mut().expect("more requests than scripted")(now)
+        });
+        self.hedged.borrow_mut().push(hedge);
         let mut requests = self.requests.borrow_mut();
         requests.push((mirror, now, "in flight"));
         let late = matches!(reply, Reply::Hang) || took > timeout_ms;

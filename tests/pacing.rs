@@ -1,0 +1,110 @@
+//! A rate-limited host on the concurrent virtual clock: a token bucket server (the fault
+//! benchmark's `bucket-429` scenario: 100 requests/s, a burst of 20, `429 + Retry-After: 1`
+//! when empty), 400 tiles asked 32 at a time, the default host settings. The benchmark measures
+//! the real run against its target; this world checks the mechanism it relies on, without the
+//! noise of a real clock: the rate learned from the 429s lets the tiles go at close to the
+//! server's pace, with few refusals.
+
+mod sim;
+
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+
+use sim::*;
+use tilefetch::host::HostConfig;
+use tilefetch::retry::{fetch_with_retries, Runtime};
+use tilefetch::Options;
+
+const TILES: usize = 400;
+const CONCURRENCY: usize = 32;
+const RATE: f64 = 100.0;
+const BURST: f64 = 20.0;
+/// How long the server takes to answer (loopback).
+const ANSWER_MS: f64 = 2.0;
+
+/// What a run measured: when 95 % of the tiles were delivered (ms from the start), requests sent,
+/// tiles delivered, and the times of the refusals.
+struct Paced {
+    ms_to_95: f64,
+    requests: usize,
+    delivered: usize,
+    refused_at: Vec<f64>,
+}
+
+fn bucket_run(max_concurrent: usize) -> Paced {
+    let refused_at = Rc::new(RefCell::new(Vec::new()));
+    let bucket = Rc::new(Cell::new((BURST, 0.0_f64))); // (tokens, last refill)
+    let (log, state) = (refused_at.clone(), bucket.clone());
+    let sim = Sim::serving(Box::new(move |now| {
+        let (tokens, last) = state.get();
+        let tokens = (tokens + (now - last) / 1000.0 * RATE).min(BURST);
+        if tokens >= 1.0 {
+            state.set((tokens - 1.0, now));
+            (ANSWER_MS, Reply::Ok)
+        } else {
+            state.set((tokens, now));
+            log.borrow_mut().push(now);
+            (ANSWER_MS, Reply::Throttle(1))
+        }
+    }));
+    let start = sim.now.get();
+    let host = host("tiles.test", &HostConfig { max_concurrent, ..HostConfig::DEFAULT });
+    let fx = Runtime { transport: &sim, clock: &sim, sleeper: &sim, random: &sim, cancel: &sim };
+    let options = Options::parse(&[]).unwrap();
+    let route = std::slice::from_ref(&host);
+    let next = Cell::new(0);
+    let ends = RefCell::new(Vec::new());
+    let workers = (0..CONCURRENCY)
+        .map(|_| {
+            let (sim, fx, options, next, ends) = (&sim, &fx, &options, &next, &ends);
+            async move {
+                while next.get() < TILES {
+                    next.set(next.get() + 1);
+                    let started = sim.now.get();
+                    if fetch_with_retries(options, route, fx, started, |_| {}).await.is_ok() {
+                        ends.borrow_mut().push(sim.now.get() - start);
+                    }
+                }
+            }
+        })
+        .collect();
+    block_on(&sim, all(workers));
+    let mut ends = ends.into_inner();
+    ends.sort_by(f64::total_cmp);
+    let need = (0.95 * TILES as f64).ceil() as usize;
+    let refused_at = refused_at.borrow().iter().map(|t| t - start).collect();
+    let requests = sim.requests.borrow().len();
+    Paced {
+        ms_to_95: ends.get(need - 1).copied().unwrap_or(f64::INFINITY),
+        requests,
+        delivered: ends.len(),
+        refused_at,
+    }
+}
+
+/// The default client: 16 slots per host, so half of the 32 calls queue for one.
+#[test]
+fn a_token_bucket_host_is_served_near_its_pace() {
+    check_near_pace(bucket_run(HostConfig::DEFAULT.max_concurrent));
+}
+
+/// 32 slots: nobody queues, so the first 429s come from a burst that nobody waits behind.
+#[test]
+fn a_token_bucket_host_is_served_near_its_pace_with_a_slot_for_every_call() {
+    check_near_pace(bucket_run(CONCURRENCY));
+}
+
+fn check_near_pace(run: Paced) {
+    // A perfectly paced client has its 95th percentile tile after (0.95·N − burst) / rate.
+    let limit_ms = (0.95 * TILES as f64 - BURST) / RATE * 1000.0;
+    eprintln!(
+        "95 % after {:.0} ms (pacing limit {limit_ms:.0}), {} requests, {} delivered, refusals at {:?}",
+        run.ms_to_95,
+        run.requests,
+        run.delivered,
+        run.refused_at.iter().map(|t| t.round()).collect::<Vec<_>>()
+    );
+    assert_eq!(run.delivered, TILES);
+    assert!(run.requests as f64 <= 1.1 * TILES as f64, "{} requests", run.requests);
+    assert!(run.ms_to_95 <= 1.3 * limit_ms, "95 % after {:.0} ms", run.ms_to_95);
+}
