@@ -353,6 +353,19 @@ if (!fault) {
         lower,
         (v) => (v == null ? "never" : `${fixed(v / 1000, 2)} s`),
       );
+      // The recovery target ("tail" issue): 95 % of the tiles no later after the outage than the
+      // best other client that delivers as many.
+      for (const tf of TILEFETCH_IDS.filter((id) => runs[id])) {
+        const mine = runs[tf].outage.msTo95AfterOutage;
+        const others = ids.filter((id) => !isTilefetch(id) && runs[id]?.outage.msTo95AfterOutage != null && runs[id].correct >= runs[tf].correct);
+        const best = others.reduce((a, b) => (a && runs[a].outage.msTo95AfterOutage <= runs[b].outage.msTo95AfterOutage ? a : b), null);
+        if (best && (mine == null || mine > runs[best].outage.msTo95AfterOutage)) {
+          lose(
+            where,
+            `**target missed**: ${label(tf)} 95 % of the tiles ${mine == null ? "never" : `${fixed(mine / 1000, 2)} s`} after the outage, against ${label(best)}'s ${fixed(runs[best].outage.msTo95AfterOutage / 1000, 2)} s`,
+          );
+        }
+      }
       const series = ids.filter((id) => runs[id]).map((id) => ({ label: label(id), per100ms: runs[id].outage.per100ms }));
       fs.writeFileSync(path.join(HERE, "outage-requests.svg"), outagePlot(series, w, { title: `Requests per 100 ms, ${sc.title}` }));
       md.push("![requests per 100 ms during the outage, per client](outage-requests.svg)");
