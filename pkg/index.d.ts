@@ -143,12 +143,12 @@ export interface RetryInfo {
 
 export interface FetchTileOptions {
   /**
-   * Defaults for the timing fields. `"interactive"`: baseDelayMs 200, maxDelayMs 2000,
+   * Defaults for the timing fields. `"interactive"`: baseDelayMs 100, maxDelayMs 2000,
    * attemptTimeoutMs 4000, deadlineMs 6000. `"batch"`: 500, 30000, 60000, 180000.
    * @default "interactive"
    */
   preset?: "interactive" | "batch";
-  /** The first retry's backoff ceiling; it doubles per retry up to `maxDelayMs`. @default 200 (batch: 500) */
+  /** The first retry's backoff ceiling; it doubles per retry up to `maxDelayMs`. @default 100 (batch: 500) */
   baseDelayMs?: number;
   /** The cap of every backoff delay. @default 2000 (batch: 30000) */
   maxDelayMs?: number;

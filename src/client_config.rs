@@ -340,7 +340,7 @@ mod tests {
             c.options_for("tiles.example.com").with(&entries_of(&[("deadlineMs", n(3000.0))])).unwrap();
         assert_eq!((merged.base_delay_ms, merged.deadline_ms), (500.0, 3000.0));
         let other = c.options_for("elsewhere").with(&[]).unwrap();
-        assert_eq!(other.base_delay_ms, 200.0);
+        assert_eq!(other.base_delay_ms, 100.0);
     }
 
     #[test]

@@ -16,9 +16,11 @@ use crate::Error;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Preset {
     /// A person is looking at the map: a tile that is not there in ~6 s is a tile nobody waits
-    /// for. `baseDelayMs` 200 (a healthy tile takes 50–300 ms, so the first retry lands after a
-    /// blip, not into it), `maxDelayMs` 2000, `attemptTimeoutMs` 4000 (room for a slow tile and
-    /// still one retry), `deadlineMs` 6000.
+    /// for. `baseDelayMs` 100 (the first retry after 0–100 ms, full jitter: a tile that failed
+    /// once is back within a healthy tile's time; what protects a struggling server is the retry
+    /// budget, the breaker and Retry-After, not this delay: as AWS's SDKs, 100 ms for transient
+    /// errors), `maxDelayMs` 2000, `attemptTimeoutMs` 4000 (room for a slow tile and still one
+    /// retry), `deadlineMs` 6000.
     Interactive,
     /// Seeding, prefetching, offline packs: nobody is waiting, the server's health matters more.
     /// `baseDelayMs` 500, `maxDelayMs` 30000, `attemptTimeoutMs` 60000, `deadlineMs` 180000.
@@ -30,7 +32,7 @@ pub enum Preset {
 pub struct Options {
     /// `preset`: default `"interactive"`.
     pub preset: Preset,
-    /// `baseDelayMs`: the first retry's ceiling. Default from the preset (200 / 500).
+    /// `baseDelayMs`: the first retry's ceiling. Default from the preset (100 / 500).
     pub base_delay_ms: f64,
     /// `maxDelayMs`: the cap of every backoff delay. Default from the preset (2000 / 30000).
     pub max_delay_ms: f64,
@@ -256,7 +258,7 @@ impl Options {
     /// The defaults of `preset`, with nothing given explicitly.
     pub fn preset(preset: Preset) -> Options {
         let (base, max, attempt, deadline) = match preset {
-            Preset::Interactive => (200.0, 2000.0, 4000.0, 6000.0),
+            Preset::Interactive => (100.0, 2000.0, 4000.0, 6000.0),
             Preset::Batch => (500.0, 30_000.0, 60_000.0, 180_000.0),
         };
         let hedge = match preset {
@@ -548,7 +550,7 @@ mod tests {
         assert_eq!(o, Options::preset(Preset::Interactive));
         assert_eq!(
             (o.base_delay_ms, o.max_delay_ms, o.attempt_timeout_ms, o.deadline_ms),
-            (200.0, 2000.0, 4000.0, 6000.0)
+            (100.0, 2000.0, 4000.0, 6000.0)
         );
         assert_eq!(o.retry_on.iter().collect::<Vec<_>>(), vec![408, 425, 429, 500, 502, 503, 504]);
         assert_eq!(o.empty_on.iter().collect::<Vec<_>>(), vec![204]);

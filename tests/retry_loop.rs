@@ -13,7 +13,7 @@ use tilefetch::host::budget::BudgetConfig;
 use tilefetch::host::state::{Report, SharedHost};
 use tilefetch::host::{HostConfig, HostState};
 use tilefetch::ogc_exception::OgcException;
-use tilefetch::options::Value;
+use tilefetch::options::{Preset, Value};
 use tilefetch::platform::{Attempt, Cancel, Clock, Random, Sleep, Transport, Woke};
 use tilefetch::retry::{fetch_with_retries, Cause, Delivered, Event, GaveUp, RetryInfo, Runtime};
 use tilefetch::{Error, Options};
@@ -425,7 +425,7 @@ fn retry_after_is_clamped_by_retry_after_max_ms() {
 fn garbage_retry_after_falls_back_to_backoff() {
     let world = World::new(vec![(20.0, Reply::Status(429, &[("retry-after", "-3")], b"")), (20.0, ok())]);
     run(&world, &[none_jitter()]).0.unwrap();
-    assert_eq!(*world.sleeps.borrow(), vec![200.0]);
+    assert_eq!(*world.sleeps.borrow(), vec![Options::preset(Preset::Interactive).base_delay_ms]);
 }
 
 #[test]
