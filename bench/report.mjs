@@ -366,10 +366,12 @@ if (!fault) {
           );
         }
       }
-      const series = ids.filter((id) => runs[id]).map((id) => ({ label: label(id), per100ms: runs[id].outage.per100ms }));
-      fs.writeFileSync(path.join(HERE, "outage-requests.svg"), outagePlot(series, w, { title: `Requests per 100 ms, ${sc.title}` }));
-      md.push("![requests per 100 ms during the outage, per client](outage-requests.svg)");
-      md.push("");
+      if (sc.id === "outage") {
+        const series = ids.filter((id) => runs[id]).map((id) => ({ label: label(id), per100ms: runs[id].outage.per100ms }));
+        fs.writeFileSync(path.join(HERE, "outage-requests.svg"), outagePlot(series, w, { title: `Requests per 100 ms, ${sc.title}` }));
+        md.push("![requests per 100 ms during the outage, per client](outage-requests.svg)");
+        md.push("");
+      }
     }
   }
 }

@@ -24,6 +24,10 @@ export const SCENARIOS = [
   // 100 ms per answer (a realistic tile latency: 400 tiles at 32 in flight take ≥ 1.25 s), then
   // every request arriving in [250 ms, 3250 ms) of the workload gets 503 "outage".
   { id: "outage", title: "3 s outage (503) from 250 ms, then recovery; 100 ms per answer", params: { delay: "100" }, outage: { atMs: 250, ms: 3000 } },
+  // The same, half a second longer: a client retrying 1 s and then 2 s after a failure (p-retry's
+  // and fetch-retry's defaults) sends its retries into the 3 s outage's very end, and into this
+  // one's last half second; recovery is measured against an outage no schedule is tuned to.
+  { id: "outage-3500", title: "3.5 s outage (503) from 250 ms, then recovery; 100 ms per answer", params: { delay: "100" }, outage: { atMs: 250, ms: 3500 } },
   { id: "hang", title: "hang (p = 0.1)", params: { f: "hang", p: "0.1" } },
   { id: "reset", title: "reset mid-body (p = 0.1)", params: { f: "reset", p: "0.1" } },
   { id: "truncate", title: "truncated body (p = 0.1)", params: { f: "truncate", p: "0.1" } },
