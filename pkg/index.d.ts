@@ -63,7 +63,7 @@ export interface HostSettings {
     /** Retries always allowed per second, whatever the traffic. @default 10 */
     minPerSecond?: number;
   };
-  /** After a 429, space attempts at 90 % of the rate the host was seen to serve. @default true */
+  /** After a 429 from a host that is serving, space attempts at 90 % of the rate it was seen to serve, instead of pausing it for the Retry-After. @default true */
   learnRate?: boolean;
 }
 

@@ -274,7 +274,7 @@ impl Gate {
         match wait {
             Some(wait) if wait >= self.probe_lease_ms && self.host.is_answering(now_ms) => {
                 if status == 429 {
-                    Report::Throttled { wait_ms: None, too_many: true }
+                    Report::Throttled { wait_ms: None, too_many: true, sent_ms: now_ms }
                 } else {
                     Report::Transient
                 }
@@ -286,9 +286,10 @@ impl Gate {
                 Report::Throttled {
                     wait_ms: Some(wait.min(self.defaults.retry_after_max_ms)),
                     too_many: status == 429,
+                    sent_ms: now_ms,
                 }
             }
-            None if status == 429 => Report::Throttled { wait_ms: None, too_many: true },
+            None if status == 429 => Report::Throttled { wait_ms: None, too_many: true, sent_ms: now_ms },
             None => Report::Transient,
         }
     }

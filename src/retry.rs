@@ -365,12 +365,7 @@ where
         // next attempt now, that attempt goes there after the backoff alone (pick_mirror skips
         // the paused host), and the header cannot end the call as rate-limited.
         let elsewhere = || (0..route.len()).any(|i| i != mirror && is_ready(&route[i], fx.clock.now_ms()));
-        // A Retry-After that taught the host's rate is not a floor either: the rate spaces the
-        // retry like every other attempt to that host.
-        let paced = || host.borrow().throttle_paced();
-        let floor = retry_after_ms
-            .filter(|_| !paced() && !elsewhere())
-            .map(|wait| wait.min(options.retry_after_max_ms));
+        let floor = retry_after_ms.filter(|_| !elsewhere()).map(|wait| wait.min(options.retry_after_max_ms));
         let delay = clamp_delay(floor.map_or(jittered, |floor| jittered.max(floor)));
         let now = fx.clock.now_ms();
         if !deadline.fits_sleep(now, delay) {
@@ -440,7 +435,8 @@ enum Judged<B, C> {
     NotTile { report: Report, verdict: Result<(Failure<C>, Option<f64>), Failure<C>> },
 }
 
-fn judge<B, C>(outcome: Attempt<B, C>, options: &Options, budget: f64, epoch_ms: f64) -> Judged<B, C> {
+fn judge<B, C>(outcome: Attempt<B, C>, options: &Options, sent: &Sent, epoch_ms: f64) -> Judged<B, C> {
+    let budget = sent.budget;
     let (report, verdict) = match outcome {
         Attempt::Aborted => (Report::Abandoned, Err(Failure::of(Error::Aborted))),
         Attempt::TimedOut => {
@@ -464,6 +460,7 @@ fn judge<B, C>(outcome: Attempt<B, C>, options: &Options, budget: f64, epoch_ms:
                     Report::Throttled {
                         wait_ms: retry_after_ms.map(|w| w.min(options.retry_after_max_ms)),
                         too_many: facts.status == 429,
+                        sent_ms: sent.at_ms,
                     }
                 } else {
                     Report::Transient
@@ -645,12 +642,12 @@ fn landed<B, C>(
     clock: &impl Clock,
 ) -> (Sent, Judged<B, C>) {
     let now = clock.now_ms();
-    let mut judged = judge(outcome, options, sent.budget, clock.epoch_ms());
+    let mut judged = judge(outcome, options, &sent, clock.epoch_ms());
     let host = &route[sent.mirror];
     match &mut judged {
         Judged::Tile { .. } => host.borrow_mut().counters.attempt_latency.record(now - sent.at_ms),
-        Judged::NotTile { report, verdict: Ok((failure, retry_after_ms @ Some(_))) } => {
-            weigh_retry_after(report, failure, retry_after_ms, host, options, now);
+        Judged::NotTile { report, verdict: Ok((_, retry_after_ms @ Some(_))) } => {
+            weigh_retry_after(report, retry_after_ms, host, options, now);
         }
         Judged::NotTile { .. } => {}
     }
@@ -663,9 +660,8 @@ fn landed<B, C>(
 /// otherwise fail every tile of a healthy host). From a host that answers nothing else it is
 /// believed (a real quota): the call rejects `rate-limited` and the host pauses, until an answer
 /// in flight contradicts it.
-fn weigh_retry_after<C>(
+fn weigh_retry_after(
     report: &mut Report,
-    failure: &Failure<C>,
     retry_after_ms: &mut Option<f64>,
     host: &SharedHost,
     options: &Options,
@@ -679,10 +675,11 @@ fn weigh_retry_after<C>(
     }
     if host.borrow().is_answering(now) {
         *retry_after_ms = None;
-        *report = if failure.error.status() == Some(429) {
-            Report::Throttled { wait_ms: None, too_many: true }
-        } else {
-            Report::Transient
+        *report = match *report {
+            Report::Throttled { too_many: true, sent_ms, .. } => {
+                Report::Throttled { wait_ms: None, too_many: true, sent_ms }
+            }
+            _ => Report::Transient,
         };
     } else {
         host.borrow_mut().doubt_pause();

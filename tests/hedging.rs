@@ -6,7 +6,6 @@
 
 mod sim;
 
-use std::future::Future;
 
 use sim::*;
 use tilefetch::host::budget::BudgetConfig;
@@ -195,18 +194,13 @@ fn a_hedge_takes_over_its_attempts_slot_and_none_goes_without_a_retry_token_or_t
     for t in 0..40 {
         h.borrow_mut().report(f64::from(t) * 25.0, false, Report::Alive, 0.5);
     }
-    {
-        // A 429 teaches a rate while calls wait for the host's slots.
-        let slots = h.borrow().slots.clone();
-        let taken: Vec<_> = std::iter::from_fn(|| slots.try_acquire()).collect();
-        let mut waiting = std::pin::pin!(slots.acquire());
-        assert!(waiting
-            .as_mut()
-            .poll(&mut std::task::Context::from_waker(std::task::Waker::noop()))
-            .is_pending());
-        h.borrow_mut().report(1_000.0, false, Report::Throttled { wait_ms: None, too_many: true }, 0.5);
-        drop(taken);
-    }
+    // A 429 from a host that served 40 requests in the last second teaches it a rate.
+    h.borrow_mut().report(
+        1_000.0,
+        false,
+        Report::Throttled { wait_ms: None, too_many: true, sent_ms: 1_000.0 },
+        0.5,
+    );
     assert!(h.borrow().rate().is_some());
     let sim = Sim::new(vec![(400.0, Reply::Ok)]);
     let (out, events) = run(&sim, &[("hedge", n(100.0))], &[h]);

@@ -10,8 +10,9 @@
 //! not below half the refused rate: what was served in a second the client spent waiting says
 //! little); from there it closes half its distance to the ceiling every [`DOUBLING_MS`] and grows
 //! by 1 request/s each second, so it passes the ceiling slowly (BIC-TCP's binary search). A 429
-//! above the host's rate costs only the refused request: the loop does not pause a host whose
-//! rate it has learned. A rate that no second 429 ever confirmed is forgotten after
+//! above the host's rate costs only the refused request (its retry waits for its Retry-After):
+//! the loop does not pause a host whose 429 taught or lowered the rate (`HostState::report`). A
+//! rate that no second 429 ever confirmed is forgotten after
 //! [`FORGET_UNCONFIRMED_MS`] of doubling; any rate after [`FORGET_MS`] without a 429.
 
 const WINDOW_MS: f64 = 1000.0;
@@ -19,8 +20,8 @@ const BUCKETS: usize = 10;
 const BUCKET_MS: f64 = WINDOW_MS / BUCKETS as f64;
 /// Fewer successes than this in the last second teach no rate.
 const MIN_SAMPLE: u32 = 5;
-/// After a 429, how long the rate holds (the other 429s of the same overload, what was in
-/// flight, arrive within it).
+/// After a 429, how long the rate holds (the other 429s of the same overload arrive within it,
+/// or are of requests sent before it: see `on_rate_limited`).
 const QUIET_MS: f64 = 250.0;
 /// How long the rate takes to double while it probes upward. A 429 answers a probe above the
 /// host's rate within one answer's time, and costs only the refused request (its retry waits
@@ -50,8 +51,8 @@ pub struct AdaptiveRate {
     bucket: i64,
     /// When the last 429 that taught or lowered the rate came.
     limited_at: f64,
-    /// The rate in force when the host last refused (infinite when none was): doubling stops at
-    /// half of it.
+    /// The rate in force when the host last refused (infinite when none was, and the rate
+    /// doubles): the rate closes half its distance to it every doubling time.
     ceiling: f64,
     /// Doubling steps taken since `limited_at`.
     steps: u32,
@@ -164,10 +165,11 @@ impl AdaptiveRate {
         self.successes[self.bucket.rem_euclid(BUCKETS as i64) as usize] += 1;
     }
 
-    /// A 429: the rate becomes 90 % of what the host served in the last second, if that is
-    /// enough to tell, and never more than the rate in force. Returns whether it was: the host
-    /// is serving, at a rate that now paces it.
-    pub fn on_rate_limited(&mut self, now_ms: f64) -> bool {
+    /// A 429 for a request sent at `sent_ms`: the rate becomes 90 % of what the host served in
+    /// the last second, if that is enough to tell, but not below half the rate the request was
+    /// refused at (the one in force when it was sent), and never more than that. Returns
+    /// whether it did: the host is serving, at a rate that now paces it.
+    pub fn on_rate_limited(&mut self, now_ms: f64, sent_ms: f64) -> bool {
         if self.fixed_burst.is_some() {
             return false;
         }
@@ -180,20 +182,47 @@ impl AdaptiveRate {
         let served = f64::from(served) * 0.9;
         self.tokens = 0.0;
         match self.rate {
-            // The 429s of one overload (every request that was in flight) arrive together: the
-            // ones within the quiet time after the first may lower the rate, but they are not a
-            // refusal of the rate they taught.
-            Some(old) if now_ms - self.limited_at < QUIET_MS => {
+            // The 429s of one overload (every request that was in flight) arrive together, or,
+            // from a slow host, over more than the quiet time: a request sent before the last
+            // refusal, or refused within the quiet time after it, may lower the rate, but it is
+            // not a refusal of the rate that refusal taught.
+            Some(old) if sent_ms < self.limited_at || now_ms - self.limited_at < QUIET_MS => {
                 self.rate = Some(old.min(lowered(self.ceiling, served)));
             }
-            old => {
-                self.ceiling = old.unwrap_or(f64::INFINITY);
-                self.rate = Some(old.map_or(served, |old| old.min(lowered(old, served))));
+            Some(_) => {
+                let refused = self.rate_when(sent_ms);
+                self.ceiling = refused;
+                self.rate = Some(refused.min(lowered(refused, served)));
+                self.limited_at = now_ms;
+                self.steps = 0;
+            }
+            None => {
+                self.rate = Some(served);
                 self.limited_at = now_ms;
                 self.steps = 0;
             }
         }
         true
+    }
+
+    /// The rate that was in force at `at_ms` (no later than now): the current one with the
+    /// growth steps taken since undone. Every step since the last refusal grew the rate the same
+    /// way, toward the same ceiling; the +1/s of the additive growth is not undone (a rate
+    /// refused at most a second or two after it was in force).
+    fn rate_when(&self, at_ms: f64) -> f64 {
+        let Some(rate) = self.rate else { return f64::INFINITY };
+        let first_step_at = self.limited_at + QUIET_MS + STEP_MS;
+        let steps_by = if at_ms < first_step_at { 0 } else { ((at_ms - first_step_at) / STEP_MS) as u32 + 1 };
+        let undone = self.steps.saturating_sub(steps_by);
+        let mut rate = rate;
+        for _ in 0..undone {
+            rate = if self.ceiling.is_infinite() {
+                rate / STEP_FACTOR
+            } else {
+                self.ceiling - (self.ceiling - rate) * STEP_FACTOR
+            };
+        }
+        rate
     }
 }
 
@@ -228,7 +257,7 @@ mod tests {
             r.take(0.0);
         }
         assert_eq!(r.next_slot(0.0), Some(100.0), "one token per 100 ms at 10/s");
-        r.on_rate_limited(50.0);
+        r.on_rate_limited(50.0, 50.0);
         r.on_success(60.0);
         assert_eq!(r.rate(), Some(10.0), "no 429 changes a configured rate");
         // Long after, no doubling and no forgetting: the bucket is full again, the rate the same.
@@ -256,7 +285,7 @@ mod tests {
         for i in 0..50 {
             r.on_success(500.0 + i as f64);
         }
-        r.on_rate_limited(600.0);
+        r.on_rate_limited(600.0, 600.0);
         assert_eq!(r.rate(), Some(45.0));
         // Right after the 429 there is no token: the next request waits 1/45 s.
         let next = r.next_slot(600.0).unwrap();
@@ -288,7 +317,7 @@ mod tests {
         for _ in 0..rate_per_s {
             r.on_success(at);
         }
-        r.on_rate_limited(at);
+        r.on_rate_limited(at, at);
         r
     }
 
@@ -325,7 +354,7 @@ mod tests {
                     for _ in 0..n {
                         r.on_success(1000.0);
                     }
-                    r.on_rate_limited(1000.0);
+                    r.on_rate_limited(1000.0, 1000.0);
                 }
             }
             let mut t = 1000.0;
@@ -349,7 +378,7 @@ mod tests {
         for _ in 0..served {
             r.on_success(at);
         }
-        r.on_rate_limited(at);
+        r.on_rate_limited(at, at);
         (refused, r)
     }
 
@@ -384,7 +413,8 @@ mod tests {
     fn the_429s_of_one_overload_are_one_refusal() {
         let mut r = learned(20, 0.0); // 18/s
         for t in 1..12 {
-            r.on_rate_limited(f64::from(t) * (QUIET_MS / 12.0)); // the rest of what was in flight
+            let at = f64::from(t) * (QUIET_MS / 12.0);
+            r.on_rate_limited(at, at); // the rest of what was in flight, within the quiet time
         }
         r.next_slot(QUIET_MS + 2.0 * DOUBLING_MS);
         assert!(r.rate().unwrap() > 70.0, "{:?}: still doubling", r.rate());
@@ -419,7 +449,7 @@ mod tests {
         for _ in 0..100 {
             r.on_success(0.0);
         }
-        r.on_rate_limited(5000.0);
+        r.on_rate_limited(5000.0, 5000.0);
         assert_eq!(r.rate(), None, "nothing served in the last second: no rate to learn");
     }
 
@@ -429,11 +459,11 @@ mod tests {
         for _ in 0..4 {
             r.on_success(0.0);
         }
-        r.on_rate_limited(10.0);
+        r.on_rate_limited(10.0, 10.0);
         assert_eq!(r.rate(), None);
         assert_eq!(r.next_slot(10.0), None);
         r.on_success(20.0);
-        r.on_rate_limited(30.0);
+        r.on_rate_limited(30.0, 30.0);
         assert_eq!(r.rate(), Some(4.5));
     }
 
@@ -443,11 +473,11 @@ mod tests {
         for _ in 0..10 {
             r.on_success(0.0);
         }
-        r.on_rate_limited(0.0);
+        r.on_rate_limited(0.0, 0.0);
         for i in 0..100 {
             r.on_success(100.0 + i as f64);
         }
-        r.on_rate_limited(QUIET_MS / 2.0);
+        r.on_rate_limited(QUIET_MS / 2.0, QUIET_MS / 2.0);
         assert!(r.rate().unwrap() <= 9.0 * 1.001, "{:?}", r.rate());
         // A refusal after the quiet time, too: never above the rate it refuses.
         for i in 0..1000 {
@@ -457,7 +487,39 @@ mod tests {
             r.next_slot(QUIET_MS + 100.0);
             r.rate().unwrap()
         };
-        r.on_rate_limited(QUIET_MS + 100.0);
-        assert!(r.rate().unwrap() <= before, "{:?} > {before}", r.rate());
+        r.on_rate_limited(QUIET_MS + 100.0, QUIET_MS + 100.0);
+        // 900 served in the last second: 810/s would be far above; the refused rate caps it.
+        assert_eq!(r.rate(), Some(before));
+    }
+
+    #[test]
+    fn a_refusal_of_a_request_sent_before_the_last_refusal_is_the_same_overload() {
+        // A slow host: the 429s of what was in flight come up to 300 ms after the first.
+        let mut r = learned(20, 0.0); // 18/s, refused at 0
+        r.next_slot(QUIET_MS + DOUBLING_MS); // 36/s
+        for _ in 0..40 {
+            r.on_success(QUIET_MS + DOUBLING_MS);
+        }
+        r.on_rate_limited(QUIET_MS + DOUBLING_MS, -10.0); // sent before the first refusal
+        r.next_slot(QUIET_MS + 3.0 * DOUBLING_MS);
+        assert!(r.rate().unwrap() > 100.0, "{:?}: still doubling, no ceiling", r.rate());
+    }
+
+    #[test]
+    fn the_ceiling_is_the_rate_in_force_when_the_refused_request_was_sent() {
+        let sent = QUIET_MS + 2.0 * DOUBLING_MS; // 72/s then
+        let mut r = learned(20, 0.0);
+        let answered = sent + DOUBLING_MS; // 144/s by the time its 429 comes
+        r.next_slot(answered);
+        for _ in 0..20 {
+            r.on_success(answered);
+        }
+        r.on_rate_limited(answered, sent);
+        let rate = r.rate().unwrap();
+        assert!((rate - 36.0).abs() < 0.01, "{rate}: half of the 72/s it was refused at, not of 144");
+        // It closes half the distance to 72 (not 144) per doubling time.
+        r.next_slot(answered + QUIET_MS + DOUBLING_MS);
+        let one = r.rate().unwrap();
+        assert!((53.0..56.0).contains(&one), "{one}");
     }
 }

@@ -75,9 +75,13 @@ pub enum Report {
     Throttled {
         /// The server's Retry-After in ms, clamped to `retryAfterMaxMs`; `None` without one.
         wait_ms: Option<f64>,
-        /// A 429 (a rate limit), not a 503 (unavailable): only a rate limit's Retry-After gives
-        /// way to a learned rate.
+        /// A 429 (a rate limit), not a 503 (unavailable): only a rate limit teaches a rate, and
+        /// only its Retry-After gives way to one.
         too_many: bool,
+        /// When the refused request was sent (monotonic ms): the rate it was refused at is the
+        /// one in force then, and a refusal of a request sent before the last one is part of
+        /// the same overload.
+        sent_ms: f64,
     },
     /// The caller aborted: nothing learned.
     Abandoned,
@@ -154,8 +158,6 @@ pub struct HostState {
     doubt_next: bool,
     /// When the host last answered with something other than a throttle or an error.
     answered_at: f64,
-    /// Whether the latest throttle taught or lowered the learned rate (see `report`).
-    throttle_paced: bool,
     version: u64,
     watchers: Vec<Waker>,
 }
@@ -179,7 +181,6 @@ impl HostState {
             learn_rate: config.learn_rate,
             paused_until: f64::NEG_INFINITY,
             doubtful_pause: false,
-            throttle_paced: false,
             doubt_next: false,
             answered_at: f64::NEG_INFINITY,
             version: 0,
@@ -248,12 +249,6 @@ impl HostState {
         self.doubt_next = true;
     }
 
-    /// Whether the latest throttle was taken by the learned rate (the host was serving: the rate
-    /// spaces every attempt, the refused call's retry too) rather than as a pause.
-    pub fn throttle_paced(&self) -> bool {
-        self.throttle_paced
-    }
-
     /// Whether the pause now in force may be lifted by the host's next answer.
     pub fn pause_is_doubtful(&self) -> bool {
         self.doubtful_pause
@@ -277,13 +272,13 @@ impl HostState {
             Report::Transient => {
                 self.breaker.on_failure(now_ms, probe, unit);
             }
-            Report::Throttled { wait_ms, too_many } => {
+            Report::Throttled { wait_ms, too_many, sent_ms } => {
                 self.breaker.on_success(now_ms, probe);
                 // A rate is learned from any throttle of a host that served a few requests in the
                 // last second (what it served is the first estimate); one learned from a burst
                 // allowance (a map's view overflowing it) probes upward within a second and is
                 // forgotten unless the host refuses again (see `rate`).
-                let paced = self.learn_rate && self.rate.on_rate_limited(now_ms) && too_many;
+                let paced = self.learn_rate && too_many && self.rate.on_rate_limited(now_ms, sent_ms);
                 // Only the throttle the loop has just doubted sets a doubtful pause; a pause set by
                 // a believed header is not lifted by an answer.
                 let doubted = std::mem::take(&mut self.doubt_next);
@@ -292,7 +287,6 @@ impl HostState {
                 // attempts, and the Retry-After floors only the refused call's retry. A host-wide
                 // pause on top would stop a host that serves 100 requests/s for a second at each
                 // refusal of a probe above its rate.
-                self.throttle_paced = paced;
                 if let Some(wait) = wait_ms.filter(|_| !paced) {
                     let until = now_ms + wait;
                     if until > self.paused_until {
@@ -374,24 +368,26 @@ mod tests {
     #[test]
     fn retry_after_pauses_the_host_and_keeps_the_latest_end() {
         let mut h = host();
-        let change = h.report(100.0, false, Report::Throttled { wait_ms: Some(1000.0), too_many: true }, 0.5);
+        let change = h.report(
+            100.0,
+            false,
+            Report::Throttled { wait_ms: Some(1000.0), too_many: true, sent_ms: 100.0 },
+            0.5,
+        );
         assert_eq!(change, Some(Change::Pause { until_ms: 1100.0 }));
         assert_eq!(h.decide(500.0), Decision::WaitUntil(1100.0, Hold::Pause));
         assert_eq!(
-            h.report(200.0, false, Report::Throttled { wait_ms: Some(100.0), too_many: true }, 0.5),
+            h.report(
+                200.0,
+                false,
+                Report::Throttled { wait_ms: Some(100.0), too_many: true, sent_ms: 200.0 },
+                0.5
+            ),
             None,
             "a shorter pause does not shorten it"
         );
         assert_eq!(h.paused_until(1000.0), Some(1100.0));
         assert_eq!(h.paused_until(1100.0), None);
-    }
-
-    /// Every slot taken and a call waiting: the host is sent as much as the client may.
-    fn saturate(h: &HostState) -> (Vec<super::super::slots::Permit>, super::super::slots::Acquire) {
-        let taken = std::iter::from_fn(|| h.slots.try_acquire()).collect();
-        let mut waiting = h.slots.acquire();
-        assert!(Pin::new(&mut waiting).poll(&mut Context::from_waker(Waker::noop())).is_pending());
-        (taken, waiting)
     }
 
     #[test]
@@ -400,9 +396,13 @@ mod tests {
         for i in 0..20 {
             h.report(f64::from(i), false, Report::Alive, 0.5);
         }
-        let change = h.report(50.0, false, Report::Throttled { wait_ms: Some(1000.0), too_many: true }, 0.5);
+        let change = h.report(
+            50.0,
+            false,
+            Report::Throttled { wait_ms: Some(1000.0), too_many: true, sent_ms: 50.0 },
+            0.5,
+        );
         assert_eq!(h.rate(), Some(18.0), "90 % of the 20 served in the last second");
-        assert!(h.throttle_paced());
         assert_eq!((change, h.paused_until(50.0)), (None, None), "the rate spaces attempts; no pause");
         assert!(matches!(h.decide(50.0), Decision::WaitUntil(_, Hold::Rate)), "no token right after the 429");
         // Paced, the rate has grown when the host refuses again: that 429 lowers it to what was
@@ -412,9 +412,14 @@ mod tests {
         }
         h.decide(1_000.0);
         let refused = h.rate().unwrap();
-        h.report(1_000.0, false, Report::Throttled { wait_ms: Some(1000.0), too_many: true }, 0.5);
+        h.report(
+            1_000.0,
+            false,
+            Report::Throttled { wait_ms: Some(1000.0), too_many: true, sent_ms: 1_000.0 },
+            0.5,
+        );
         assert_eq!(h.rate(), Some(27.0_f64.max(refused / 2.0)));
-        assert!(h.throttle_paced() && h.paused_until(1_000.0).is_none());
+        assert!(h.paused_until(1_000.0).is_none());
     }
 
     #[test]
@@ -423,9 +428,13 @@ mod tests {
         for i in 0..4 {
             h.report(f64::from(i), false, Report::Alive, 0.5);
         }
-        let change = h.report(50.0, false, Report::Throttled { wait_ms: Some(1000.0), too_many: true }, 0.5);
+        let change = h.report(
+            50.0,
+            false,
+            Report::Throttled { wait_ms: Some(1000.0), too_many: true, sent_ms: 50.0 },
+            0.5,
+        );
         assert_eq!(h.rate(), None, "4 served: too few to tell a rate (a quota, an outage)");
-        assert!(!h.throttle_paced());
         assert_eq!(change, Some(Change::Pause { until_ms: 1050.0 }));
         assert!(matches!(h.decide(60.0), Decision::WaitUntil(1050.0, Hold::Pause)));
         let mut off =
@@ -433,13 +442,23 @@ mod tests {
         for i in 0..20 {
             off.report(f64::from(i), false, Report::Alive, 0.5);
         }
-        off.report(50.0, false, Report::Throttled { wait_ms: Some(1000.0), too_many: true }, 0.5);
+        off.report(
+            50.0,
+            false,
+            Report::Throttled { wait_ms: Some(1000.0), too_many: true, sent_ms: 50.0 },
+            0.5,
+        );
         assert_eq!((off.rate(), off.paused_until(50.0)), (None, Some(1050.0)), "learnRate: false pauses");
         let mut unavailable = host();
         for i in 0..20 {
             unavailable.report(f64::from(i), false, Report::Alive, 0.5);
         }
-        unavailable.report(50.0, false, Report::Throttled { wait_ms: Some(1000.0), too_many: false }, 0.5);
+        unavailable.report(
+            50.0,
+            false,
+            Report::Throttled { wait_ms: Some(1000.0), too_many: false, sent_ms: 50.0 },
+            0.5,
+        );
         assert_eq!(unavailable.paused_until(50.0), Some(1050.0), "a 503's Retry-After still pauses");
     }
 
@@ -449,7 +468,12 @@ mod tests {
         for i in 0..20 {
             h.report(f64::from(i), false, Report::Alive, 0.5);
         }
-        h.report(50.0, false, Report::Throttled { wait_ms: Some(1000.0), too_many: true }, 0.5);
+        h.report(
+            50.0,
+            false,
+            Report::Throttled { wait_ms: Some(1000.0), too_many: true, sent_ms: 50.0 },
+            0.5,
+        );
         assert_eq!(h.rate(), Some(18.0));
         let mut went = 0;
         let mut now = 50.0;
@@ -490,11 +514,21 @@ mod tests {
     #[test]
     fn a_doubtful_pause_is_lifted_by_the_next_answer_and_a_believed_one_is_not() {
         let mut h = HostState::new("a.example", &HostConfig::DEFAULT, 0.0);
-        h.report(0.0, false, Report::Throttled { wait_ms: Some(60_000.0), too_many: true }, 0.5);
+        h.report(
+            0.0,
+            false,
+            Report::Throttled { wait_ms: Some(60_000.0), too_many: true, sent_ms: 0.0 },
+            0.5,
+        );
         h.report(100.0, false, Report::Alive, 0.5);
         assert_eq!(h.paused_until(100.0), Some(60_000.0), "a plausible pause stays");
         h.doubt_pause();
-        h.report(200.0, false, Report::Throttled { wait_ms: Some(60_000.0), too_many: true }, 0.5);
+        h.report(
+            200.0,
+            false,
+            Report::Throttled { wait_ms: Some(60_000.0), too_many: true, sent_ms: 200.0 },
+            0.5,
+        );
         assert!(h.paused_until(300.0).is_some());
         h.report(300.0, false, Report::Alive, 0.5);
         assert_eq!(h.paused_until(300.0), None, "the answer contradicts the header");
@@ -506,7 +540,7 @@ mod tests {
     fn a_hedge_goes_only_to_a_closed_unpaused_unpaced_host() {
         let mut h = HostState::new("a.example", &HostConfig::DEFAULT, 0.0);
         assert!(h.admit_hedge(0.0));
-        h.report(0.0, false, Report::Throttled { wait_ms: Some(1_000.0), too_many: true }, 0.5);
+        h.report(0.0, false, Report::Throttled { wait_ms: Some(1_000.0), too_many: true, sent_ms: 0.0 }, 0.5);
         assert!(!h.admit_hedge(500.0), "paused");
         let mut h = HostState::new("a.example", &HostConfig::DEFAULT, 0.0);
         for t in 0..40 {
@@ -518,8 +552,7 @@ mod tests {
         for t in 0..40 {
             h.report(f64::from(t) * 25.0, false, Report::Alive, 0.5);
         }
-        let _saturated = saturate(&h);
-        h.report(1_000.0, false, Report::Throttled { wait_ms: None, too_many: true }, 0.5);
+        h.report(1_000.0, false, Report::Throttled { wait_ms: None, too_many: true, sent_ms: 1_000.0 }, 0.5);
         assert!(h.rate().is_some(), "a 429 taught a rate");
         assert!(!h.admit_hedge(1_001.0), "paced by a learned rate");
     }
