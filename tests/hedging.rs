@@ -6,7 +6,6 @@
 
 mod sim;
 
-
 use sim::*;
 use tilefetch::host::budget::BudgetConfig;
 use tilefetch::host::state::Report;
