@@ -356,6 +356,25 @@ mod tests {
         HostState::new("h", &config, 0.0)
     }
 
+    /// A host that served `n` requests, one a millisecond from 0.
+    fn serving(n: u32) -> HostState {
+        let mut h = host();
+        for i in 0..n {
+            h.report(f64::from(i), false, Report::Alive, 0.5);
+        }
+        h
+    }
+
+    /// A 429 (with `wait_ms` as its Retry-After) answering a request sent at `at`.
+    fn throttle(h: &mut HostState, at: f64, wait_ms: Option<f64>) -> Option<Change> {
+        h.report(at, false, Report::Throttled { wait_ms, too_many: true, sent_ms: at }, 0.5)
+    }
+
+    /// The same for a 503 with Retry-After.
+    fn unavailable(h: &mut HostState, at: f64, wait_ms: Option<f64>) -> Option<Change> {
+        h.report(at, false, Report::Throttled { wait_ms, too_many: false, sent_ms: at }, 0.5)
+    }
+
     #[test]
     fn a_healthy_host_lets_every_attempt_go() {
         let mut h = host();
@@ -368,40 +387,18 @@ mod tests {
     #[test]
     fn retry_after_pauses_the_host_and_keeps_the_latest_end() {
         let mut h = host();
-        let change = h.report(
-            100.0,
-            false,
-            Report::Throttled { wait_ms: Some(1000.0), too_many: true, sent_ms: 100.0 },
-            0.5,
-        );
+        let change = throttle(&mut h, 100.0, Some(1000.0));
         assert_eq!(change, Some(Change::Pause { until_ms: 1100.0 }));
         assert_eq!(h.decide(500.0), Decision::WaitUntil(1100.0, Hold::Pause));
-        assert_eq!(
-            h.report(
-                200.0,
-                false,
-                Report::Throttled { wait_ms: Some(100.0), too_many: true, sent_ms: 200.0 },
-                0.5
-            ),
-            None,
-            "a shorter pause does not shorten it"
-        );
+        assert_eq!(throttle(&mut h, 200.0, Some(100.0)), None, "a shorter pause does not shorten it");
         assert_eq!(h.paused_until(1000.0), Some(1100.0));
         assert_eq!(h.paused_until(1100.0), None);
     }
 
     #[test]
     fn a_429_from_a_serving_host_teaches_a_rate_instead_of_a_pause() {
-        let mut h = host();
-        for i in 0..20 {
-            h.report(f64::from(i), false, Report::Alive, 0.5);
-        }
-        let change = h.report(
-            50.0,
-            false,
-            Report::Throttled { wait_ms: Some(1000.0), too_many: true, sent_ms: 50.0 },
-            0.5,
-        );
+        let mut h = serving(20);
+        let change = throttle(&mut h, 50.0, Some(1000.0));
         assert_eq!(h.rate(), Some(18.0), "90 % of the 20 served in the last second");
         assert_eq!((change, h.paused_until(50.0)), (None, None), "the rate spaces attempts; no pause");
         assert!(matches!(h.decide(50.0), Decision::WaitUntil(_, Hold::Rate)), "no token right after the 429");
@@ -412,28 +409,15 @@ mod tests {
         }
         h.decide(1_000.0);
         let refused = h.rate().unwrap();
-        h.report(
-            1_000.0,
-            false,
-            Report::Throttled { wait_ms: Some(1000.0), too_many: true, sent_ms: 1_000.0 },
-            0.5,
-        );
+        throttle(&mut h, 1_000.0, Some(1000.0));
         assert_eq!(h.rate(), Some(27.0_f64.max(refused / 2.0)));
         assert!(h.paused_until(1_000.0).is_none());
     }
 
     #[test]
     fn a_429_from_a_host_that_serves_nothing_pauses_it() {
-        let mut h = host();
-        for i in 0..4 {
-            h.report(f64::from(i), false, Report::Alive, 0.5);
-        }
-        let change = h.report(
-            50.0,
-            false,
-            Report::Throttled { wait_ms: Some(1000.0), too_many: true, sent_ms: 50.0 },
-            0.5,
-        );
+        let mut h = serving(4);
+        let change = throttle(&mut h, 50.0, Some(1000.0));
         assert_eq!(h.rate(), None, "4 served: too few to tell a rate (a quota, an outage)");
         assert_eq!(change, Some(Change::Pause { until_ms: 1050.0 }));
         assert!(matches!(h.decide(60.0), Decision::WaitUntil(1050.0, Hold::Pause)));
@@ -442,38 +426,17 @@ mod tests {
         for i in 0..20 {
             off.report(f64::from(i), false, Report::Alive, 0.5);
         }
-        off.report(
-            50.0,
-            false,
-            Report::Throttled { wait_ms: Some(1000.0), too_many: true, sent_ms: 50.0 },
-            0.5,
-        );
+        throttle(&mut off, 50.0, Some(1000.0));
         assert_eq!((off.rate(), off.paused_until(50.0)), (None, Some(1050.0)), "learnRate: false pauses");
-        let mut unavailable = host();
-        for i in 0..20 {
-            unavailable.report(f64::from(i), false, Report::Alive, 0.5);
-        }
-        unavailable.report(
-            50.0,
-            false,
-            Report::Throttled { wait_ms: Some(1000.0), too_many: false, sent_ms: 50.0 },
-            0.5,
-        );
-        assert_eq!(unavailable.paused_until(50.0), Some(1050.0), "a 503's Retry-After still pauses");
+        let mut down = serving(20);
+        unavailable(&mut down, 50.0, Some(1000.0));
+        assert_eq!(down.paused_until(50.0), Some(1050.0), "a 503's Retry-After still pauses");
     }
 
     #[test]
     fn after_a_429_the_learned_rate_spaces_attempts_and_doubles() {
-        let mut h = host();
-        for i in 0..20 {
-            h.report(f64::from(i), false, Report::Alive, 0.5);
-        }
-        h.report(
-            50.0,
-            false,
-            Report::Throttled { wait_ms: Some(1000.0), too_many: true, sent_ms: 50.0 },
-            0.5,
-        );
+        let mut h = serving(20);
+        throttle(&mut h, 50.0, Some(1000.0));
         assert_eq!(h.rate(), Some(18.0));
         let mut went = 0;
         let mut now = 50.0;
@@ -514,21 +477,11 @@ mod tests {
     #[test]
     fn a_doubtful_pause_is_lifted_by_the_next_answer_and_a_believed_one_is_not() {
         let mut h = HostState::new("a.example", &HostConfig::DEFAULT, 0.0);
-        h.report(
-            0.0,
-            false,
-            Report::Throttled { wait_ms: Some(60_000.0), too_many: true, sent_ms: 0.0 },
-            0.5,
-        );
+        throttle(&mut h, 0.0, Some(60_000.0));
         h.report(100.0, false, Report::Alive, 0.5);
         assert_eq!(h.paused_until(100.0), Some(60_000.0), "a plausible pause stays");
         h.doubt_pause();
-        h.report(
-            200.0,
-            false,
-            Report::Throttled { wait_ms: Some(60_000.0), too_many: true, sent_ms: 200.0 },
-            0.5,
-        );
+        throttle(&mut h, 200.0, Some(60_000.0));
         assert!(h.paused_until(300.0).is_some());
         h.report(300.0, false, Report::Alive, 0.5);
         assert_eq!(h.paused_until(300.0), None, "the answer contradicts the header");
@@ -540,7 +493,7 @@ mod tests {
     fn a_hedge_goes_only_to_a_closed_unpaused_unpaced_host() {
         let mut h = HostState::new("a.example", &HostConfig::DEFAULT, 0.0);
         assert!(h.admit_hedge(0.0));
-        h.report(0.0, false, Report::Throttled { wait_ms: Some(1_000.0), too_many: true, sent_ms: 0.0 }, 0.5);
+        throttle(&mut h, 0.0, Some(1_000.0));
         assert!(!h.admit_hedge(500.0), "paused");
         let mut h = HostState::new("a.example", &HostConfig::DEFAULT, 0.0);
         for t in 0..40 {
@@ -552,7 +505,7 @@ mod tests {
         for t in 0..40 {
             h.report(f64::from(t) * 25.0, false, Report::Alive, 0.5);
         }
-        h.report(1_000.0, false, Report::Throttled { wait_ms: None, too_many: true, sent_ms: 1_000.0 }, 0.5);
+        throttle(&mut h, 1_000.0, None);
         assert!(h.rate().is_some(), "a 429 taught a rate");
         assert!(!h.admit_hedge(1_001.0), "paced by a learned rate");
     }
