@@ -81,7 +81,8 @@ function suite(name, cases, start) {
       // One tile straight from the server, not counted: the first requests to a cold server
       // (mapserv loads its libraries in a new process per request) took over the cases'
       // 1.2 s deadline on a loaded machine, four cases at once.
-      await (await fetch(caseUrl(server.url, cases.find((c) => c.expect.outcome === "tile")))).arrayBuffer();
+      const tile = cases.find((c) => c.expect.outcome === "tile");
+      await (await fetch(caseUrl(server.url, tile))).arrayBuffer();
     });
     after(async () => {
       await front?.stop();
