@@ -118,11 +118,7 @@ impl AdaptiveRate {
         // Growth steps are due by the clock alone (the same rate however often it is asked), at
         // `next_step_at`, the time `next_slot` waits for at most; after the quiet time.
         while self.at_ms >= self.next_step_at() && rate < self.ceiling {
-            rate = if self.ceiling.is_infinite() {
-                rate * STEP_FACTOR
-            } else {
-                self.ceiling - (self.ceiling - rate) / STEP_FACTOR
-            };
+            rate = self.grown(rate);
             self.steps += 1;
         }
         if self.ceiling.is_finite() {
@@ -148,7 +144,31 @@ impl AdaptiveRate {
 
     /// When the next growth step is due (monotonic ms).
     fn next_step_at(&self) -> f64 {
-        self.limited_at + QUIET_MS + STEP_MS * f64::from(self.steps + 1)
+        self.step_at(self.steps + 1)
+    }
+
+    /// When growth step `k` (from 1) since the last refusal is due.
+    fn step_at(&self, k: u32) -> f64 {
+        self.limited_at + QUIET_MS + STEP_MS * f64::from(k)
+    }
+
+    /// `rate` after one growth step: doubling in tenths with no ceiling, else a tenth of the way
+    /// to halving its distance to the ceiling.
+    fn grown(&self, rate: f64) -> f64 {
+        if self.ceiling.is_infinite() {
+            rate * STEP_FACTOR
+        } else {
+            self.ceiling - (self.ceiling - rate) / STEP_FACTOR
+        }
+    }
+
+    /// `rate` one growth step earlier: the inverse of [`AdaptiveRate::grown`].
+    fn ungrown(&self, rate: f64) -> f64 {
+        if self.ceiling.is_infinite() {
+            rate / STEP_FACTOR
+        } else {
+            self.ceiling - (self.ceiling - rate) * STEP_FACTOR
+        }
     }
 
     /// Takes a token for a request that goes now.
@@ -189,15 +209,11 @@ impl AdaptiveRate {
             Some(old) if sent_ms < self.limited_at || now_ms - self.limited_at < QUIET_MS => {
                 self.rate = Some(old.min(lowered(self.ceiling, served)));
             }
-            Some(_) => {
-                let refused = self.rate_when(sent_ms);
+            old => {
+                // The first refusal has no rate in force: no ceiling, and what was served.
+                let refused = old.map_or(f64::INFINITY, |_| self.rate_when(sent_ms));
                 self.ceiling = refused;
                 self.rate = Some(refused.min(lowered(refused, served)));
-                self.limited_at = now_ms;
-                self.steps = 0;
-            }
-            None => {
-                self.rate = Some(served);
                 self.limited_at = now_ms;
                 self.steps = 0;
             }
@@ -210,19 +226,12 @@ impl AdaptiveRate {
     /// way, toward the same ceiling; the +1/s of the additive growth is not undone (a rate
     /// refused at most a second or two after it was in force).
     fn rate_when(&self, at_ms: f64) -> f64 {
-        let Some(rate) = self.rate else { return f64::INFINITY };
-        let first_step_at = self.limited_at + QUIET_MS + STEP_MS;
-        let steps_by = if at_ms < first_step_at { 0 } else { ((at_ms - first_step_at) / STEP_MS) as u32 + 1 };
-        let undone = self.steps.saturating_sub(steps_by);
-        let mut rate = rate;
-        for _ in 0..undone {
-            rate = if self.ceiling.is_infinite() {
-                rate / STEP_FACTOR
-            } else {
-                self.ceiling - (self.ceiling - rate) * STEP_FACTOR
-            };
-        }
-        rate
+        let Some(now) = self.rate else { return f64::INFINITY };
+        let taken_by_then = (1..=self.steps).take_while(|&k| self.step_at(k) <= at_ms).count() as u32;
+        let undone = self.steps - taken_by_then;
+        // Never above the rate now: growth only ever raised it (past the ceiling the +1/s did,
+        // which undoing a step toward the ceiling would not reverse).
+        (0..undone).fold(now, |rate, _| self.ungrown(rate)).min(now)
     }
 }
 
