@@ -6,10 +6,15 @@
 //
 //   node bench/overhead.mjs [--tiles 400] [--rounds 11] [--chromium-tiles 200] [--chromium-rounds 9] [--only node|chromium]
 //
+// Node also runs the wasm floor (bench/floor/client.mjs, built by bench/floor/build.sh): the plain
+// wrapper with its fetch done from a wasm-bindgen async function.
+//
 // Chromium gets fewer tiles and rounds: with 6 connections per host its batches take ~10× longer.
 import fs from "node:fs";
 import path from "node:path";
 import { CLIENTS } from "./clients/index.mjs";
+import * as floor from "./floor/client.mjs";
+import { FLOOR_ID } from "./floor/id.mjs";
 import { runRounds, summarise } from "./overhead-rounds.mjs";
 import { startServerProcess } from "./server-process.mjs";
 import { bundle, HERE, ROOT, OUT } from "./bundle.mjs";
@@ -28,7 +33,9 @@ const urlsOf = (serverUrl, tiles) =>
 
 async function inNode(serverUrl, { tiles, rounds }) {
   const tilefetch = await import("../pkg/node.js");
-  const clients = Object.fromEntries(Object.entries(CLIENTS).map(([id, m]) => [id, m.create({ tilefetch })]));
+  // The wasm floor runs beside the plain wrapper (Node only: it is built for Node).
+  const modules = Object.entries(CLIENTS).flatMap((entry) => (entry[0] === "plain-wrapper" ? [entry, [FLOOR_ID, floor]] : [entry]));
+  const clients = Object.fromEntries(modules.map(([id, m]) => [id, m.create({ tilefetch })]));
   const cpu = () => {
     const u = process.cpuUsage();
     return u.user + u.system;

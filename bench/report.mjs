@@ -10,6 +10,7 @@ import path from "node:path";
 import { execFileSync } from "node:child_process";
 import { CLIENTS, isTilefetch } from "./clients/index.mjs";
 import { summarise } from "./overhead-rounds.mjs";
+import { FLOOR_ID, FLOOR_LABEL } from "./floor/id.mjs";
 import { SCENARIOS } from "./scenarios.mjs";
 import { installedVersion, anchorClients, HERE, ROOT, OUT } from "./bundle.mjs";
 import { outagePlot } from "./svg.mjs";
@@ -23,7 +24,7 @@ const COMMAND = "bash scripts/bench.sh";
 // within `cpuOverWrapperUs` of the plain JS wrapper's (bench/clients/plain-wrapper.mjs).
 const OVERHEAD_TARGET = { ratio: { node: 1.05, chromium: 1.03 }, cpuOverWrapperUs: 20, wrapper: "plain-wrapper" };
 const TILEFETCH_IDS = Object.keys(CLIENTS).filter(isTilefetch);
-const label = (id) => CLIENTS[id].label;
+const label = (id) => (id === FLOOR_ID ? FLOOR_LABEL : CLIENTS[id].label);
 
 const readJson = (name) => {
   const file = path.join(OUT, name);
@@ -400,6 +401,10 @@ if (!overhead) {
     `so its batches are network-bound. Targets (the "boundary" issue): wall time ≤ ${OVERHEAD_TARGET.ratio.node}× raw fetch in Node and ≤ ${OVERHEAD_TARGET.ratio.chromium}× in Chromium; CPU per call ≤ the ${label(OVERHEAD_TARGET.wrapper)}'s + ${OVERHEAD_TARGET.cpuOverWrapperUs} µs.`,
   );
   md.push("");
+  md.push(`In Node, the ${label(FLOOR_ID)} is the ${label(OVERHEAD_TARGET.wrapper)} with its \`fetch\`, two header reads and body read`);
+  md.push("moved into a wasm-bindgen async function (`bench/floor/`, wasm-bindgen-futures, opt-level 3): what it costs over the");
+  md.push("wrapper is what any library pays on this platform for making a call's fetch from wasm, before work of its own.");
+  md.push("");
   for (const platform of ["node", "chromium"]) {
     const p = overhead[platform];
     if (!p) continue;
@@ -530,6 +535,7 @@ if (!profile) {
   }
 }
 md.push("");
+md.push(...crossingsSection(readJson("crossings.json")));
 
 // ------------------------------------------------------------------ size
 const size = readJson("size.json");
@@ -672,3 +678,40 @@ if (lossCount === 0) {
 const text = `${md.join("\n").replace("<!-- LOSSES -->", lossText.join("\n"))}\n`;
 fs.writeFileSync(path.join(HERE, "RESULTS.md"), text);
 process.stderr.write(`wrote bench/RESULTS.md (${lossCount} losses listed)\n`);
+
+/** How often a call crosses the JS⇄wasm boundary, by name (bench/crossings.mjs). */
+function crossingsSection(crossings) {
+  const out = ["### Crossings between JS and the wasm module, per call", ""];
+  if (!crossings) return [...out, "Not run (bench/out/crossings.json is missing).", ""];
+  const ids = Object.keys(crossings.clients);
+  const total = (id) => Object.values(crossings.clients[id].perCall).reduce((a, b) => a + b, 0);
+  out.push(`\`node bench/crossings.mjs\`: ${int(crossings.tiles)} healthy tiles, ${crossings.concurrency} at a time, after 200 of warm-up; every`);
+  out.push("import the module calls (wasm → JS) and every export JS calls (JS → wasm), counted by wasm-bindgen's name. The count");
+  out.push("does not move with the machine's load, as time does: it is what a change to the boundary adds or removes.");
+  out.push("");
+  out.push(
+    table(
+      ["", ...ids.map((id) => crossings.clients[id].label)],
+      [
+        ["**crossings per call**", ...ids.map((id) => `**${fixed(total(id), 1)}**`)],
+        ["hedges sent per call", ...ids.map((id) => fixed(crossings.clients[id].hedgesPerCall, 3))],
+      ],
+    ),
+  );
+  out.push("");
+  const names = [...new Set(ids.flatMap((id) => Object.keys(crossings.clients[id].perCall)))];
+  const first = crossings.clients[ids[0]].perCall;
+  names.sort((a, b) => (first[b] ?? 0) - (first[a] ?? 0));
+  out.push("<details><summary>by name</summary>");
+  out.push("");
+  out.push(
+    table(
+      ["crossing", ...ids.map((id) => crossings.clients[id].label)],
+      names.map((name) => [`\`${name}\``, ...ids.map((id) => fixed(crossings.clients[id].perCall[name] ?? 0, 2))]),
+    ),
+  );
+  out.push("");
+  out.push("</details>");
+  out.push("");
+  return out;
+}

@@ -4,10 +4,12 @@
 # bench/out/ (git-ignored):
 #   1. size      gzip -9 of the wasm, the glue, each adapter, each anchor bundled (bench/size.mjs)
 #   2. startup   import to first fetchTile call, Node and Chromium (bench/startup.mjs)
-#   3. overhead  healthy tiles, every client in alternating rounds, Node and Chromium (bench/overhead.mjs),
+#   3. overhead  healthy tiles, every client in alternating rounds, Node and Chromium (bench/overhead.mjs;
+#      in Node beside the wasm floor that bench/floor/build.sh builds),
 #      and where a call's CPU time goes, raw fetch, the plain JS wrapper and fetchTile, by V8's
-#      profiler in Node and in Chromium (bench/profile.mjs)
-#   4. fault     every client × 15 fault scenarios on loopback (bench/fault.mjs)
+#      profiler in Node and in Chromium (bench/profile.mjs), and how often a call crosses between JS
+#      and the wasm module (bench/crossings.mjs)
+#   4. fault     every client × 16 fault scenarios on loopback (bench/fault.mjs)
 #   5. mapview   OpenLayers, Leaflet and MapLibre in Chromium, own loader against the tilefetch
 #                adapter, 8 fault scenarios (bench/mapview.mjs)
 #   6. soak      100 000 fetchTile calls in one process (bench/soak.mjs)
@@ -51,8 +53,10 @@ if [ -z "${BENCH_SKIP_BUILD:-}" ]; then
 fi
 phase size node bench/size.mjs
 phase startup node bench/startup.mjs
+phase floor bash bench/floor/build.sh
 phase overhead node bench/overhead.mjs
 phase profile node bench/profile.mjs
+phase crossings node bench/crossings.mjs
 phase fault node bench/fault.mjs
 phase mapview node bench/mapview.mjs
 phase edge node bench/edge-scale.mjs

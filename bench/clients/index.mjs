@@ -29,4 +29,4 @@ export const CLIENTS = {
 };
 
 /** Clients that are tilefetch (the subject), as opposed to baselines and anchors. */
-export const isTilefetch = (id) => CLIENTS[id].anchor === "tilefetch";
+export const isTilefetch = (id) => CLIENTS[id]?.anchor === "tilefetch";

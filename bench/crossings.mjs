@@ -1,0 +1,101 @@
+#!/usr/bin/env node
+// How often a call crosses between JS and tilefetch's wasm module: every import the module calls
+// (wasm → JS: the glue's functions, fetch, timers, the clock, a JS handle dropped) and every
+// export JS calls (JS → wasm), counted by name per call, on healthy tiles from the loopback fault
+// server. Unlike time, the count does not depend on the machine's load: it is what a change to
+// the boundary adds or removes. The names are wasm-bindgen's, from the mapping that
+// scripts/build.sh keeps in target/. Writes bench/out/crossings.json.
+//
+//   node bench/crossings.mjs [--tiles 400]
+import fs from "node:fs";
+import path from "node:path";
+import { OUT, ROOT } from "./bundle.mjs";
+import { option } from "./cli.mjs";
+import { profileTiles } from "./profile-tiles.mjs";
+import { startServerProcess } from "./server-process.mjs";
+
+const tiles = Number(option("tiles", 400));
+const concurrency = 16;
+const mapping = JSON.parse(fs.readFileSync(path.join(ROOT, "target/wasm-names-tilefetch.json"), "utf8"));
+// wasm-bindgen's names end in a hash of the signature; the name before it is what the glue calls.
+const plain = (name) => name.replace(/^__wbg_/, "").replace(/_[0-9a-f]{16}$/, "");
+const importName = new Map(mapping.imports.map(([, name, short]) => [short, plain(name)]));
+const exportName = new Map(mapping.exports.map(([name, short]) => [short, plain(name)]));
+
+const counts = new Map();
+const count = (name) => counts.set(name, (counts.get(name) ?? 0) + 1);
+const counted = (f, name) =>
+  function (...args) {
+    count(name);
+    return f.apply(this, args);
+  };
+
+/** Whether `imports` are tilefetch's (its glue's names), not another module's (undici's parser). */
+const isOurs = (imports) => Object.values(imports ?? {}).some((mod) => Object.keys(mod).some((key) => importName.has(key)));
+const wrapImports = (imports) => {
+  if (!isOurs(imports)) return imports;
+  return Object.fromEntries(
+    Object.entries(imports).map(([module, fns]) => [
+      module,
+      Object.fromEntries(Object.entries(fns).map(([key, f]) => [key, typeof f === "function" ? counted(f, `wasm → JS: ${importName.get(key) ?? key}`) : f])),
+    ]),
+  );
+};
+const wrapInstance = (instance, ours) => {
+  if (!ours) return instance;
+  const exports = Object.fromEntries(
+    Object.entries(instance.exports).map(([key, f]) => [key, typeof f === "function" ? counted(f, `JS → wasm: ${exportName.get(key) ?? key}`) : f]),
+  );
+  return new Proxy(instance, { get: (target, key) => (key === "exports" ? exports : target[key]) });
+};
+// pkg/node.js instantiates synchronously (initSync).
+const Instance = WebAssembly.Instance;
+WebAssembly.Instance = (module, imports) => wrapInstance(new Instance(module, wrapImports(imports)), isOurs(imports));
+
+const tilefetch = await import("../pkg/node.js");
+const server = await startServerProcess();
+const result = { tiles, concurrency, clients: {} };
+try {
+  const clients = {
+    "tilefetch-fetchtile": { label: "fetchTile (default client)", get: (url, signal) => tilefetch.fetchTile(url, { signal }), stats: () => tilefetch.stats() },
+    "tilefetch-client32": (() => {
+      const client = new tilefetch.TileClient({ maxConcurrent: 32 });
+      return {
+        label: "new TileClient({ maxConcurrent: 32 })",
+        get: (url, signal) => client.fetchTile(url, { signal }),
+        stats: () => client.stats(),
+        close: () => client.close?.(),
+      };
+    })(),
+  };
+  let row = 30000;
+  for (const [id, client] of Object.entries(clients)) {
+    const run = async (n) => {
+      const urls = profileTiles(server.url, n, row);
+      row += Math.ceil(n / 40) + 1;
+      let next = 0;
+      const worker = async () => {
+        while (next < urls.length) await client.get(urls[next++], new AbortController().signal);
+      };
+      await Promise.all(Array.from({ length: concurrency }, worker));
+    };
+    await run(200); // warm-up: the host's latency samples, connections
+    const hedgesBefore = hedgesOf(client.stats());
+    counts.clear();
+    await run(tiles);
+    const perCall = Object.fromEntries([...counts].sort((a, b) => b[1] - a[1]).map(([name, n]) => [name, n / tiles]));
+    result.clients[id] = { label: client.label, perCall, hedgesPerCall: (hedgesOf(client.stats()) - hedgesBefore) / tiles };
+    client.close?.();
+    const total = Object.values(perCall).reduce((a, b) => a + b, 0);
+    process.stderr.write(`crossings, ${id}: ${total.toFixed(1)} per call\n`);
+  }
+} finally {
+  await server.stop();
+}
+fs.mkdirSync(OUT, { recursive: true });
+fs.writeFileSync(path.join(OUT, "crossings.json"), `${JSON.stringify(result, null, 2)}\n`);
+
+/** Hedges sent, summed over the hosts of a `stats()` result. */
+function hedgesOf(stats) {
+  return Object.values(stats?.hosts ?? stats ?? {}).reduce((sum, host) => sum + (host?.hedges ?? 0), 0);
+}
