@@ -7,3 +7,5 @@ cargo build --quiet --release --target wasm32-unknown-unknown --manifest-path be
   --target-dir target/floor
 wasm-bindgen --target nodejs --no-typescript --out-dir target/floor/pkg \
   target/floor/wasm32-unknown-unknown/release/tilefetch_bench_floor.wasm
+# wasm-bindgen's Node target is CommonJS; the repository's package.json says "type": "module".
+echo '{ "type": "commonjs" }' >target/floor/pkg/package.json
