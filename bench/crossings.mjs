@@ -50,7 +50,13 @@ const wrapInstance = (instance, ours) => {
 };
 // pkg/node.js instantiates synchronously (initSync).
 const Instance = WebAssembly.Instance;
-WebAssembly.Instance = (module, imports) => wrapInstance(new Instance(module, wrapImports(imports)), isOurs(imports));
+WebAssembly.Instance = class {
+  // A constructor may return another object: the instance, its exports counted.
+  constructor(module, imports) {
+    // biome-ignore lint/correctness/noConstructorReturn: the counted instance stands in for the real one
+    return wrapInstance(new Instance(module, wrapImports(imports)), isOurs(imports));
+  }
+};
 
 const tilefetch = await import("../pkg/node.js");
 const server = await startServerProcess();
@@ -64,7 +70,7 @@ try {
         label: "new TileClient({ maxConcurrent: 32 })",
         get: (url, signal) => client.fetchTile(url, { signal }),
         stats: () => client.stats(),
-        close: () => client.close?.(),
+        close: () => client.free(),
       };
     })(),
   };

@@ -464,7 +464,9 @@ if (!overhead) {
         misses.push(
           `${fixed(overWrapper(tf), 1)} µs CPU per call over the ${label(OVERHEAD_TARGET.wrapper)} (target ≤ ${OVERHEAD_TARGET.cpuOverWrapperUs} µs)`,
         );
-      if (misses.length) lose(where, `**target missed**: ${label(tf)} ${misses.join("; ")}`);
+      // What a fetch from wasm costs with no work of tilefetch's own (Node only).
+      const floor = s[FLOOR_ID] ? `; the ${label(FLOOR_ID)} alone: ${fixed(s[FLOOR_ID].ratio, 3)}×, ${fixed(overWrapper(FLOOR_ID), 1)} µs` : "";
+      if (misses.length) lose(where, `**target missed**: ${label(tf)} ${misses.join("; ")}${floor}`);
     }
   }
 }
