@@ -537,6 +537,7 @@ if (!profile) {
   }
 }
 md.push("");
+md.push(...ownWorkSection(readJson("own-work.json"), readJson("overhead.json")));
 md.push(...crossingsSection(readJson("crossings.json")));
 
 // ------------------------------------------------------------------ size
@@ -714,6 +715,35 @@ function crossingsSection(crossings) {
   );
   out.push("");
   out.push("</details>");
+  out.push("");
+  return out;
+}
+
+/** CPU per call with fetch stubbed out (bench/own-work.mjs), beside the same over real sockets. */
+function ownWorkSection(own, overhead) {
+  const out = ["### With the network taken out (Node, fetch stubbed)", ""];
+  if (!own) return [...out, "Not run (bench/out/own-work.json is missing).", ""];
+  const s = summarise(own.samples, { tiles: own.tiles });
+  const sockets = overhead?.node ? summarise(overhead.node.samples, { tiles: overhead.node.tiles }) : null;
+  out.push(`\`node bench/own-work.mjs\`: the global \`fetch\` replaced by a stub that answers at once with the same PNG tile; ${int(own.tiles)} calls`);
+  out.push(
+    `per batch, ${own.concurrency} at a time, ${own.rounds} rounds after ${own.warmup} of warm-up, the clients taking turns; CPU per call, medians of the`,
+  );
+  out.push("differences paired within rounds. Beside it, the same clients' CPU over the wrapper on real sockets (the overhead bench,");
+  out.push("above): how much more the same code costs when its calls run between undici's socket and parser work.");
+  out.push("");
+  const wrapper = label(OVERHEAD_TARGET.wrapper);
+  out.push(
+    table(
+      ["client", "CPU µs per call, stub fetch", `over the ${wrapper}, stub fetch`, `over the ${wrapper}, real sockets`, "real sockets ÷ stub"],
+      Object.keys(s).map((id) => {
+        const stub = s[id].extraCpuOverReferenceUsPerCall;
+        const real = sockets?.[id]?.extraCpuOverReferenceUsPerCall;
+        const grows = real != null && stub > 5 ? `${fixed(real / stub, 1)}×` : "–";
+        return [isTilefetch(id) ? `**${label(id)}**` : label(id), fixed(s[id].cpuUsPerCall, 1), fixed(stub, 1), real == null ? "–" : fixed(real, 1), grows];
+      }),
+    ),
+  );
   out.push("");
   return out;
 }

@@ -7,8 +7,9 @@
 #   3. overhead  healthy tiles, every client in alternating rounds, Node and Chromium (bench/overhead.mjs;
 #      in Node beside the wasm floor that bench/floor/build.sh builds),
 #      and where a call's CPU time goes, raw fetch, the plain JS wrapper and fetchTile, by V8's
-#      profiler in Node and in Chromium (bench/profile.mjs), and how often a call crosses between JS
-#      and the wasm module (bench/crossings.mjs)
+#      profiler in Node and in Chromium (bench/profile.mjs), CPU per call with fetch stubbed out
+#      (bench/own-work.mjs) and how often a call crosses between JS and the wasm module
+#      (bench/crossings.mjs)
 #   4. fault     every client × 16 fault scenarios on loopback (bench/fault.mjs)
 #   5. mapview   OpenLayers, Leaflet and MapLibre in Chromium, own loader against the tilefetch
 #                adapter, 8 fault scenarios (bench/mapview.mjs)
@@ -56,6 +57,7 @@ phase startup node bench/startup.mjs
 phase floor bash bench/floor/build.sh
 phase overhead node bench/overhead.mjs
 phase profile node bench/profile.mjs
+phase own-work node bench/own-work.mjs
 phase crossings node bench/crossings.mjs
 phase fault node bench/fault.mjs
 phase mapview node bench/mapview.mjs
