@@ -4,11 +4,16 @@
 // export JS calls (JS → wasm), counted by name per call, on healthy tiles from the loopback fault
 // server. Unlike time, the count does not depend on the machine's load: it is what a change to
 // the boundary adds or removes. The names are wasm-bindgen's, from the mapping that
-// scripts/build.sh keeps in target/. Writes bench/out/crossings.json.
+// scripts/build.sh keeps in target/. Today's module, and in a process of its own the module at
+// the "boundary" issue's start (bench/before/, when built: the issue's before and after). Writes
+// bench/out/crossings.json.
 //
 //   node bench/crossings.mjs [--tiles 400]
+import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { BEFORE_ID, BEFORE_LABEL, beforeIsBuilt } from "./before/id.mjs";
 import { OUT, ROOT } from "./bundle.mjs";
 import { option } from "./cli.mjs";
 import { profileTiles } from "./profile-tiles.mjs";
@@ -16,7 +21,32 @@ import { startServerProcess } from "./server-process.mjs";
 
 const tiles = Number(option("tiles", 400));
 const concurrency = 16;
-const mapping = JSON.parse(fs.readFileSync(path.join(ROOT, "target/wasm-names-tilefetch.json"), "utf8"));
+// Each build counts in a process of its own (their glues' short names overlap): this process
+// starts one per build and merges what they print.
+const build = option("build", null);
+const BUILDS = {
+  before: { pkg: "target/before/pkg/node.js", mapping: "target/before/target/wasm-names.json" },
+  after: { pkg: "pkg/node.js", mapping: "target/wasm-names-tilefetch.json" },
+};
+if (build === null) {
+  const result = { tiles, concurrency, clients: {} };
+  for (const name of Object.keys(BUILDS)) {
+    if (name === "before" ? !beforeIsBuilt() : !fs.existsSync(path.join(ROOT, BUILDS[name].mapping))) {
+      process.stderr.write(`crossings: the ${name} build is not there; left out\n`);
+      continue;
+    }
+    const out = execFileSync(process.execPath, [fileURLToPath(import.meta.url), "--build", name, "--tiles", String(tiles)], {
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    Object.assign(result.clients, JSON.parse(out).clients);
+  }
+  fs.mkdirSync(OUT, { recursive: true });
+  fs.writeFileSync(path.join(OUT, "crossings.json"), `${JSON.stringify(result, null, 2)}\n`);
+  process.exit(0);
+}
+// wasm-opt prints the mapping after any line of its own (as scripts/shrink-names.mjs reads it).
+const mappingText = fs.readFileSync(path.join(ROOT, BUILDS[build].mapping), "utf8");
+const mapping = JSON.parse(mappingText.slice(mappingText.indexOf("{")));
 // wasm-bindgen's names end in a hash of the signature; the name before it is what the glue calls.
 const plain = (name) => name.replace(/^__wbg_/, "").replace(/_[0-9a-f]{16}$/, "");
 const importName = new Map(mapping.imports.map(([, name, short]) => [short, plain(name)]));
@@ -58,22 +88,16 @@ WebAssembly.Instance = class {
   }
 };
 
-const tilefetch = await import("../pkg/node.js");
+const tilefetch = await import(pathToFileURL(path.join(ROOT, BUILDS[build].pkg)).href);
 const server = await startServerProcess();
 const result = { tiles, concurrency, clients: {} };
 try {
-  const clients = {
-    "tilefetch-fetchtile": { label: "fetchTile (default client)", get: (url, signal) => tilefetch.fetchTile(url, { signal }), stats: () => tilefetch.stats() },
-    "tilefetch-client32": (() => {
-      const client = new tilefetch.TileClient({ maxConcurrent: 32 });
-      return {
-        label: "new TileClient({ maxConcurrent: 32 })",
-        get: (url, signal) => client.fetchTile(url, { signal }),
-        stats: () => client.stats(),
-        close: () => client.free(),
-      };
-    })(),
+  const fetchTile = {
+    label: build === "before" ? BEFORE_LABEL : "fetchTile (default client)",
+    get: (url, signal) => tilefetch.fetchTile(url, { signal }),
+    stats: () => tilefetch.stats(),
   };
+  const clients = build === "before" ? { [BEFORE_ID]: fetchTile } : { "tilefetch-fetchtile": fetchTile, "tilefetch-client32": client32() };
   let row = 30000;
   for (const [id, client] of Object.entries(clients)) {
     const run = async (n) => {
@@ -90,7 +114,10 @@ try {
     counts.clear();
     await run(tiles);
     const perCall = Object.fromEntries([...counts].sort((a, b) => b[1] - a[1]).map(([name, n]) => [name, n / tiles]));
-    result.clients[id] = { label: client.label, perCall, hedgesPerCall: (hedgesOf(client.stats()) - hedgesBefore) / tiles };
+    const hedgesAfter = hedgesOf(client.stats());
+    // A build without hedging (the one at the boundary issue's start) has no such count: null.
+    const hedgesPerCall = hedgesAfter === null || hedgesBefore === null ? null : (hedgesAfter - hedgesBefore) / tiles;
+    result.clients[id] = { label: client.label, perCall, hedgesPerCall };
     client.close?.();
     const total = Object.values(perCall).reduce((a, b) => a + b, 0);
     process.stderr.write(`crossings, ${id}: ${total.toFixed(1)} per call\n`);
@@ -98,10 +125,22 @@ try {
 } finally {
   await server.stop();
 }
-fs.mkdirSync(OUT, { recursive: true });
-fs.writeFileSync(path.join(OUT, "crossings.json"), `${JSON.stringify(result, null, 2)}\n`);
+process.stdout.write(JSON.stringify(result));
+process.exit(0);
 
-/** Hedges sent, summed over the hosts of a `stats()` result. */
+/** Today's TileClient at 32 per host, as bench/clients/tilefetch-client32.mjs makes it. */
+function client32() {
+  const client = new tilefetch.TileClient({ maxConcurrent: 32 });
+  return {
+    label: "new TileClient({ maxConcurrent: 32 })",
+    get: (url, signal) => client.fetchTile(url, { signal }),
+    stats: () => client.stats(),
+    close: () => client.free(),
+  };
+}
+
+/** Hedges sent, summed over the hosts of a `stats()` result; null when no host counts hedges. */
 function hedgesOf(stats) {
-  return Object.values(stats?.hosts ?? stats ?? {}).reduce((sum, host) => sum + (host?.hedges ?? 0), 0);
+  const hosts = Object.values(stats?.hosts ?? stats ?? {}).filter((host) => typeof host?.hedges === "number");
+  return hosts.length ? hosts.reduce((sum, host) => sum + host.hedges, 0) : null;
 }

@@ -14,7 +14,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { CLIENTS } from "./clients/index.mjs";
 import * as floor from "./floor/client.mjs";
-import { FLOOR_ID } from "./floor/id.mjs";
+import { FLOOR_ID, floorIsBuilt } from "./floor/id.mjs";
 import { runRounds, summarise } from "./overhead-rounds.mjs";
 import { startServerProcess } from "./server-process.mjs";
 import { bundle, HERE, ROOT, OUT } from "./bundle.mjs";
@@ -34,7 +34,8 @@ const urlsOf = (serverUrl, tiles) =>
 async function inNode(serverUrl, { tiles, rounds }) {
   const tilefetch = await import("../pkg/node.js");
   // The wasm floor runs beside the plain wrapper (Node only: it is built for Node).
-  const modules = Object.entries(CLIENTS).flatMap((entry) => (entry[0] === "plain-wrapper" ? [entry, [FLOOR_ID, floor]] : [entry]));
+  const withFloor = floorIsBuilt();
+  const modules = Object.entries(CLIENTS).flatMap((entry) => (entry[0] === "plain-wrapper" && withFloor ? [entry, [FLOOR_ID, floor]] : [entry]));
   const clients = Object.fromEntries(modules.map(([id, m]) => [id, m.create({ tilefetch })]));
   const cpu = () => {
     const u = process.cpuUsage();

@@ -5,24 +5,37 @@
 // (bench/overhead-rounds.mjs), as in the overhead bench. Without sockets and undici between the
 // calls, the figures hardly move with the machine's load: tilefetch's over the wrapper is its own
 // work per call (the wasm module, its glue, its timers and crossings), the floor's is the least a
-// fetch awaited in wasm costs. Writes bench/out/own-work.json.
+// fetch awaited in wasm costs; tilefetch at the boundary issue's start (bench/before/) runs beside
+// today's when built. Writes bench/out/own-work.json.
 //
 //   node bench/own-work.mjs [--tiles 4000] [--rounds 7]
 import fs from "node:fs";
 import path from "node:path";
 import { CLIENTS } from "./clients/index.mjs";
+import { BEFORE_ID, beforeIsBuilt } from "./before/id.mjs";
 import { OUT } from "./bundle.mjs";
 import { option } from "./cli.mjs";
 import * as floor from "./floor/client.mjs";
-import { FLOOR_ID } from "./floor/id.mjs";
+import { FLOOR_ID, floorIsBuilt } from "./floor/id.mjs";
 import { runRounds, summarise } from "./overhead-rounds.mjs";
 import { tilePng } from "../tests/server/fault-server.mjs";
 
 const tiles = Number(option("tiles", 4000));
 const rounds = Number(option("rounds", 7));
 const warmup = 2;
-const concurrency = 16;
-const IDS = ["raw-fetch", "plain-wrapper", FLOOR_ID, "tilefetch-fetchtile", "tilefetch-client32"];
+// The overhead bench's concurrency, so that the two compare call for call (the default client
+// queues half of them at its 16 per host in both).
+const concurrency = 32;
+// And tilefetch at the boundary issue's start (bench/before/build.sh), when built.
+const hasBefore = beforeIsBuilt();
+const IDS = [
+  "raw-fetch",
+  "plain-wrapper",
+  ...(floorIsBuilt() ? [FLOOR_ID] : []),
+  ...(hasBefore ? [BEFORE_ID] : []),
+  "tilefetch-fetchtile",
+  "tilefetch-client32",
+];
 
 const body = new Uint8Array(tilePng(15, 16000, 10000));
 const headers = { "content-type": "image/png", "content-length": String(body.length), date: new Date().toUTCString() };
@@ -32,7 +45,7 @@ globalThis.fetch = async (_input, init) => {
 };
 
 const tilefetch = await import("../pkg/node.js");
-const modules = { ...CLIENTS, [FLOOR_ID]: floor };
+const modules = { ...CLIENTS, [FLOOR_ID]: floor, ...(hasBefore ? { [BEFORE_ID]: await import("./before/client.mjs") } : {}) };
 const clients = Object.fromEntries(IDS.map((id) => [id, modules[id].create({ tilefetch })]));
 // No server: the stub answers for any URL. Distinct URLs, as the other benches fetch.
 const urls = Array.from({ length: tiles }, (_, i) => `http://127.0.0.1:9/tile/15/${16000 + (i % 40)}/${10000 + Math.floor(i / 40)}.png`);

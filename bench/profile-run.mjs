@@ -5,6 +5,7 @@
 //   node bench/profile-run.mjs <client> <serverUrl> <out.cpuprofile> [--tiles 4000]
 import fs from "node:fs";
 import { Session } from "node:inspector/promises";
+import { BEFORE_ID } from "./before/id.mjs";
 import { CLIENTS } from "./clients/index.mjs";
 import { profileTiles } from "./profile-tiles.mjs";
 
@@ -14,8 +15,10 @@ const tiles = i >= 0 ? Number(process.argv[i + 1]) : 4000;
 const concurrency = 16;
 // Raw fetch and the plain wrapper run without tilefetch loaded, so that every wasm module in
 // their profiles is fetch's.
-const tilefetch = CLIENTS[id].anchor === "tilefetch" ? await import("../pkg/node.js") : null;
-const client = CLIENTS[id].create({ tilefetch });
+// tilefetch at the boundary issue's start (bench/before/) loads its own build, and only it.
+const module = id === BEFORE_ID ? await import("./before/client.mjs") : CLIENTS[id];
+const tilefetch = module.anchor === "tilefetch" ? await import("../pkg/node.js") : null;
+const client = module.create({ tilefetch });
 const urls = (n, firstRow) => profileTiles(serverUrl, n, firstRow);
 
 async function run(list) {

@@ -8,7 +8,9 @@
 // Per call, medians over rounds. The same three clients run in headless Chromium too, each in a
 // fresh page, under the same profiler through the DevTools protocol; there fetch's own work runs
 // in the browser's network process, and what the page pays for it shows as the built-ins the
-// page calls (fetch, Response, Headers, AbortController, timers). Writes bench/out/profile.json.
+// page calls (fetch, Response, Headers, AbortController, timers). In Node, tilefetch as it was at
+// the "boundary" issue's start (bench/before/) is profiled in the same rounds when it is built.
+// Writes bench/out/profile.json.
 //
 //   node bench/profile.mjs [--tiles 4000] [--rounds 3] [--chromium-tiles 1500] [--only node|chromium]
 import fs from "node:fs";
@@ -20,6 +22,7 @@ import { launchBrowser, startStaticServer } from "../tests/browser/helpers.mjs";
 import { median } from "./stats.mjs";
 import { option } from "./cli.mjs";
 import { profileTiles } from "./profile-tiles.mjs";
+import { BEFORE_ID, beforeIsBuilt } from "./before/id.mjs";
 
 const opt = (name, fallback) => Number(option(name, fallback));
 const tiles = opt("tiles", 4000);
@@ -31,6 +34,9 @@ if (only !== null && only !== "node" && only !== "chromium") {
   process.exit(2);
 }
 const CLIENT_IDS = ["raw-fetch", "plain-wrapper", "tilefetch-fetchtile"];
+// In Node, also tilefetch at the boundary issue's start (bench/before/build.sh), when built: the
+// issue's before and after, profiled in the same rounds.
+const NODE_IDS = beforeIsBuilt() ? [...CLIENT_IDS, BEFORE_ID] : CLIENT_IDS;
 
 /** Where a profile node's code lives. The first match wins. */
 export const CATEGORIES = [
@@ -182,13 +188,13 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const server = await startServerProcess({ seed: 3 });
   const dir = path.join(OUT, "profile");
   fs.mkdirSync(dir, { recursive: true });
-  const runs = Object.fromEntries(CLIENT_IDS.map((id) => [id, []]));
+  const runs = Object.fromEntries(NODE_IDS.map((id) => [id, []]));
   const profiles = [];
   const fetchWasm = new Set();
   let chromium = null;
   try {
     for (let r = 0; only !== "chromium" && r < rounds; r++) {
-      for (const id of r % 2 ? [...CLIENT_IDS].reverse() : CLIENT_IDS) {
+      for (const id of r % 2 ? [...NODE_IDS].reverse() : NODE_IDS) {
         const file = path.join(dir, `${id}-${r}.cpuprofile`);
         const out = JSON.parse(
           execFileSync(process.execPath, [path.join(HERE, "profile-run.mjs"), id, server.url, file, "--tiles", String(tiles)], { encoding: "utf8" }),
@@ -214,7 +220,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const node =
     only === "chromium"
       ? { clients: previous.clients, runs: previous.runs, tiles: previous.tiles, node: previous.node, rounds: previous.rounds }
-      : { tiles, node: process.version, rounds, clients: Object.fromEntries(CLIENT_IDS.map((id) => [id, perCallOf(runs[id], CATEGORIES, tiles)])), runs };
+      : { tiles, node: process.version, rounds, clients: Object.fromEntries(NODE_IDS.map((id) => [id, perCallOf(runs[id], CATEGORIES, tiles)])), runs };
   const result = {
     ...node,
     concurrency: 16,

@@ -10,6 +10,7 @@ import path from "node:path";
 import { execFileSync } from "node:child_process";
 import { CLIENTS, isTilefetch } from "./clients/index.mjs";
 import { summarise } from "./overhead-rounds.mjs";
+import { BEFORE_COMMIT, BEFORE_ID, BEFORE_LABEL, beforeSizeLine } from "./before/id.mjs";
 import { FLOOR_ID, FLOOR_LABEL } from "./floor/id.mjs";
 import { SCENARIOS } from "./scenarios.mjs";
 import { installedVersion, anchorClients, HERE, ROOT, OUT } from "./bundle.mjs";
@@ -24,7 +25,7 @@ const COMMAND = "bash scripts/bench.sh";
 // within `cpuOverWrapperUs` of the plain JS wrapper's (bench/clients/plain-wrapper.mjs).
 const OVERHEAD_TARGET = { ratio: { node: 1.05, chromium: 1.03 }, cpuOverWrapperUs: 20, wrapper: "plain-wrapper" };
 const TILEFETCH_IDS = Object.keys(CLIENTS).filter(isTilefetch);
-const label = (id) => (id === FLOOR_ID ? FLOOR_LABEL : CLIENTS[id].label);
+const label = (id) => (id === FLOOR_ID ? FLOOR_LABEL : id === BEFORE_ID ? BEFORE_LABEL : CLIENTS[id].label);
 
 const readJson = (name) => {
   const file = path.join(OUT, name);
@@ -401,10 +402,14 @@ if (!overhead) {
     `so its batches are network-bound. Targets (the "boundary" issue): wall time ≤ ${OVERHEAD_TARGET.ratio.node}× raw fetch in Node and ≤ ${OVERHEAD_TARGET.ratio.chromium}× in Chromium; CPU per call ≤ the ${label(OVERHEAD_TARGET.wrapper)}'s + ${OVERHEAD_TARGET.cpuOverWrapperUs} µs.`,
   );
   md.push("");
-  md.push(`In Node, the ${label(FLOOR_ID)} is the ${label(OVERHEAD_TARGET.wrapper)} with its \`fetch\`, two header reads and body read`);
-  md.push("moved into a wasm-bindgen async function (`bench/floor/`, wasm-bindgen-futures, opt-level 3): what it costs over the");
-  md.push("wrapper is what any library pays on this platform for making a call's fetch from wasm, before work of its own.");
-  md.push("");
+  if (overhead.node?.summary?.[FLOOR_ID] || overhead.node?.samples?.[FLOOR_ID]) {
+    md.push(`In Node, the ${label(FLOOR_ID)} is the ${label(OVERHEAD_TARGET.wrapper)} with its \`fetch\`, two header reads and body read`);
+    md.push("moved into a wasm-bindgen async function (`bench/floor/`): one minimal wasm design, with wasm-bindgen's defaults");
+    md.push("(reference types on), opt-level 3 and wasm-bindgen-futures' executor. What it costs over the wrapper is what making a");
+    md.push("call's fetch from wasm costs on this platform before any work of a library's own; tilefetch's build differs (opt-level");
+    md.push('"z", no reference types, its own executor: ARCHITECTURE.md), and that difference is part of its figures.');
+    md.push("");
+  }
   for (const platform of ["node", "chromium"]) {
     const p = overhead[platform];
     if (!p) continue;
@@ -478,39 +483,42 @@ md.push("");
 if (!profile) {
   md.push("Not run (bench/out/profile.json is missing).");
 } else {
-  /** One platform's breakdown: raw fetch, the wrapper, fetchTile and the two differences. */
+  /**
+   * One platform's breakdown: raw fetch, the wrapper, fetchTile and the two differences; with
+   * tilefetch at the boundary issue's start (bench/before/) when it was profiled, its column and
+   * what changed since.
+   */
   const breakdown = (clients) => {
-    const [raw, wrapper, tf] = ["raw-fetch", OVERHEAD_TARGET.wrapper, "tilefetch-fetchtile"].map((id) => clients[id]);
-    const us = (c, name) => (c ? c.usPerCall[name] : NaN);
+    const [raw, wrapper, tf, before] = ["raw-fetch", OVERHEAD_TARGET.wrapper, "tilefetch-fetchtile", BEFORE_ID].map((id) => clients[id]);
     const cell = (v) => (Number.isNaN(v) ? "–" : fixed(v, 1));
-    const rows = Object.keys(tf.usPerCall).map((name) => [
-      name,
-      cell(us(raw, name)),
-      cell(us(wrapper, name)),
-      cell(us(tf, name)),
-      cell(us(tf, name) - us(raw, name)),
-      cell(us(tf, name) - us(wrapper, name)),
-    ]);
-    const busy = (c) => (c ? c.busyUsPerCall : NaN);
-    rows.push([
-      "**busy, all of it**",
-      cell(busy(raw)),
-      cell(busy(wrapper)),
-      cell(busy(tf)),
-      `**${cell(busy(tf) - busy(raw))}**`,
-      `**${cell(busy(tf) - busy(wrapper))}**`,
-    ]);
-    const wall = (c) => (c ? c.wallMsPerCall * 1000 : NaN);
-    rows.push([
-      "wall time per call (÷ concurrency: throughput)",
-      cell(wall(raw)),
-      cell(wall(wrapper)),
-      cell(wall(tf)),
-      cell(wall(tf) - wall(raw)),
-      cell(wall(tf) - wall(wrapper)),
-    ]);
+    const row = (name, of, bold = false) => {
+      const b = (text) => (bold ? `**${text}**` : text);
+      const v = (c) => (c ? of(c) : NaN);
+      return [
+        name,
+        cell(v(raw)),
+        cell(v(wrapper)),
+        ...(before ? [cell(v(before))] : []),
+        cell(v(tf)),
+        b(cell(v(tf) - v(raw))),
+        b(cell(v(tf) - v(wrapper))),
+        ...(before ? [b(cell(v(tf) - v(before)))] : []),
+      ];
+    };
+    const rows = Object.keys(tf.usPerCall).map((name) => row(name, (c) => c.usPerCall[name]));
+    rows.push(row("**busy, all of it**", (c) => c.busyUsPerCall, true));
+    rows.push(row("wall time per call (÷ concurrency: throughput)", (c) => c.wallMsPerCall * 1000));
     return table(
-      ["where (self time, µs per call)", "raw fetch", label(OVERHEAD_TARGET.wrapper), "tilefetch fetchTile", "over raw fetch", "over the wrapper"],
+      [
+        "where (self time, µs per call)",
+        "raw fetch",
+        label(OVERHEAD_TARGET.wrapper),
+        ...(before ? [label(BEFORE_ID)] : []),
+        "tilefetch fetchTile",
+        "over raw fetch",
+        "over the wrapper",
+        ...(before ? [`now − before`] : []),
+      ],
       rows,
     );
   };
@@ -520,6 +528,12 @@ if (!profile) {
   md.push("loopback fault server (its own process), under V8's sampling profiler (100 µs) in a process of their own; each sample's");
   md.push(`self time goes to where its code lives. Per call, medians of ${profile.rounds} rounds, ${profile.node}. Idle time is left out; the`);
   md.push("differences are what a call through tilefetch costs the CPU on top of raw fetch and of the wrapper, and where.");
+  if (profile.clients[BEFORE_ID]) {
+    md.push(`Before and after: ${label(BEFORE_ID)} is the module as it was when the "boundary" issue was filed (commit ${BEFORE_COMMIT},`);
+    md.push("built from the repository's history with today's toolchain by `bench/before/build.sh`), profiled in the same rounds.");
+    md.push('"now − before" is everything that changed since, not the boundary work alone: hedging, learned rates, OGC exception');
+    md.push(`reports on any status and the User-Agent came after it.${beforeSizeLine() ? ` Its build printed: \`${beforeSizeLine()}\`.` : ""}`);
+  }
   md.push("");
   md.push(breakdown(profile.clients));
   if (profile.chromium) {
@@ -687,23 +701,28 @@ function crossingsSection(crossings) {
   const out = ["### Crossings between JS and the wasm module, per call", ""];
   if (!crossings) return [...out, "Not run (bench/out/crossings.json is missing).", ""];
   const ids = Object.keys(crossings.clients);
+  if (!ids.length) return [...out, "Not run (no build of tilefetch was there to count).", ""];
   const total = (id) => Object.values(crossings.clients[id].perCall).reduce((a, b) => a + b, 0);
   out.push(`\`node bench/crossings.mjs\`: ${int(crossings.tiles)} healthy tiles, ${crossings.concurrency} at a time, after 200 of warm-up; every`);
   out.push("import the module calls (wasm → JS) and every export JS calls (JS → wasm), counted by wasm-bindgen's name. The count");
-  out.push("does not move with the machine's load, as time does: it is what a change to the boundary adds or removes.");
+  out.push("hardly moves with the machine's load, as time does (hedges, timers and wakes depend on timing, a few per hundred calls):");
+  out.push("it is what a change to the boundary adds or removes.");
   out.push("");
   out.push(
     table(
       ["", ...ids.map((id) => crossings.clients[id].label)],
       [
         ["**crossings per call**", ...ids.map((id) => `**${fixed(total(id), 1)}**`)],
-        ["hedges sent per call", ...ids.map((id) => fixed(crossings.clients[id].hedgesPerCall, 3))],
+        [
+          "hedges sent per call",
+          ...ids.map((id) => (crossings.clients[id].hedgesPerCall == null ? "– (no hedging)" : fixed(crossings.clients[id].hedgesPerCall, 3))),
+        ],
       ],
     ),
   );
   out.push("");
   const names = [...new Set(ids.flatMap((id) => Object.keys(crossings.clients[id].perCall)))];
-  const first = crossings.clients[ids[0]].perCall;
+  const first = (crossings.clients["tilefetch-fetchtile"] ?? crossings.clients[ids[0]]).perCall;
   names.sort((a, b) => (first[b] ?? 0) - (first[a] ?? 0));
   out.push("<details><summary>by name</summary>");
   out.push("");
@@ -745,5 +764,24 @@ function ownWorkSection(own, overhead) {
     ),
   );
   out.push("");
+  // What the figures say about the Node targets, in the figures of this run.
+  const floorReal = sockets?.[FLOOR_ID];
+  const tf = "tilefetch-fetchtile";
+  if (floorReal && s[FLOOR_ID] && s[tf] && sockets[tf]) {
+    const over = (x) => x.extraCpuOverReferenceUsPerCall;
+    out.push(
+      `On real sockets the ${label(FLOOR_ID)} alone costs ${fixed(over(floorReal), 1)} µs CPU per call over the wrapper and ${fixed(floorReal.ratio, 3)}× raw fetch's wall time`,
+    );
+    const grow = [over(sockets[tf]) / over(s[tf]), over(floorReal) / over(s[FLOOR_ID])];
+    const alike = Math.abs(grow[0] / grow[1] - 1) <= 0.2;
+    out.push(
+      `(targets: ${OVERHEAD_TARGET.cpuOverWrapperUs} µs, ${OVERHEAD_TARGET.ratio.node}×). With fetch stubbed out, fetchTile costs ${fixed(over(s[tf]), 1)} µs per call over the wrapper, of which`,
+    );
+    out.push(
+      `${fixed(over(s[FLOOR_ID]), 1)} is the floor's and ${fixed(over(s[tf]) - over(s[FLOOR_ID]), 1)} tilefetch's own work beyond it; on sockets fetchTile's figure grows ${fixed(grow[0], 1)}× and the floor's`,
+    );
+    out.push(`${fixed(grow[1], 1)}×${alike ? ", alike within 20 %" : ""}.`);
+    out.push("");
+  }
   return out;
 }

@@ -4,18 +4,16 @@
 // and awaiting fetch's promises there, before any work of the library's own. Node only; built
 // by bench/floor/build.sh.
 import { createRequire } from "node:module";
-import { fileURLToPath } from "node:url";
-import { FLOOR_LABEL } from "./id.mjs";
+import { FLOOR_BUILT, FLOOR_LABEL } from "./id.mjs";
 
 export const label = FLOOR_LABEL;
 export const anchor = null;
 export const config = "the plain JS wrapper, with fetch, two header reads and the body read in a wasm-bindgen async fn (bench/floor/)";
 
 const ATTEMPT_TIMEOUT_MS = 4000;
-const BUILT = fileURLToPath(new URL("../../target/floor/pkg/tilefetch_bench_floor.js", import.meta.url));
 
 export function create() {
-  const floor = createRequire(import.meta.url)(BUILT);
+  const floor = createRequire(import.meta.url)(FLOOR_BUILT);
   return {
     async get(url, signal) {
       const controller = new AbortController();
