@@ -13,7 +13,7 @@ import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { BEFORE_ID, BEFORE_LABEL, beforeIsBuilt } from "./before/id.mjs";
+import { BEFORE_ID, BEFORE_LABEL, BEFORE_MAPPING, BEFORE_PKG, beforeIsBuilt } from "./before/id.mjs";
 import { OUT, ROOT } from "./bundle.mjs";
 import { option } from "./cli.mjs";
 import { profileTiles } from "./profile-tiles.mjs";
@@ -25,13 +25,13 @@ const concurrency = 16;
 // starts one per build and merges what they print.
 const build = option("build", null);
 const BUILDS = {
-  before: { pkg: "target/before/pkg/node.js", mapping: "target/before/target/wasm-names.json" },
-  after: { pkg: "pkg/node.js", mapping: "target/wasm-names-tilefetch.json" },
+  before: { pkg: BEFORE_PKG, mapping: BEFORE_MAPPING },
+  after: { pkg: path.join(ROOT, "pkg/node.js"), mapping: path.join(ROOT, "target/wasm-names-tilefetch.json") },
 };
 if (build === null) {
   const result = { tiles, concurrency, clients: {} };
   for (const name of Object.keys(BUILDS)) {
-    if (name === "before" ? !beforeIsBuilt() : !fs.existsSync(path.join(ROOT, BUILDS[name].mapping))) {
+    if (name === "before" ? !beforeIsBuilt() : !fs.existsSync(BUILDS[name].mapping)) {
       process.stderr.write(`crossings: the ${name} build is not there; left out\n`);
       continue;
     }
@@ -45,7 +45,7 @@ if (build === null) {
   process.exit(0);
 }
 // wasm-opt prints the mapping after any line of its own (as scripts/shrink-names.mjs reads it).
-const mappingText = fs.readFileSync(path.join(ROOT, BUILDS[build].mapping), "utf8");
+const mappingText = fs.readFileSync(BUILDS[build].mapping, "utf8");
 const mapping = JSON.parse(mappingText.slice(mappingText.indexOf("{")));
 // wasm-bindgen's names end in a hash of the signature; the name before it is what the glue calls.
 const plain = (name) => name.replace(/^__wbg_/, "").replace(/_[0-9a-f]{16}$/, "");
@@ -88,7 +88,7 @@ WebAssembly.Instance = class {
   }
 };
 
-const tilefetch = await import(pathToFileURL(path.join(ROOT, BUILDS[build].pkg)).href);
+const tilefetch = await import(pathToFileURL(BUILDS[build].pkg).href);
 const server = await startServerProcess();
 const result = { tiles, concurrency, clients: {} };
 try {

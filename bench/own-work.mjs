@@ -3,7 +3,8 @@
 // that answers every request at once with the same healthy PNG tile (a fresh Response each time),
 // and raw fetch, the plain JS wrapper, the wasm floor and tilefetch take turns in rounds
 // (bench/overhead-rounds.mjs), as in the overhead bench. Without sockets and undici between the
-// calls, the figures hardly move with the machine's load: tilefetch's over the wrapper is its own
+// calls, the figures move less with the machine's load (still ±15 µs between runs at 32 calls at
+// a time, where the default client queues half of them): tilefetch's over the wrapper is its own
 // work per call (the wasm module, its glue, its timers and crossings), the floor's is the least a
 // fetch awaited in wasm costs; tilefetch at the boundary issue's start (bench/before/) runs beside
 // today's when built. Writes bench/out/own-work.json.

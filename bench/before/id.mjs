@@ -9,6 +9,10 @@ export const BEFORE_ID = "tilefetch-before";
 export const BEFORE_LABEL = `tilefetch fetchTile at ${BEFORE_COMMIT} (before)`;
 export const BEFORE_DIR = fileURLToPath(new URL("../../target/before/", import.meta.url));
 
+/** Its package entry for Node, and the wasm-opt name mapping its build kept. */
+export const BEFORE_PKG = path.join(BEFORE_DIR, "pkg/node.js");
+export const BEFORE_MAPPING = path.join(BEFORE_DIR, "target/wasm-names.json");
+
 /** Whether bench/before/build.sh has built the module (its marker is written last). */
 export const beforeIsBuilt = () => fs.existsSync(path.join(BEFORE_DIR, ".commit"));
 
