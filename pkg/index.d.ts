@@ -83,6 +83,8 @@ export type TileEvent =
   | { type: "breaker"; host: string; state: "closed" | "open" | "half-open" }
   | { type: "pause"; host: string; until: number }
   | { type: "hedge"; host: string; attempt: number; afterMs: number }
+  /** The host was found to answer without CORS headers (once, until it sends them again). */
+  | { type: "cors"; host: string }
   | { type: "give-up"; host: string; kind: TileErrorKind; attempts: number };
 
 export interface HostStats {
@@ -110,6 +112,11 @@ export interface HostStats {
   rateLimitPerSecond: number | null;
   /** Of successful calls (bucket upper bounds, ≤ 19 % high); null before the first. */
   latencyMs: { p50: number | null; p95: number | null; p99: number | null };
+  /**
+   * The host's last answer came without CORS headers (no `Access-Control-Allow-Origin`), so a
+   * page or worker could not read it: its calls end as kind "cors" (see `TileErrorKind`).
+   */
+  corsRefused: boolean;
 }
 
 /** A delivered tile. */
@@ -228,6 +235,13 @@ export interface ResolvedHostSettings {
 export type TileErrorKind =
   | "http"
   | "network"
+  /**
+   * The server answered a page's or worker's cross-origin request without CORS headers, so the
+   * browser withheld the tile (found by one `no-cors` request; not retried, not held against the
+   * host). The ways out: the server's `Access-Control-Allow-Origin`, the OpenLayers or Leaflet
+   * adapter (which then load such a server's tiles as images), or `tilefetch/worker`.
+   */
+  | "cors"
   | "timeout"
   | "deadline"
   | "aborted"

@@ -1,6 +1,7 @@
 // tilefetch/leaflet: an L.TileLayer that loads every tile through fetchTile. Leaflet is a peer
 // dependency and is passed in (`createTileLayer(L, ...)`), never imported here.
 import { adapterOptions } from "./adapter-options.js";
+import { loadTile } from "./without-cors.js";
 
 /** Option names that go to fetchTile; every other key is a Leaflet TileLayer option. */
 const FETCH_KEYS = new Set([
@@ -53,7 +54,11 @@ export function createTileLayer(L, urlTemplate, options = {}) {
   if (layerOptions.crossOrigin === "use-credentials" && fetchOptions.credentials === undefined) {
     fetchOptions.credentials = "include";
   }
-  const load = (url, signal, subdomains) => loadWith(url, signal, subdomains ? { subdomains } : undefined);
+  // Leaflet's own settings for its <img> tiles: a server without CORS headers gets the same.
+  const crossOrigin = layerOptions.crossOrigin || layerOptions.crossOrigin === "" ? (layerOptions.crossOrigin === true ? "" : layerOptions.crossOrigin) : null;
+  const imageSettings = { crossOrigin, referrerPolicy: typeof layerOptions.referrerPolicy === "string" ? layerOptions.referrerPolicy : undefined };
+  const load = (url, signal, subdomains) =>
+    loadTile(loadWith, url, signal, { ...imageSettings, extra: subdomains ? { subdomains } : undefined });
 
   const pending = new WeakMap(); // tile element -> AbortController
   const abortTile = (el) => {
@@ -102,9 +107,33 @@ export function createTileLayer(L, urlTemplate, options = {}) {
       const failed = () => new Error("tilefetch/leaflet: the tile's image did not decode");
 
       load(url, controller.signal, subdomains).then(
-        (result) => {
+        ({ tile: result, image }) => {
           if (pending.get(tile) !== controller) return; // removed meanwhile
           pending.delete(tile);
+          if (image) {
+            // A server without CORS headers: its image, as Leaflet's own loader shows it. Drawn
+            // into the canvas (which may show a cross-origin image; only reading it back is
+            // refused), or the <img> takes its address, which the browser has loaded already.
+            let error = null;
+            if (canvasTile) {
+              try {
+                tile.width = image.naturalWidth;
+                tile.height = image.naturalHeight;
+                tile.getContext("2d").drawImage(image, 0, 0);
+              } catch {
+                error = failed();
+              }
+              tile.complete = true;
+              done(error, tile);
+            } else {
+              tile.onload = tile.onerror = () => {
+                tile.onload = tile.onerror = null;
+                done(null, tile);
+              };
+              tile.src = image.src;
+            }
+            return;
+          }
           const blob = result.empty ? null : new Blob([result.data], { type: result.contentType ?? "image/png" });
           if (canvasTile) {
             if (!blob) {

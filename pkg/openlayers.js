@@ -10,6 +10,7 @@
 // away) are aborted.
 import TileState from "ol/TileState.js";
 import { adapterOptions } from "./adapter-options.js";
+import { loadTile } from "./without-cors.js";
 
 /**
  * Splits adapter options into the function that fetches, the fetchTile options and the map.
@@ -60,15 +61,22 @@ export function createTileLoadFunction(options) {
   return function tilefetchTileLoad(tile, src) {
     const controller = new AbortController();
     pending.set(tile, controller);
-    load(src, controller.signal).then(
-      (result) => {
+    const image = tile.getImage();
+    const crossOrigin = typeof HTMLImageElement !== "undefined" && image instanceof HTMLImageElement ? image.crossOrigin : null;
+    loadTile(load, src, controller.signal, { crossOrigin }).then(
+      ({ tile: result, image: loaded }) => {
         pending.delete(tile);
         if (tile.disposed) return;
+        if (loaded) {
+          // A server without CORS headers: the image element, as OpenLayers' own loader has it.
+          if (typeof tile.setImage === "function") tile.setImage(loaded);
+          else image.src = loaded.src;
+          return;
+        }
         if (result.empty) {
           tile.setState(TileState.EMPTY);
           return;
         }
-        const image = tile.getImage();
         const blob = new Blob([result.data], { type: result.contentType ?? "image/png" });
         const settable = typeof HTMLImageElement !== "undefined" && image instanceof HTMLImageElement && typeof tile.setImage === "function";
         if (settable && typeof createImageBitmap === "function") {
@@ -244,17 +252,10 @@ export function createImageTileLoader(template, options) {
       url = url.replace("{-y}", String(maxY - y));
     }
     const signal = loaderOptions?.signal ?? new AbortController().signal;
-    const tile = await loadWith(load, url, signal, subdomains);
+    const crossOrigin = loaderOptions?.crossOrigin ?? null;
+    const { tile, image } = await loadTile(load, url, signal, { crossOrigin, extra: subdomains ? { subdomains } : undefined });
+    if (image) return image; // a server without CORS headers: an image element, as ol/source/ImageTile takes
     if (tile.empty) return createImageBitmap(new ImageData(1, 1));
     return createImageBitmap(new Blob([tile.data], { type: tile.contentType ?? "image/png" }));
   };
-}
-
-function loadWith(load, url, signal, subdomains) {
-  if (!subdomains) return load(url, signal);
-  // {s} expanded here: one URL per mirror, so no fetchTile `subdomains` option is needed.
-  return load(
-    subdomains.map((s) => url.replace("{s}", s)),
-    signal,
-  );
 }

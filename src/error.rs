@@ -23,6 +23,10 @@ pub enum Error {
         /// What the platform said (the JS error's message).
         message: String,
     },
+    /// The server answered a browser's cross-origin request without CORS headers
+    /// (`Access-Control-Allow-Origin`), so the browser withheld the tile. Final: the answer is
+    /// the same on every attempt.
+    Cors,
     /// One attempt took longer than `attemptTimeoutMs` and was aborted.
     Timeout {
         /// The time the attempt was given, in ms: `attemptTimeoutMs`, or less near the deadline.
@@ -80,6 +84,7 @@ impl Error {
         match self {
             Error::Http { .. } => "http",
             Error::Network { .. } => "network",
+            Error::Cors => "cors",
             Error::Timeout { .. } => "timeout",
             Error::Deadline { .. } => "deadline",
             Error::Aborted => "aborted",
@@ -146,6 +151,7 @@ impl Error {
                 &text_part(exception),
             ]),
             Error::Network { message } => concat(&["network error: ", message]),
+            Error::Cors => CORS_MESSAGE.into(),
             Error::Timeout { after_ms } => {
                 concat(&["attempt timed out after ", &number_text(*after_ms), " ms"])
             }
@@ -188,6 +194,11 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
+/// What a `cors` give-up says: the cause and the three ways out.
+pub const CORS_MESSAGE: &str = "the server answered without CORS headers, so the browser withheld the tile. \
+Fix: have the server send Access-Control-Allow-Origin, or load through tilefetch's OpenLayers or \
+Leaflet adapter (they fall back to an <img>) or through tilefetch/worker (it adds the header)";
+
 /// ` CODE`, when the server sent one.
 fn code_part(exception: &OgcException) -> String {
     exception.code.as_deref().map_or(String::new(), |code| concat(&[" ", code]))
@@ -207,6 +218,7 @@ mod tests {
         let all = [
             (Error::http(404), "http"),
             (Error::Network { message: "x".into() }, "network"),
+            (Error::Cors, "cors"),
             (Error::Timeout { after_ms: 1.0 }, "timeout"),
             (Error::Deadline { deadline_ms: 1.0 }, "deadline"),
             (Error::Aborted, "aborted"),

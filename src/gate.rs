@@ -239,7 +239,7 @@ impl Gate {
         }
         let report = self.report_of(outcome, now_ms);
         match report {
-            Report::Alive => self.counts.ok += 1,
+            Report::Alive | Report::CorsRefused => self.counts.ok += 1,
             Report::Transient | Report::Throttled { .. } => {
                 self.counts.failed += 1;
                 self.failed_at = now_ms;

@@ -44,6 +44,10 @@ pub enum Attempt<B, C> {
     TimedOut,
     /// The caller's signal fired; nothing is in flight any more.
     Aborted,
+    /// The server answered, but a browser withheld the response: it sent no
+    /// `Access-Control-Allow-Origin` header for this cross-origin request (the platform checked
+    /// that the server answers). Nothing a retry can change.
+    CorsRefused,
     /// The request or the body read failed; `cause` is the platform's own error.
     Failed {
         /// What the platform said (the JS error's message).

@@ -107,6 +107,11 @@ pub enum Event {
         /// How long the attempt it hedges had gone unanswered, in ms.
         after_ms: f64,
     },
+    /// The host was found to answer without CORS headers: said once, until it sends them again.
+    CorsRefused {
+        /// The host's key (`host[:port]`).
+        host: Rc<str>,
+    },
     /// A call gave up (not aborted); `host` is its primary host.
     GiveUp {
         /// The host's key (`host[:port]`).
@@ -445,6 +450,8 @@ fn judge<B, C>(outcome: Attempt<B, C>, options: &Options, sent: &Sent, epoch_ms:
                 if budget < options.attempt_timeout_ms { Report::Abandoned } else { Report::Transient };
             (report, Ok((Failure::of(Error::Timeout { after_ms: budget }), None)))
         }
+        // The same answer on every attempt: final, and the host is alive.
+        Attempt::CorsRefused => (Report::CorsRefused, Err(Failure::of(Error::Cors))),
         Attempt::Failed { message, cause } => (
             Report::Transient,
             Ok((Failure { error: Error::Network { message }, cause: Some(Cause::Platform(cause)) }, None)),
@@ -729,6 +736,7 @@ fn report_to_host<T, K, S, R, C: Cancel>(
     match change {
         Some(Change::Breaker(state)) => on_event(Event::Breaker { host: name.clone(), state }),
         Some(Change::Pause { until_ms }) => on_event(Event::Pause { host: name.clone(), until_ms }),
+        Some(Change::CorsRefused) => on_event(Event::CorsRefused { host: name.clone() }),
         None => {}
     }
 }

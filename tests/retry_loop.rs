@@ -23,6 +23,8 @@ use tilefetch::{Error, Options};
 enum Reply {
     Status(u16, &'static [(&'static str, &'static str)], &'static [u8]),
     Network,
+    /// The server answered without CORS headers, and the platform found that out.
+    Cors,
     Hang,
 }
 
@@ -125,6 +127,7 @@ impl Transport for World {
         } else {
             match reply {
                 Reply::Network => Attempt::Failed { message: "connection reset".into(), cause: "ECONNRESET" },
+                Reply::Cors => Attempt::CorsRefused,
                 Reply::Status(status, headers, body) => {
                     let header =
                         |name: &str| headers.iter().find(|(n, _)| *n == name).map(|(_, v)| v.to_string());
@@ -373,6 +376,41 @@ fn request_errors_leave_the_breaker_the_budget_and_the_good_tiles_alone() {
     assert_eq!(host.breaker.state(0.0).name(), "closed");
     assert_eq!(host.paused_until(0.0), None);
     assert_eq!(host.counters.retries, 0);
+}
+
+#[test]
+fn a_server_without_cors_headers_ends_the_call_at_once_and_is_not_held_against_the_host() {
+    // A breaker that opens at the second failure and no retry budget: were a CORS refusal a
+    // failure, the host would be down for the calls after the first two.
+    let config = HostConfig {
+        breaker: BreakerConfig {
+            failure_threshold: 2,
+            open_ms: 60_000.0,
+            half_open_probes: 1,
+            max_open_ms: 60_000.0,
+        },
+        budget: BudgetConfig { ratio: 0.0, min_per_second: 0.0 },
+        ..PERMISSIVE
+    };
+    let route = [host(&config)];
+    let mut cors_events = 0;
+    for _ in 0..5 {
+        let world = World::new(vec![(20.0, Reply::Cors)]);
+        let (out, events) = run_on(&world, &[], &route);
+        let g = gave_up(out);
+        assert_eq!((g.failure.error.kind(), g.attempts, world.sent.get()), ("cors", 1, 1));
+        assert!(g.failure.error.message().contains("Access-Control-Allow-Origin"));
+        assert!(world.sleeps.borrow().is_empty(), "not retried");
+        cors_events += events.iter().filter(|e| matches!(e, Event::CorsRefused { .. })).count();
+    }
+    assert_eq!(cors_events, 1, "said once");
+    assert!(route[0].borrow().cors_refused());
+    assert_eq!(route[0].borrow().breaker.state(0.0).name(), "closed");
+    assert_eq!(route[0].borrow().paused_until(0.0), None);
+    // The server sends the headers again: a tile, and the mark is gone.
+    let world = World::new(vec![(20.0, ok())]);
+    assert!(run_on(&world, &[], &route).0.is_ok());
+    assert!(!route[0].borrow().cors_refused());
 }
 
 #[test]

@@ -44,6 +44,8 @@ pub struct HostSnapshot {
     pub p99: Option<f64>,
     /// Calls that gave up, by error kind, in the order first seen.
     pub give_ups: Vec<(&'static str, u64)>,
+    /// Whether the host's last answer came without CORS headers (a browser withheld it).
+    pub cors_refused: bool,
 }
 
 impl HostSnapshot {
@@ -73,6 +75,7 @@ impl HostSnapshot {
             p95: c.latency.percentile(0.95),
             p99: c.latency.percentile(0.99),
             give_ups: c.give_ups.clone(),
+            cors_refused: host.cors_refused(),
         }
     }
 }
@@ -92,6 +95,7 @@ mod tests {
         assert_eq!((s.paused_until, s.rate_limit_per_second, s.p50), (None, None, None));
         assert!(s.retry_tokens > 0.0);
         assert!(s.give_ups.is_empty());
+        assert!(!s.cors_refused);
     }
 
     #[test]

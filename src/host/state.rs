@@ -83,6 +83,9 @@ pub enum Report {
         /// the same overload.
         sent_ms: f64,
     },
+    /// The host answered, but without the CORS headers a browser needs to hand the answer over:
+    /// alive (the breaker hears a success), and marked as such until an answer is read again.
+    CorsRefused,
     /// The caller aborted: nothing learned.
     Abandoned,
 }
@@ -97,6 +100,8 @@ pub enum Change {
         /// When the pause ends (monotonic ms).
         until_ms: f64,
     },
+    /// The host was found to answer without CORS headers (said once, until it sends them).
+    CorsRefused,
 }
 
 /// Per-host counters for `stats()`.
@@ -158,6 +163,8 @@ pub struct HostState {
     doubt_next: bool,
     /// When the host last answered with something other than a throttle or an error.
     answered_at: f64,
+    /// The host's last answer came without CORS headers (see [`Report::CorsRefused`]).
+    cors_refused: bool,
     version: u64,
     watchers: Vec<Waker>,
 }
@@ -183,6 +190,7 @@ impl HostState {
             doubtful_pause: false,
             doubt_next: false,
             answered_at: f64::NEG_INFINITY,
+            cors_refused: false,
             version: 0,
             watchers: Vec::new(),
         }
@@ -254,12 +262,27 @@ impl HostState {
         self.doubtful_pause
     }
 
+    /// Whether the host's last answer came without the CORS headers a browser needs.
+    pub fn cors_refused(&self) -> bool {
+        self.cors_refused
+    }
+
     /// Learns from one attempt. `unit` ∈ [0, 1) jitters a new open time.
     pub fn report(&mut self, now_ms: f64, probe: bool, report: Report, unit: f64) -> Option<Change> {
         let before = self.breaker.state(now_ms);
         let mut change = None;
         match report {
+            Report::CorsRefused => {
+                // It answered: not a failure of the host, so the breaker, budget and pause
+                // hear nothing against it.
+                self.breaker.on_success(now_ms, probe);
+                if !self.cors_refused {
+                    self.cors_refused = true;
+                    change = Some(Change::CorsRefused);
+                }
+            }
             Report::Alive => {
+                self.cors_refused = false;
                 self.breaker.on_success(now_ms, probe);
                 self.rate.on_success(now_ms);
                 self.answered_at = now_ms;

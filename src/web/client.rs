@@ -16,9 +16,9 @@ use super::effects::{AbortableSleep, JsClock, JsRandom, Timer};
 use super::js_options::{build_request, read_entries, read_urls};
 use super::transport::{FetchTransport, WebBody};
 use super::wire::{
-    add_host_stats, make_attempt_event, make_breaker_event, make_give_up_event, make_hedge_event,
-    make_host_settings, make_host_stats, make_pause_event, make_queue_event, make_retry_event,
-    make_retry_info, make_tile,
+    add_host_stats, make_attempt_event, make_breaker_event, make_cors_event, make_give_up_event,
+    make_hedge_event, make_host_settings, make_host_stats, make_pause_event, make_queue_event,
+    make_retry_event, make_retry_info, make_tile,
 };
 use super::{early_error, failure_to_js};
 use crate::client::{flight_key, Callers, FlightTable, HostRegistry, HostSnapshot, Joinable};
@@ -275,6 +275,7 @@ impl ClientInner {
                 s.p99,
                 &give_up_kinds,
                 &give_up_counts,
+                s.cors_refused,
             );
             add_host_stats(&stats, &name, &host_stats);
         }
@@ -441,6 +442,7 @@ fn event_to_js(event: &Event) -> JsValue {
             make_pause_event(host, JsClock.epoch_ms() + (until_ms - JsClock.now_ms()))
         }
         Event::Hedge { host, attempt, after_ms } => make_hedge_event(host, *attempt, *after_ms),
+        Event::CorsRefused { host } => make_cors_event(host),
         Event::GiveUp { host, kind, attempts } => make_give_up_event(host, kind, *attempts),
     }
 }

@@ -28,7 +28,13 @@ export async function fetchWhole(scope, custom, inputs, index, init, bust, hedge
   let input = inputs[Math.min(index, inputs.length - 1)];
   if (bust) input = busted(input, init);
   const sent = hedge ? pastLocalCache(init) : init;
-  const response = await (custom ? custom(input, sent) : scope.fetch(input, sent));
+  let response;
+  try {
+    response = await (custom ? custom(input, sent) : scope.fetch(input, sent));
+  } catch (error) {
+    if (!custom && (await answersWithoutCors(scope, input, sent))) throw new CorsRefusal(error);
+    throw error;
+  }
   const data = new Uint8Array(await response.arrayBuffer());
   const headers = response.headers;
   const header = (name) => headers.get(name) ?? undefined;
@@ -43,6 +49,71 @@ export async function fetchWhole(scope, custom, inputs, index, init, bust, hedge
     age: header("age"),
     date: header("date"),
   };
+}
+
+/**
+ * A cross-origin fetch that failed because the server sent no CORS headers: the server answered,
+ * the browser withheld the response. `cause` is the fetch's own error.
+ */
+class CorsRefusal extends Error {
+  constructor(cause) {
+    super("the server answered without CORS headers", { cause });
+    this.name = "CorsRefusal";
+  }
+}
+
+/** Whether an attempt's error is a {@link CorsRefusal}. */
+export function isCorsRefusal(error) {
+  return error instanceof CorsRefusal;
+}
+
+// Origins found to answer without CORS headers (origin -> when), and the checks under way
+// (origin -> Promise<boolean>): a view's tiles that fail at once share one check, and an origin
+// found so is checked again only after CORS_RECHECK_MS (its server may have been fixed, or be
+// down now).
+const refusedAt = new Map();
+const checking = new Map();
+const CORS_RECHECK_MS = 60_000;
+
+/**
+ * After `fetch` rejected: whether the reason is a server that answers without CORS headers.
+ * Only where the platform enforces CORS (a page or a worker: a `location` of another origin than
+ * the request's) and the request asked for CORS. One `no-cors` request tells: an opaque response
+ * means the server answered; a network error, that it did not.
+ */
+async function answersWithoutCors(scope, input, init) {
+  if (init.mode !== undefined && init.mode !== "cors") return false;
+  if (init.signal?.aborted) return false;
+  let origin;
+  try {
+    const here = scope.location?.origin;
+    if (typeof here !== "string") return false;
+    const url = new URL(typeof input === "string" ? input : input.url, scope.location.href);
+    if (url.origin === here || (url.protocol !== "http:" && url.protocol !== "https:")) return false;
+    origin = url.origin;
+  } catch {
+    return false;
+  }
+  const seen = refusedAt.get(origin);
+  if (seen !== undefined && Date.now() - seen < CORS_RECHECK_MS) return true;
+  let check = checking.get(origin);
+  if (!check) {
+    const url = typeof input === "string" ? input : input.url;
+    check = scope
+      .fetch(url, { mode: "no-cors", credentials: init.credentials, referrerPolicy: init.referrerPolicy, cache: "no-store" })
+      .then(
+        (response) => response.type === "opaque",
+        () => false,
+      )
+      .then((refused) => {
+        checking.delete(origin);
+        if (refused) refusedAt.set(origin, Date.now());
+        else refusedAt.delete(origin);
+        return refused;
+      });
+    checking.set(origin, check);
+  }
+  return check;
 }
 
 /** Aborts a timed-out attempt with the reason `AbortSignal.timeout` gives (a `TimeoutError`). */

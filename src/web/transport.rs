@@ -57,6 +57,10 @@ extern "C" {
 
     #[wasm_bindgen(js_name = errorText)]
     fn error_text(error: &JsValue) -> String;
+
+    /// Whether `fetchWhole` found the server answering without CORS headers.
+    #[wasm_bindgen(js_name = isCorsRefusal)]
+    fn is_cors_refusal(error: &JsValue) -> bool;
 }
 
 /// A received tile, left in the JS heap.
@@ -129,6 +133,7 @@ impl Transport for FetchTransport<'_> {
         match landed {
             Either::Left(Ok((facts, body))) => Attempt::Response(facts, body),
             Either::Left(Err(_)) if self.abort.is_aborted() => Attempt::Aborted,
+            Either::Left(Err(cause)) if is_cors_refusal(&cause) => Attempt::CorsRefused,
             Either::Left(Err(cause)) => Attempt::Failed { message: error_message(&cause), cause },
             Either::Right(stopped) => {
                 // Aborting here, before the request future is dropped, is what guarantees that no

@@ -72,6 +72,7 @@ export function makeHostStats(
   p99,
   giveUpKinds,
   giveUpCounts,
+  corsRefused,
 ) {
   const giveUps = {};
   giveUpKinds.split(" ").forEach((kind, i) => {
@@ -94,6 +95,7 @@ export function makeHostStats(
     pausedUntil: pausedUntil ?? null,
     rateLimitPerSecond: rateLimitPerSecond ?? null,
     latencyMs: { p50: p50 ?? null, p95: p95 ?? null, p99: p99 ?? null },
+    corsRefused,
   };
 }
 
@@ -126,6 +128,10 @@ export function makePauseEvent(host, until) {
 
 export function makeHedgeEvent(host, attempt, afterMs) {
   return { type: "hedge", host, attempt, afterMs };
+}
+
+export function makeCorsEvent(host) {
+  return { type: "cors", host };
 }
 
 export function makeGiveUpEvent(host, kind, attempts) {

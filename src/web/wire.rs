@@ -76,6 +76,7 @@ extern "C" {
         p99: Option<f64>,
         give_up_kinds: &str,
         give_up_counts: &[f64],
+        cors_refused: bool,
     ) -> JsValue;
 
     #[wasm_bindgen(js_name = addHostStats)]
@@ -105,6 +106,9 @@ extern "C" {
 
     #[wasm_bindgen(js_name = makeHedgeEvent)]
     pub fn make_hedge_event(host: &str, attempt: u32, after_ms: f64) -> JsValue;
+
+    #[wasm_bindgen(js_name = makeCorsEvent)]
+    pub fn make_cors_event(host: &str) -> JsValue;
 
     #[wasm_bindgen(js_name = makeGiveUpEvent)]
     pub fn make_give_up_event(host: &str, kind: &str, attempts: u32) -> JsValue;

@@ -202,7 +202,77 @@ export function scenarios(env, { name, spec = (s) => s }) {
     }
   }
 
+  /**
+   * The view of loadAll on a server that sends no CORS headers (`cors=0`): every tile shown.
+   * `cookie`: the page first sets that cookie (the server answers 403 without it).
+   * Returns the requests per tile.
+   */
+  async function loadWithoutCors(t, run, q, options, shot, { cookie = null } = {}) {
+    const { srv, open } = env();
+    const page = await open();
+    try {
+      const zoom = 3;
+      const center = [1024, 768];
+      const tiles = viewTiles(zoom, center);
+      if (cookie) await page.evaluate((c) => (document.cookie = `${c}=1; path=/`), cookie);
+      const t0 = Date.now();
+      const q2 = `cors=0${cookie ? `&cookie=${cookie}` : ""}${q ? `&${q}` : ""}`;
+      await page.evaluate((s) => window.harness.create(s), spec({ template: template(run, q2), zoom, center, options }));
+      const states = await waitSettled(
+        page,
+        tiles.map((x) => x.key),
+        { timeout: 20_000 },
+      );
+      await sleep(150);
+      const file = await screenshot(page, `${name}-${shot}`);
+      const requests = srv.requests(run);
+      const refused = srv.log.filter((e) => e.key.startsWith(`${run}/`) && e.status === 403).length;
+      t.diagnostic(`${tiles.length} tiles in ${Date.now() - t0} ms, ${requests} requests (${(requests / tiles.length).toFixed(2)} per tile, ${refused} refused 403); screenshot ${file}`);
+      for (const tile of tiles) assert.equal(states[tile.key].state, "loaded", `${tile.key}: ${JSON.stringify(states[tile.key])}`);
+      const n = await assertPixels(page, tiles);
+      t.diagnostic(`${n} tiles' pixels checked`);
+      assert.deepEqual(page.problems(), [], "no unexpected page errors");
+      return { perTile: requests / tiles.length, tiles, refused };
+    } finally {
+      await page.closeContext();
+    }
+  }
+
   return {
+    /**
+     * A server without CORS headers, healthy: every tile shown, each tile fetched once but for
+     * the first few, which found the server so (a fetch the browser withheld, one no-cors check).
+     */
+    async withoutCors(t) {
+      const { tiles, perTile } = await loadWithoutCors(t, `${name}-nocors`, "", FAST, "no-cors");
+      assert.ok(perTile * tiles.length <= tiles.length + 8, `requests per tile ${perTile.toFixed(2)}`);
+    },
+
+    /** The same server with 30 % 503s (which an <img> cannot read): retried, every tile shown. */
+    async withoutCorsFlaky(t) {
+      const run = `${name}-nocors-flaky`;
+      const { tiles } = await loadWithoutCors(t, run, "f=503&p=0.3", FAST, "no-cors-flaky-503");
+      assert.ok(env().srv.requests(run) > tiles.length + 8, "failed images were retried");
+    },
+
+    /** Every tile's first request hangs: the attempt timeout (or a hedge) ends it, the retry shows the tile. */
+    async withoutCorsHang(t) {
+      await loadWithoutCors(t, `${name}-nocors-hang`, "f=hang&n=1", { ...FAST, attemptTimeoutMs: 800, deadlineMs: 8000 }, "no-cors-hang");
+    },
+
+    /** An outage of 1.5 s from the start (503 to everything): the tiles are shown after it. */
+    async withoutCorsOutage(t) {
+      const run = `${name}-nocors-outage`;
+      env().srv.outage(run, 1500);
+      await loadWithoutCors(t, run, "", { ...FAST, deadlineMs: 8000 }, "no-cors-outage");
+    },
+
+    /** A server that answers 403 without the page's cookie and sends no CORS headers: shown as an <img> shows it. */
+    async cookieServer(t) {
+      const { refused } = await loadWithoutCors(t, `${name}-cookie`, "", FAST, "cookie", { cookie: "tfsession" });
+      assert.ok(refused <= 8, `only the first tiles' fetches went without the cookie: ${refused}`);
+    },
+
     async flaky503(t) {
       const run = `${name}-flaky`;
       const { tiles } = await loadAll(t, run, "f=503&p=0.3", FAST, "flaky-503");

@@ -28,6 +28,14 @@ test("createTileLayer: 404 tiles fire tileerror with the TileError within 200 ms
 );
 test("createTileLayer: panning away aborts slow, queued and sleeping tiles", { timeout: 30_000 }, (t) => s.panAborts(t));
 
+// A server without CORS headers (MapServer's and GeoServer's default): shown as Leaflet's own
+// <img> loader shows it, with tilefetch's retries.
+test("createTileLayer, server without CORS headers: every tile shown", { timeout: 40_000 }, (t) => s.withoutCors(t));
+test("createTileLayer, server without CORS headers, 30 % 503s: retried, every tile shown", { timeout: 40_000 }, (t) => s.withoutCorsFlaky(t));
+test("createTileLayer, server without CORS headers, first requests hang: every tile shown", { timeout: 40_000 }, (t) => s.withoutCorsHang(t));
+test("createTileLayer, server without CORS headers, a 1.5 s outage: every tile shown after it", { timeout: 40_000 }, (t) => s.withoutCorsOutage(t));
+test("createTileLayer, a server that needs the page's cookie (no CORS headers): every tile shown", { timeout: 40_000 }, (t) => s.cookieServer(t));
+
 test("createTileLayer: {s} subdomains are tilefetch mirrors (a retry goes to the next one)", { timeout: 30_000 }, async (_t) => {
   // Mirrors by host name: Chromium resolves every *.localhost name to the loopback server.
   const run = "leaflet-mirrors";

@@ -30,6 +30,23 @@ test("XYZ + createTileLoadFunction: 404 tiles end as TileState.ERROR within 200 
 );
 test("XYZ + createTileLoadFunction (with map): panning away aborts slow, queued and sleeping tiles", { timeout: 30_000 }, (t) => xyz.panAborts(t));
 
+// A server without CORS headers (MapServer's and GeoServer's default): shown as OpenLayers' own
+// image loader shows it, with tilefetch's retries.
+test("XYZ + createTileLoadFunction, server without CORS headers: every tile shown", { timeout: 40_000 }, (t) => xyz.withoutCors(t));
+test("XYZ + createTileLoadFunction, server without CORS headers, 30 % 503s: retried, every tile shown", { timeout: 40_000 }, (t) =>
+  xyz.withoutCorsFlaky(t),
+);
+test("XYZ + createTileLoadFunction, server without CORS headers, first requests hang: every tile shown", { timeout: 40_000 }, (t) =>
+  xyz.withoutCorsHang(t),
+);
+test("XYZ + createTileLoadFunction, server without CORS headers, a 1.5 s outage: every tile shown after it", { timeout: 40_000 }, (t) =>
+  xyz.withoutCorsOutage(t),
+);
+test("XYZ + createTileLoadFunction, a server that needs the page's cookie (no CORS headers): every tile shown", { timeout: 40_000 }, (t) =>
+  xyz.cookieServer(t),
+);
+test("ImageTile + createImageTileLoader, server without CORS headers: every tile shown", { timeout: 40_000 }, (t) => imageTile.withoutCors(t));
+
 test("XYZ + createTileLoadFunction: a 204 tile ends as TileState.EMPTY", { timeout: 30_000 }, async (_t) => {
   const run = "ol-xyz-204";
   const page = await env.open();

@@ -177,10 +177,16 @@ export async function newCheckedPage(browser, { expectedConsoleError = () => fal
   return page;
 }
 
-/** Chromium logs every fetch that got an HTTP error status; these are expected for `origin`. */
+/**
+ * Chromium logs every fetch that got an HTTP error status, and every fetch that a server without
+ * CORS headers answered (a CORS policy line, then net::ERR_FAILED); these are expected for `origin`.
+ */
 export function failedLoadFrom(origin) {
-  return (msg) =>
-    /^Failed to load resource: the server responded with a status of \d+/.test(msg.text()) && (msg.location()?.url ?? "").startsWith(`${origin}/`);
+  return (msg) => {
+    const text = msg.text();
+    if (text.startsWith(`Access to fetch at '${origin}/`) && text.includes("has been blocked by CORS policy")) return true;
+    return /^Failed to load resource: (the server responded with a status of \d+|net::ERR_FAILED)/.test(text) && (msg.location()?.url ?? "").startsWith(`${origin}/`);
+  };
 }
 
 /** Saves a full-page screenshot to test-output/<name>.png; returns the path. */

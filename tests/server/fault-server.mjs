@@ -31,6 +31,9 @@
 //     without ra). rate= default 10, burst= default rate; the first request's values stay for the
 //     run. The token is taken when the request arrives, so `delay` only delays the answer;
 //     X-Fault and the log's fault: "bucket" when served, "bucket-429" when refused).
+// cors=0: the answer carries no Access-Control-* header (a server as MapServer and GeoServer ship).
+// cookie=NAME: 403 text/plain (X-Fault: no-cookie) unless the request sends a cookie NAME, before
+//   any fault or outage (a tile server behind a login).
 // ra: "N" seconds as is | "date:N" IMF-fixdate N s ahead | "raw:TEXT" verbatim.
 // p: probability (seeded PRNG over seed/key/n), n: only the first n requests of the key.
 // age=S: healthy answers carry `Age: S` unless the query has `_tf` (a cache-busted request).
@@ -286,6 +289,10 @@ function baseHeaders(extra = {}) {
   };
 }
 
+function hasCookie(req, name) {
+  return (req.headers.cookie ?? "").split(";").some((pair) => pair.trim().split("=")[0] === name);
+}
+
 function numParam(params, name, dflt) {
   const v = params.get(name);
   if (v == null || v === "") return dflt;
@@ -404,7 +411,10 @@ export async function startFaultServer({ seed = 1, host = "127.0.0.1", port = 0,
     const applies = fname !== "" && fname !== "none" && n <= limit && prng(seed, key, n, "fault") < p;
     let fault = applies ? fname : "none";
     const outage = inOutage(key, tArrive);
-    if (outage) fault = "outage";
+    // cookie=NAME: a tile server behind a login: 403 unless the request carries the cookie NAME.
+    const cookie = params.get("cookie");
+    if (cookie && !hasCookie(req, cookie)) fault = "no-cookie";
+    else if (outage) fault = "outage";
     else if (fault === "bucket") fault = takeToken(run, params) ? "bucket" : "bucket-429";
     let delay = Math.max(0, numParam(params, "delay", 0));
     // delayjitter=MS: a uniform extra delay in [0, MS), seeded per key and attempt.
@@ -486,7 +496,13 @@ export async function startFaultServer({ seed = 1, host = "127.0.0.1", port = 0,
       if (entry.outcome === "pending") entry.outcome = "sent";
     });
 
-    const hdr = (extra) => baseHeaders({ "X-Fault": fault, "X-Fault-Attempt": String(n), ...extra });
+    // cors=0: no Access-Control-* headers at all, as MapServer's CGI and GeoServer ship.
+    const withCors = params.get("cors") !== "0";
+    const hdr = (extra) => {
+      const headers = baseHeaders({ "X-Fault": fault, "X-Fault-Attempt": String(n), ...extra });
+      if (!withCors) for (const name of Object.keys(headers)) if (name.startsWith("Access-Control-")) delete headers[name];
+      return headers;
+    };
 
     const respond = () => {
       state.timer = null;
@@ -509,6 +525,7 @@ export async function startFaultServer({ seed = 1, host = "127.0.0.1", port = 0,
         const ra = outage.retryAfter != null ? { "Retry-After": String(outage.retryAfter) } : {};
         return sendBody(outage.status, "text/plain; charset=utf-8", "outage", ra);
       }
+      if (fault === "no-cookie") return sendBody(403, "text/plain; charset=utf-8", "403 Forbidden: log in first\n");
       if (fault === "bucket-429") {
         const ra = retryAfterValue(params.get("ra"));
         return sendBody(429, "text/plain; charset=utf-8", "429 Too Many Requests\n", ra != null ? { "Retry-After": ra } : {});

@@ -1,0 +1,146 @@
+// What the OpenLayers and Leaflet adapters do for a tile server that sends no CORS headers (as
+// MapServer's CGI and GeoServer do by default): a page's `fetch` may not read its tiles, an
+// <img> may show them. Such a tile loads as the map library's own loader would load it, an image
+// element with the library's `crossOrigin`, through the same TileClient: its deadline, jittered
+// retries (an image that fails says no status, so every failure is retried within the deadline),
+// the host's queue, breaker, budget and pause, aborts, stats() and events all still apply.
+// Not a subpath of the package: the adapters'.
+
+// How long an origin found without CORS headers loads its tiles as images before one tile asks
+// with `fetch` again (its server may have been fixed).
+const RECHECK_MS = 5 * 60_000;
+
+/** Origins found without CORS headers -> when. Shared by every adapter of the page. */
+const imageOrigins = new Map();
+/** Loads through `fetch` in flight, by origin: each one's restart as an image load. */
+const fetching = new Map();
+
+// The body an image load hands the core in place of the tile's bytes, which an <img> does not
+// give (a transparent 1×1 PNG: a tile to classification; the adapter shows the image element).
+const STAND_IN = Uint8Array.from(
+  atob("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII="),
+  (c) => c.charCodeAt(0),
+);
+// What an aborted image's src becomes: loading it ends the browser's request for the old one.
+const VOID_IMAGE = "data:image/gif;base64,R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7";
+
+function originOf(url) {
+  try {
+    return new URL(url.replace("{s}", "a"), globalThis.location?.href).origin;
+  } catch {
+    return null;
+  }
+}
+
+/** Whether tiles of `origin` load as images now (found without CORS and not due a recheck). */
+function loadsAsImage(origin) {
+  const at = imageOrigins.get(origin);
+  if (at === undefined) return false;
+  if (Date.now() - at < RECHECK_MS) return true;
+  imageOrigins.delete(origin); // this tile asks with fetch again; a `cors` give-up marks it anew
+  return false;
+}
+
+/** Marks `origin` as without CORS headers and moves its loads still going through fetch to images. */
+function markWithoutCors(origin) {
+  imageOrigins.set(origin, Date.now());
+  const restarts = fetching.get(origin);
+  if (!restarts) return;
+  fetching.delete(origin);
+  for (const restart of restarts) restart();
+}
+
+/**
+ * The `fetch` option of an image load: the URL the core picked (a mirror, a cache-busted one)
+ * loads into a new image element, decoded; `into.image` is set to it and the core gets a stand-in
+ * response. An image that fails to load or decode rejects as a network error would.
+ */
+function imageFetch(into, crossOrigin, referrerPolicy) {
+  return (input, init) =>
+    new Promise((resolve, reject) => {
+      const signal = init?.signal;
+      if (signal?.aborted) {
+        reject(signal.reason);
+        return;
+      }
+      const image = new Image();
+      if (crossOrigin != null) image.crossOrigin = crossOrigin;
+      if (referrerPolicy) image.referrerPolicy = referrerPolicy;
+      let settled = false;
+      const settle = (error) => {
+        if (settled) return;
+        settled = true;
+        signal?.removeEventListener("abort", onAbort);
+        image.onload = image.onerror = null;
+        if (error) {
+          reject(error);
+          return;
+        }
+        into.image = image;
+        resolve(new Response(STAND_IN, { status: 200, headers: { "content-type": "image/png" } }));
+      };
+      const onAbort = () => {
+        settle(signal.reason);
+        image.src = VOID_IMAGE;
+      };
+      signal?.addEventListener("abort", onAbort, { once: true });
+      // Decoded before it is handed over, as the libraries' own loaders do (a decode() that
+      // rejects for an image that did load still gives a drawable image).
+      const loaded = () => (image.naturalWidth > 0 ? settle(null) : settle(new TypeError("the tile's image is empty")));
+      image.onload = () => image.decode().then(loaded, loaded);
+      image.onerror = () => settle(new TypeError("the tile's image did not load"));
+      image.src = typeof input === "string" ? input : input.url;
+    });
+}
+
+/**
+ * Loads one tile: through fetch (`{tile}`: fetchTile's Tile), or, for a server without CORS
+ * headers, as an image element (`{image}`: an HTMLImageElement, loaded and decoded). `load(url,
+ * signal, extra)` is the adapter's (see adapter-options.js); `crossOrigin` and `referrerPolicy`
+ * are the library's settings for its own images. The first tile that finds its server without
+ * CORS (a `cors` TileError: one fetch and one no-cors check reached the server) moves every load
+ * of that origin still going through fetch to images, and the origin's later tiles load as
+ * images at once. Rejects with the TileError of a give-up.
+ */
+export function loadTile(load, url, signal, { extra, crossOrigin = null, referrerPolicy } = {}) {
+  const asImage = () => {
+    const into = { image: null };
+    return load(url, signal, { ...extra, fetch: imageFetch(into, crossOrigin, referrerPolicy) }).then(() => ({
+      image: into.image,
+    }));
+  };
+  const origin = originOf(url);
+  if (origin === null || typeof Image === "undefined") return load(url, signal, extra).then((tile) => ({ tile }));
+  if (loadsAsImage(origin)) return asImage();
+
+  return new Promise((resolve, reject) => {
+    const moved = new AbortController();
+    let restarts = fetching.get(origin);
+    if (!restarts) fetching.set(origin, (restarts = new Set()));
+    const restart = () => {
+      moved.abort(new DOMException("moved to an image load", "AbortError"));
+      asImage().then(resolve, reject);
+    };
+    restarts.add(restart);
+    const done = () => {
+      restarts.delete(restart);
+      if (restarts.size === 0 && fetching.get(origin) === restarts) fetching.delete(origin);
+    };
+    load(url, AbortSignal.any([signal, moved.signal]), extra).then(
+      (tile) => {
+        done();
+        resolve({ tile });
+      },
+      (error) => {
+        if (moved.signal.aborted) return; // restarted as an image load
+        done();
+        if (error?.kind === "cors") {
+          markWithoutCors(origin);
+          asImage().then(resolve, reject);
+          return;
+        }
+        reject(error);
+      },
+    );
+  });
+}

@@ -1,0 +1,135 @@
+// fetchTile in Chromium, in a page and in a dedicated worker, against a tile server that sends no
+// CORS headers (the fault server's `cors=0`, as MapServer's CGI and GeoServer ship): the call ends
+// at once as kind "cors" with a message that names the way out, the host stays alive (breaker
+// closed), later calls send one request each; a host that is down is still a network failure.
+import { test, before, after, afterEach } from "node:test";
+import assert from "node:assert/strict";
+import http from "node:http";
+import { startFaultServer } from "../server/fault-server.mjs";
+import { ROOT, assertBuilt, startStaticServer, launchBrowser, newCheckedPage, failedLoadFrom } from "./helpers.mjs";
+
+let srv;
+let web;
+let browser;
+let downUrl; // a loopback port nothing listens on
+const pages = new Set();
+
+before(async () => {
+  assertBuilt();
+  srv = await startFaultServer({ seed: 1 });
+  web = await startStaticServer(ROOT, { allow: ["/pkg/", "/tests/browser/fixtures/"] });
+  browser = await launchBrowser();
+  const closed = http.createServer();
+  await new Promise((resolve) => closed.listen(0, "127.0.0.1", resolve));
+  downUrl = `http://127.0.0.1:${closed.address().port}`;
+  await new Promise((resolve) => closed.close(resolve));
+});
+afterEach(async () => {
+  for (const page of pages) await page.closeContext().catch(() => {});
+  pages.clear();
+});
+after(async () => {
+  await browser?.close();
+  await web?.close();
+  await srv?.close();
+});
+
+async function blankPage() {
+  const down = failedLoadFrom(downUrl);
+  const fault = failedLoadFrom(srv.url);
+  const page = await newCheckedPage(browser, {
+    expectedConsoleError: (msg) => fault(msg) || down(msg) || /net::ERR_CONNECTION_REFUSED/.test(msg.text()),
+  });
+  pages.add(page);
+  await page.goto(`${web.url}/tests/browser/fixtures/blank.html`);
+  return page;
+}
+
+// Runs in the page or in the worker: three calls to the host without CORS (the first two at once,
+// the third after them), then one to a host that is down; what each ended as, and the stats.
+async function scenario({ urls, down }) {
+  const { TileClient } = await import("/pkg/browser.js");
+  const events = [];
+  const client = new TileClient({ onEvent: (e) => events.push(e) });
+  const call = async (url, options) => {
+    const t0 = performance.now();
+    try {
+      const tile = await client.fetchTile(url, options);
+      return { ok: true, attempts: tile.attempts, ms: performance.now() - t0 };
+    } catch (e) {
+      return { ok: false, name: e.name, kind: e.kind, message: e.message, attempts: e.attempts, causeKind: e.cause?.kind ?? null, ms: performance.now() - t0 };
+    }
+  };
+  const first = await Promise.all([call(urls[0]), call(urls[1])]);
+  const later = await call(urls[2]);
+  const downCall = await call(down, { deadlineMs: 600, baseDelayMs: 10, maxDelayMs: 40 });
+  const stats = client.stats();
+  const host = Object.keys(stats).find((h) => urls[0].includes(h));
+  return { first, later, down: downCall, stats: stats[host], corsEvents: events.filter((e) => e.type === "cors").length };
+}
+
+function check(t, r, run) {
+  for (const c of [...r.first, r.later]) {
+    assert.equal(c.ok, false, JSON.stringify(c));
+    assert.deepEqual([c.name, c.kind, c.attempts], ["TileError", "cors", 1], JSON.stringify(c));
+    assert.match(c.message, /without CORS headers/);
+    for (const fix of ["Access-Control-Allow-Origin", "adapter", "tilefetch/worker"]) assert.ok(c.message.includes(fix), `the message names ${fix}: ${c.message}`);
+  }
+  const first = srv.requests(`${run}/4/1/1`) + srv.requests(`${run}/4/1/2`);
+  assert.ok(first <= 3, `the first two calls (at once) cost ${first} requests: one each and one shared check`);
+  for (const key of ["4/1/1", "4/1/2"]) assert.ok(srv.requests(`${run}/${key}`) <= 2, `${key}: at most 2 requests`);
+  assert.equal(srv.requests(`${run}/4/1/3`), 1, "a later call to the host sends one request");
+  assert.equal(r.stats.corsRefused, true, "stats() shows the host without CORS");
+  assert.equal(r.stats.breaker.state, "closed", "the breaker does not count it as down");
+  assert.equal(r.corsEvents, 1, "one cors event");
+  assert.notEqual(r.down.kind, "cors", JSON.stringify(r.down));
+  assert.equal(r.down.kind === "network" || r.down.causeKind === "network", true, `a host that is down: ${JSON.stringify(r.down)}`);
+  t.diagnostic(
+    `first calls ${r.first.map((c) => Math.round(c.ms)).join(" / ")} ms (${first} requests for both), a later one ${Math.round(r.later.ms)} ms (1 request); down host: ${r.down.kind}`,
+  );
+}
+
+const urlsOf = (run) => ({
+  urls: ["4/1/1", "4/1/2", "4/1/3"].map((k) => `${srv.url}/tile/${k}.png?run=${run}&cors=0`),
+  down: `${downUrl}/tile/4/1/1.png`,
+});
+
+test("page: fetchTile on a server without CORS headers ends as kind cors, naming the fix", { timeout: 30_000 }, async (t) => {
+  const run = "nocors-page";
+  const page = await blankPage();
+  const r = await page.evaluate(scenario, urlsOf(run));
+  check(t, r, run);
+  assert.deepEqual(page.problems(), []);
+});
+
+test("dedicated worker: fetchTile on a server without CORS headers ends as kind cors", { timeout: 30_000 }, async (t) => {
+  const run = "nocors-worker";
+  const page = await blankPage();
+  const r = await page.evaluate(
+    ({ source, args }) =>
+      new Promise((resolve, reject) => {
+        const code = `const scenario = ${source};\nself.onmessage = async (e) => self.postMessage(await scenario(e.data));`;
+        const worker = new Worker(URL.createObjectURL(new Blob([code], { type: "text/javascript" })), { type: "module" });
+        worker.onmessage = (e) => resolve(e.data);
+        worker.onerror = (e) => reject(new Error(e.message));
+        worker.postMessage(args);
+      }),
+    { source: scenario.toString().replace('import("/pkg/browser.js")', `import("${web.url}/pkg/browser.js")`), args: urlsOf(run) },
+  );
+  check(t, r, run);
+  assert.deepEqual(page.problems(), []);
+});
+
+test("page: the same server with CORS headers is unaffected (a tile, one request, corsRefused false)", { timeout: 30_000 }, async () => {
+  const run = "cors-page";
+  const page = await blankPage();
+  const r = await page.evaluate(async (url) => {
+    const { TileClient } = await import("/pkg/browser.js");
+    const client = new TileClient();
+    const tile = await client.fetchTile(url);
+    return { attempts: tile.attempts, stats: Object.values(client.stats())[0] };
+  }, `${srv.url}/tile/4/2/1.png?run=${run}`);
+  assert.equal(r.attempts, 1);
+  assert.equal(r.stats.corsRefused, false);
+  assert.equal(srv.requests(run), 1);
+});
