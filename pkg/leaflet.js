@@ -56,7 +56,11 @@ export function createTileLayer(L, urlTemplate, options = {}) {
   }
   // Leaflet's own settings for its <img> tiles: a server without CORS headers gets the same.
   const crossOrigin = layerOptions.crossOrigin || layerOptions.crossOrigin === "" ? (layerOptions.crossOrigin === true ? "" : layerOptions.crossOrigin) : null;
-  const imageSettings = { crossOrigin, referrerPolicy: typeof layerOptions.referrerPolicy === "string" ? layerOptions.referrerPolicy : undefined };
+  const imageSettings = {
+    crossOrigin,
+    referrerPolicy: typeof layerOptions.referrerPolicy === "string" ? layerOptions.referrerPolicy : undefined,
+    custom: fetchOptions.fetch,
+  };
   const load = (url, signal, subdomains) =>
     loadTile(loadWith, url, signal, { ...imageSettings, extra: subdomains ? { subdomains } : undefined });
 

@@ -14,11 +14,11 @@ import { loadTile } from "./without-cors.js";
 
 /**
  * Splits adapter options into the function that fetches, the fetchTile options and the map.
- * @returns {{load: (url: string | string[], signal: AbortSignal) => Promise<import("./index.d.ts").Tile>, map: any}}
+ * @returns {{load: (url: string | string[], signal: AbortSignal, extra?: object) => Promise<import("./index.d.ts").Tile>, map: any, custom?: Function}}
  */
 function prepare(options) {
-  const { rest, load } = adapterOptions("openlayers", options, (k) => k !== "map");
-  return { load, map: rest.map ?? null };
+  const { fetchOptions, rest, load } = adapterOptions("openlayers", options, (k) => k !== "map");
+  return { load, map: rest.map ?? null, custom: fetchOptions.fetch };
 }
 
 /**
@@ -54,7 +54,7 @@ function releaseAborted(tile) {
  * TileState.EMPTY.
  */
 export function createTileLoadFunction(options) {
-  const { load, map } = prepare(options);
+  const { load, map, custom } = prepare(options);
   const pending = new Map(); // tile -> AbortController
   watchWanted(map, pending);
 
@@ -63,7 +63,7 @@ export function createTileLoadFunction(options) {
     pending.set(tile, controller);
     const image = tile.getImage();
     const crossOrigin = typeof HTMLImageElement !== "undefined" && image instanceof HTMLImageElement ? image.crossOrigin : null;
-    loadTile(load, src, controller.signal, { crossOrigin }).then(
+    loadTile(load, src, controller.signal, { crossOrigin, custom }).then(
       ({ tile: result, image: loaded }) => {
         pending.delete(tile);
         if (tile.disposed) return;
@@ -242,7 +242,7 @@ export function createImageTileLoader(template, options) {
   if (typeof template !== "string" || template === "") {
     throw new TypeError("tilefetch/openlayers: createImageTileLoader needs a URL template");
   }
-  const { load } = prepare(options);
+  const { load, custom } = prepare(options);
   const { template: base, subdomains } = expandRange(template);
 
   return async function tilefetchImageTileLoader(z, x, y, loaderOptions) {
@@ -253,7 +253,7 @@ export function createImageTileLoader(template, options) {
     }
     const signal = loaderOptions?.signal ?? new AbortController().signal;
     const crossOrigin = loaderOptions?.crossOrigin ?? null;
-    const { tile, image } = await loadTile(load, url, signal, { crossOrigin, extra: subdomains ? { subdomains } : undefined });
+    const { tile, image } = await loadTile(load, url, signal, { crossOrigin, custom, extra: subdomains ? { subdomains } : undefined });
     if (image) return image; // a server without CORS headers: an image element, as ol/source/ImageTile takes
     if (tile.empty) return createImageBitmap(new ImageData(1, 1));
     return createImageBitmap(new Blob([tile.data], { type: tile.contentType ?? "image/png" }));

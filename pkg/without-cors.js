@@ -10,8 +10,19 @@
 // with `fetch` again (its server may have been fixed).
 const RECHECK_MS = 5 * 60_000;
 
+// How long the other tiles of an origin not seen before wait for its first tile's answer (see
+// `loadTile`): past it they go through fetch without knowing (a first tile that hangs).
+const FIRST_CONTACT_MAX_MS = 400;
+
 /** Origins found without CORS headers -> when. Shared by every adapter of the page. */
 const imageOrigins = new Map();
+/** Origins whose answer a fetch could read: their tiles never wait for a first contact. */
+const corsOrigins = new Set();
+/**
+ * Origins whose first tile is on its way -> `{ contact, known }`: a promise that settles once the
+ * origin's CORS answer is known, and what settles it.
+ */
+const firstContacts = new Map();
 /** Loads through `fetch` in flight, by origin: each one's restart as an image load. */
 const fetching = new Map();
 
@@ -44,6 +55,7 @@ function loadsAsImage(origin) {
 /** Marks `origin` as without CORS headers and moves its loads still going through fetch to images. */
 function markWithoutCors(origin) {
   imageOrigins.set(origin, Date.now());
+  firstContacts.get(origin)?.known();
   const restarts = fetching.get(origin);
   if (!restarts) return;
   fetching.delete(origin);
@@ -86,10 +98,24 @@ function imageFetch(into, crossOrigin, referrerPolicy) {
       signal?.addEventListener("abort", onAbort, { once: true });
       // Decoded before it is handed over, as the libraries' own loaders do (a decode() that
       // rejects for an image that did load still gives a drawable image).
-      const loaded = () => (image.naturalWidth > 0 ? settle(null) : settle(new TypeError("the tile's image is empty")));
+      const loaded = () => (image.naturalWidth > 0 ? settle(null) : settle(new Error("the tile's image is empty")));
       image.onload = () => image.decode().then(loaded, loaded);
-      image.onerror = () => settle(new TypeError("the tile's image did not load"));
+      // Not a TypeError (fetch's network error): the core checks those for a CORS refusal.
+      image.onerror = () => settle(new Error("the tile's image did not load"));
       image.src = typeof input === "string" ? input : input.url;
+    });
+}
+
+/**
+ * The `fetch` option of an origin's first tile: `fetch` (the caller's, or the platform's) that
+ * tells the waiting tiles as soon as the answer's headers could be read (CORS passed).
+ */
+function firstContactFetch(origin, custom, known) {
+  return (input, init) =>
+    (custom ?? globalThis.fetch)(input, init).then((response) => {
+      corsOrigins.add(origin);
+      known();
+      return response;
     });
 }
 
@@ -97,22 +123,51 @@ function imageFetch(into, crossOrigin, referrerPolicy) {
  * Loads one tile: through fetch (`{tile}`: fetchTile's Tile), or, for a server without CORS
  * headers, as an image element (`{image}`: an HTMLImageElement, loaded and decoded). `load(url,
  * signal, extra)` is the adapter's (see adapter-options.js); `crossOrigin` and `referrerPolicy`
- * are the library's settings for its own images. The first tile that finds its server without
- * CORS (a `cors` TileError: one fetch and one no-cors check reached the server) moves every load
- * of that origin still going through fetch to images, and the origin's later tiles load as
- * images at once. Rejects with the TileError of a give-up.
+ * are the library's settings for its own images, `custom` the caller's `fetch` option.
+ *
+ * A server's CORS answer costs one tile: the first tile of an origin not seen before goes alone,
+ * and the origin's other tiles wait until its headers are read (CORS passed: they go through
+ * fetch), or it ends as a `cors` TileError (one fetch and one no-cors check reached the server:
+ * they load as images, and so do the origin's later tiles), at most FIRST_CONTACT_MAX_MS. Loads
+ * of the origin still going through fetch when it is found without CORS move to images. Where
+ * the library's own image would ask for CORS too (`crossOrigin` set), an image cannot help: the
+ * `cors` TileError is the tile's error. Rejects with the TileError of a give-up.
  */
-export function loadTile(load, url, signal, { extra, crossOrigin = null, referrerPolicy } = {}) {
+export function loadTile(load, url, signal, { extra, crossOrigin = null, referrerPolicy, custom } = {}) {
+  const origin = originOf(url);
+  const canFallBack = crossOrigin == null && typeof Image !== "undefined";
+  if (origin === null || !canFallBack) return load(url, signal, extra).then((tile) => ({ tile }));
   const asImage = () => {
     const into = { image: null };
     return load(url, signal, { ...extra, fetch: imageFetch(into, crossOrigin, referrerPolicy) }).then(() => ({
       image: into.image,
     }));
   };
-  const origin = originOf(url);
-  if (origin === null || typeof Image === "undefined") return load(url, signal, extra).then((tile) => ({ tile }));
   if (loadsAsImage(origin)) return asImage();
+  if (corsOrigins.has(origin)) return viaFetch(load, url, signal, extra, origin, asImage);
+  const waiting = firstContacts.get(origin);
+  if (waiting) {
+    return waiting.contact.then(() => {
+      if (signal.aborted) return Promise.reject(signal.reason);
+      return loadsAsImage(origin) ? asImage() : viaFetch(load, url, signal, extra, origin, asImage);
+    });
+  }
+  let known;
+  const contact = new Promise((resolve) => {
+    known = resolve;
+    setTimeout(resolve, FIRST_CONTACT_MAX_MS);
+  }).then(() => {
+    if (firstContacts.get(origin)?.contact === contact) firstContacts.delete(origin);
+  });
+  firstContacts.set(origin, { contact, known });
+  const first = viaFetch(load, url, signal, { ...extra, fetch: firstContactFetch(origin, custom, known) }, origin, asImage);
+  // Whatever it ends as, the waiting tiles may go: a `cors` give-up has marked the origin.
+  first.then(known, known);
+  return first;
+}
 
+/** One load through fetch that moves to an image load when its origin is found without CORS. */
+function viaFetch(load, url, signal, extra, origin, asImage) {
   return new Promise((resolve, reject) => {
     const moved = new AbortController();
     let restarts = fetching.get(origin);
@@ -132,7 +187,7 @@ export function loadTile(load, url, signal, { extra, crossOrigin = null, referre
         resolve({ tile });
       },
       (error) => {
-        if (moved.signal.aborted) return; // restarted as an image load
+        if (moved.signal.aborted && !signal.aborted) return; // restarted as an image load
         done();
         if (error?.kind === "cors") {
           markWithoutCors(origin);

@@ -32,7 +32,8 @@ export async function fetchWhole(scope, custom, inputs, index, init, bust, hedge
   try {
     response = await (custom ? custom(input, sent) : scope.fetch(input, sent));
   } catch (error) {
-    if (!custom && (await answersWithoutCors(scope, input, sent))) throw new CorsRefusal(error);
+    // fetch's network error is a TypeError, whoever called it (the `fetch` option may wrap it).
+    if (error instanceof TypeError && (await answersWithoutCors(scope, input, sent))) throw new CorsRefusal(error);
     throw error;
   }
   const data = new Uint8Array(await response.arrayBuffer());
