@@ -61,8 +61,7 @@ export function createTileLayer(L, urlTemplate, options = {}) {
     referrerPolicy: typeof layerOptions.referrerPolicy === "string" ? layerOptions.referrerPolicy : undefined,
     custom: fetchOptions.fetch,
   };
-  const load = (url, signal, subdomains) =>
-    loadTile(loadWith, url, signal, { ...imageSettings, extra: subdomains ? { subdomains } : undefined });
+  const load = (url, signal, subdomains) => loadTile(loadWith, url, signal, { ...imageSettings, extra: subdomains ? { subdomains } : undefined });
 
   const pending = new WeakMap(); // tile element -> AbortController
   const abortTile = (el) => {

@@ -28,10 +28,7 @@ const fetching = new Map();
 
 // The body an image load hands the core in place of the tile's bytes, which an <img> does not
 // give (a transparent 1×1 PNG: a tile to classification; the adapter shows the image element).
-const STAND_IN = Uint8Array.from(
-  atob("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII="),
-  (c) => c.charCodeAt(0),
-);
+const STAND_IN = Uint8Array.from(atob("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII="), (c) => c.charCodeAt(0));
 // What an aborted image's src becomes: loading it ends the browser's request for the old one.
 const VOID_IMAGE = "data:image/gif;base64,R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7";
 

@@ -214,7 +214,7 @@ export function scenarios(env, { name, spec = (s) => s }) {
       const zoom = 3;
       const center = [1024, 768];
       const tiles = viewTiles(zoom, center);
-      if (cookie) await page.evaluate((c) => (document.cookie = `${c}=1; path=/`), cookie);
+      if (cookie) await page.context().addCookies([{ name: cookie, value: "1", url: srv.url }]); // the login's cookie
       const t0 = Date.now();
       const q2 = `cors=0${cookie ? `&cookie=${cookie}` : ""}${q ? `&${q}` : ""}`;
       await page.evaluate((s) => window.harness.create(s), spec({ template: template(run, q2), zoom, center, options }));

@@ -185,7 +185,9 @@ export function failedLoadFrom(origin) {
   return (msg) => {
     const text = msg.text();
     if (text.startsWith(`Access to fetch at '${origin}/`) && text.includes("has been blocked by CORS policy")) return true;
-    return /^Failed to load resource: (the server responded with a status of \d+|net::ERR_FAILED)/.test(text) && (msg.location()?.url ?? "").startsWith(`${origin}/`);
+    return (
+      /^Failed to load resource: (the server responded with a status of \d+|net::ERR_FAILED)/.test(text) && (msg.location()?.url ?? "").startsWith(`${origin}/`)
+    );
   };
 }
 

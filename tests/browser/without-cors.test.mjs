@@ -73,7 +73,8 @@ function check(t, r, run) {
     assert.equal(c.ok, false, JSON.stringify(c));
     assert.deepEqual([c.name, c.kind, c.attempts], ["TileError", "cors", 1], JSON.stringify(c));
     assert.match(c.message, /without CORS headers/);
-    for (const fix of ["Access-Control-Allow-Origin", "adapter", "tilefetch/worker"]) assert.ok(c.message.includes(fix), `the message names ${fix}: ${c.message}`);
+    for (const fix of ["Access-Control-Allow-Origin", "adapter", "tilefetch/worker"])
+      assert.ok(c.message.includes(fix), `the message names ${fix}: ${c.message}`);
   }
   const first = srv.requests(`${run}/4/1/1`) + srv.requests(`${run}/4/1/2`);
   assert.ok(first <= 3, `the first two calls (at once) cost ${first} requests: one each and one shared check`);
