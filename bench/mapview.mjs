@@ -36,6 +36,10 @@ export const MAP_SCENARIOS = [
   { id: "slow-tail", title: "heavy-tailed latency (Pareto 50 ms, α 0.8)", q: "tailms=50&alpha=0.8&tailmaxms=30000" },
   { id: "html", title: "20 % 200 + HTML error page", q: "f=html&p=0.2" },
   { id: "truncate", title: "10 % truncated body", q: "f=truncate&p=0.1" },
+  // A server that sends no CORS headers (MapServer's CGI and GeoServer as they ship). Not for
+  // MapLibre: WebGL draws no image its page cannot read, whoever loads it.
+  { id: "nocors", title: "no CORS headers, healthy", q: "cors=0", libs: ["ol", "leaflet"] },
+  { id: "nocors-503", title: "no CORS headers, 30 % 503", q: "cors=0&f=503&p=0.3", libs: ["ol", "leaflet"] },
 ];
 
 export const LIBS = [
@@ -153,7 +157,7 @@ async function main() {
   for (const lib of LIBS.filter((l) => libs.includes(l.id))) {
     const env = await setUp(lib.entry, { webgl: lib.webgl });
     try {
-      for (const scenario of MAP_SCENARIOS.filter((s) => scenarioIds.includes(s.id))) {
+      for (const scenario of MAP_SCENARIOS.filter((s) => scenarioIds.includes(s.id) && (!s.libs || s.libs.includes(lib.id)))) {
         const rounds = scenario.id === "ok" ? healthyRounds : 1;
         for (let round = 0; round < rounds; round++) {
           // Alternating which loader goes first: neither always gets the warmer browser.

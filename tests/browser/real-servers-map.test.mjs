@@ -1,0 +1,102 @@
+// The real map servers of tests/real-servers/, as they ship, behind the real OpenLayers and Leaflet
+// in Chromium through tilefetch's adapters: MapServer 8's CGI (no CORS headers) through its tile
+// mode (an XYZ template), MapProxy 7.0.0 (CORS headers on) through its XYZ service. Every tile
+// of the view is shown; a mistyped WMS layer (MapServer answers an exception report, which no
+// image decodes) still ends as an error within the deadline, not in endless retries.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { setUp, viewTiles, waitSettled } from "./adapters-common.mjs";
+import { screenshot } from "./helpers.mjs";
+import { startFrontProxy } from "../real-servers/front-proxy.mjs";
+import { startMapProxy } from "../real-servers/mapproxy/server.mjs";
+import { startMapServer } from "../real-servers/mapserver/cgi.mjs";
+
+const LIBS = [
+  { entry: "ol", spec: { kind: "xyz" } },
+  { entry: "leaflet", spec: {} },
+];
+const ZOOM = 2;
+const CENTER = [512, 512];
+// mapserv starts a process per request: a cold one under CI's load may take a second.
+const OPTIONS = { deadlineMs: 6000, attemptTimeoutMs: 3000 };
+
+let mapserver;
+let mapproxy;
+let msFront;
+let mpFront;
+const envs = {};
+
+before(async () => {
+  [mapserver, mapproxy] = await Promise.all([startMapServer(), startMapProxy()]);
+  [msFront, mpFront] = await Promise.all([startFrontProxy(mapserver.url), startFrontProxy(mapproxy.url)]);
+  for (const lib of LIBS) envs[lib.entry] = await setUp(lib.entry);
+});
+after(async () => {
+  for (const env of Object.values(envs)) await env.close();
+  await Promise.all([msFront?.stop(), mpFront?.stop()]);
+  await Promise.all([mapserver?.stop(), mapproxy?.stop()]);
+});
+
+/** Opens `lib`'s map at ZOOM over `template` and waits for every view tile to settle. */
+async function view(t, lib, template, shot) {
+  const env = envs[lib.entry];
+  const page = await env.open();
+  try {
+    const tiles = viewTiles(ZOOM, CENTER);
+    await page.evaluate((s) => window.harness.create(s), { ...lib.spec, template, zoom: ZOOM, center: CENTER, options: OPTIONS });
+    const states = await waitSettled(
+      page,
+      tiles.map((x) => x.key),
+      { timeout: 30_000 },
+    );
+    await screenshot(page, shot);
+    const problems = page.problems().filter((p) => !/Failed to load resource|has been blocked by CORS policy/.test(p));
+    return { tiles, states, problems };
+  } finally {
+    await page.closeContext();
+  }
+}
+
+for (const lib of LIBS) {
+  test(`${lib.entry}: MapServer's CGI as it ships (no CORS headers): every tile of the view shown`, { timeout: 60_000 }, async (t) => {
+    const before = msFront.requests.length;
+    const template = `${msFront.url}/cgi-bin/mapserv?mode=tile&tilemode=gmap&tile={x}+{y}+{z}&layers=land,cities&run=${lib.entry}`;
+    const { tiles, states, problems } = await view(t, lib, template, `real-mapserver-${lib.entry}`);
+    for (const tile of tiles) assert.equal(states[tile.key].state, "loaded", `${tile.key}: ${JSON.stringify(states[tile.key])}`);
+    const sent = msFront.requests.slice(before).filter((r) => r.url.includes(`run=${lib.entry}`));
+    const asked = new Set(sent.map((r) => r.url.replace(/[?&]_tf=\d+/, ""))).size;
+    t.diagnostic(`${tiles.length} tiles in view, ${asked} asked for, ${sent.length} requests reached mapserv`);
+    assert.ok(sent.length <= asked + 2, `one request per tile, and the first tile's withheld fetch and check: ${sent.length} for ${asked}`);
+    assert.deepEqual(problems, []);
+  });
+
+  test(`${lib.entry}: MapServer, a mistyped WMS layer ends as an error within the deadline`, { timeout: 60_000 }, async (t) => {
+    const before = msFront.requests.length;
+    const template =
+      `${msFront.url}/cgi-bin/mapserv?SERVICE=WMS&VERSION=1.1.1&REQUEST=GetMap&LAYERS=nosuch&STYLES=&SRS=EPSG:3857` +
+      `&BBOX=-20037508.34,0,0,20037508.34&WIDTH=256&HEIGHT=256&FORMAT=image/png&tile={z}-{x}-{y}&run=bad-${lib.entry}`;
+    const t0 = Date.now();
+    const { tiles, states } = await view(t, lib, template, `real-mapserver-bad-layer-${lib.entry}`);
+    for (const tile of tiles) assert.equal(states[tile.key].state, "error", `${tile.key}: ${JSON.stringify(states[tile.key])}`);
+    const sent = msFront.requests.slice(before).filter((r) => r.url.includes(`run=bad-${lib.entry}`)).length;
+    t.diagnostic(`${tiles.length} tiles ended as errors after ${Date.now() - t0} ms, ${sent} requests`);
+    assert.ok(Date.now() - t0 < OPTIONS.deadlineMs + 10_000, "within the deadline");
+  });
+
+  test(`${lib.entry}: MapProxy as it ships (CORS headers on): every tile through fetch, one request each`, { timeout: 60_000 }, async (t) => {
+    const before = mpFront.requests.length;
+    const template = `${mpFront.url}/tiles/osm/webmercator/{z}/{x}/{y}.png?run=${lib.entry}`;
+    const { tiles, states, problems } = await view(t, lib, template, `real-mapproxy-${lib.entry}`);
+    for (const tile of tiles) assert.equal(states[tile.key].state, "loaded", `${tile.key}: ${JSON.stringify(states[tile.key])}`);
+    const sent = mpFront.requests.slice(before).filter((r) => r.url.includes(`run=${lib.entry}`));
+    const asked = new Set(sent.map((r) => r.url)).size;
+    t.diagnostic(`${tiles.length} tiles in view, ${asked} asked for, ${sent.length} requests reached MapProxy`);
+    assert.equal(sent.length, asked, "one request per tile");
+    assert.equal(
+      sent.every((r) => r.headers.origin !== undefined),
+      true,
+      "CORS requests (fetch), not images",
+    );
+    assert.deepEqual(problems, []);
+  });
+}
