@@ -11,8 +11,9 @@
 const RECHECK_MS = 5 * 60_000;
 
 // How long the other tiles of an origin not seen before wait for its first tile's answer (see
-// `loadTile`): past it they go through fetch without knowing (a first tile that hangs).
-const FIRST_CONTACT_MAX_MS = 400;
+// `loadTile`): past it they go through fetch without knowing (a first tile that hangs). Long
+// enough for a WMS server's render of one tile (MapServer's CGI starts a process per request).
+const FIRST_CONTACT_MAX_MS = 1500;
 
 /** Origins found without CORS headers -> when. Shared by every adapter of the page. */
 const imageOrigins = new Map();
