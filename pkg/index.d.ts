@@ -207,6 +207,13 @@ export interface FetchTileOptions {
    */
   maxAgeS?: number;
   /**
+   * The largest body a tile may have, in bytes (after any Content-Encoding is decoded). A larger
+   * declared Content-Length is refused before the body is read; a body without one is cut as soon
+   * as it passes the bound. Either rejects at once with kind "too-large": not retried, not held
+   * against the host. @default 33554432 (32 MiB; 67108864 for preset "batch")
+   */
+  maxBytes?: number;
+  /**
    * When an attempt has not answered, send one more beside it (to the next mirror when there are
    * several) and take the first tile; the other is aborted. `"auto"`: after the host's p95 of
    * answered attempts (at least 50 ms), once it has answered 20, and after 1,000 ms before that;
@@ -242,6 +249,8 @@ export type TileErrorKind =
    * adapter (which then load such a server's tiles as images), or `tilefetch/worker`.
    */
   | "cors"
+  /** The body is larger than `maxBytes` (declared, and refused unread, or cut while read). Not retried. */
+  | "too-large"
   | "timeout"
   | "deadline"
   | "aborted"

@@ -26,6 +26,7 @@ const FETCH_KEYS = new Set([
   "maxAgeS",
   "hedge",
   "onRetry",
+  "maxBytes",
 ]);
 
 // A transparent 1×1 GIF for empty tiles. Not Leaflet's emptyImageUrl: Leaflet ignores tiles whose

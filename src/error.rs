@@ -27,6 +27,16 @@ pub enum Error {
     /// (`Access-Control-Allow-Origin`), so the browser withheld the tile. Final: the answer is
     /// the same on every attempt.
     Cors,
+    /// The body is larger than `maxBytes`: no tile is that large (a misrouted URL, a whole
+    /// export, a decompression bomb). Final: the same URL gives the same body.
+    TooLarge {
+        /// The declared `Content-Length`, or the bytes read when the bound was passed.
+        bytes: f64,
+        /// The call's `maxBytes`.
+        max_bytes: f64,
+        /// Whether `bytes` was declared (refused unread) rather than counted.
+        declared: bool,
+    },
     /// One attempt took longer than `attemptTimeoutMs` and was aborted.
     Timeout {
         /// The time the attempt was given, in ms: `attemptTimeoutMs`, or less near the deadline.
@@ -85,6 +95,7 @@ impl Error {
             Error::Http { .. } => "http",
             Error::Network { .. } => "network",
             Error::Cors => "cors",
+            Error::TooLarge { .. } => "too-large",
             Error::Timeout { .. } => "timeout",
             Error::Deadline { .. } => "deadline",
             Error::Aborted => "aborted",
@@ -152,6 +163,20 @@ impl Error {
             ]),
             Error::Network { message } => concat(&["network error: ", message]),
             Error::Cors => CORS_MESSAGE.into(),
+            Error::TooLarge { bytes, max_bytes, declared: true } => concat(&[
+                "too large: the server declared ",
+                &number_text(*bytes),
+                " bytes (Content-Length), more than maxBytes (",
+                &number_text(*max_bytes),
+                "); not read",
+            ]),
+            Error::TooLarge { bytes, max_bytes, declared: false } => concat(&[
+                "too large: the body passed maxBytes (",
+                &number_text(*max_bytes),
+                ") at ",
+                &number_text(*bytes),
+                " bytes; the rest was not read",
+            ]),
             Error::Timeout { after_ms } => {
                 concat(&["attempt timed out after ", &number_text(*after_ms), " ms"])
             }
@@ -219,6 +244,7 @@ mod tests {
             (Error::http(404), "http"),
             (Error::Network { message: "x".into() }, "network"),
             (Error::Cors, "cors"),
+            (Error::TooLarge { bytes: 2.0, max_bytes: 1.0, declared: true }, "too-large"),
             (Error::Timeout { after_ms: 1.0 }, "timeout"),
             (Error::Deadline { deadline_ms: 1.0 }, "deadline"),
             (Error::Aborted, "aborted"),

@@ -69,6 +69,11 @@ pub struct Options {
     /// `maxAgeS`: a tile whose `Age` header says a cache has held it longer than this is
     /// fetched once more, with a cache-busting query parameter. Default: off.
     pub max_age_s: Option<f64>,
+    /// `maxBytes`: the largest body a tile may have, in bytes (after any `Content-Encoding` is
+    /// decoded). A larger declared `Content-Length` is refused before the body is read, a body
+    /// without one is cut as soon as it passes the bound; either ends the call as `too-large`.
+    /// Default from the preset (32 MiB / 64 MiB).
+    pub max_bytes: f64,
     /// `hedge`: when an attempt has not answered, one more goes. Default from the preset:
     /// `"auto"` for interactive (after the host's learned p95), `"off"` for batch.
     pub hedge: Hedge,
@@ -92,6 +97,13 @@ pub struct Options {
     /// The fields given explicitly (one [`Key::bit`] each), which a later `preset` leaves alone.
     explicit: u32,
 }
+
+/// `maxBytes` of the interactive preset: 32 MiB. The largest tiles in use are a few MiB (a
+/// 512 px PNG of imagery, a dense vector tile, a 4096 px WMS GetMap), and what a page or an
+/// edge isolate (128 MB on Cloudflare Workers) can hold for one tile is not much more.
+pub const INTERACTIVE_MAX_BYTES: f64 = 32.0 * 1024.0 * 1024.0;
+/// `maxBytes` of the batch preset: 64 MiB, for the large exports a seeding job may ask for.
+pub const BATCH_MAX_BYTES: f64 = 64.0 * 1024.0 * 1024.0;
 
 const DEFAULT_RETRY_ON: StatusSet = StatusSet::of(&[408, 425, 429, 500, 502, 503, 504]);
 const DEFAULT_EMPTY_ON: StatusSet = StatusSet::of(&[204]);
@@ -146,6 +158,8 @@ pub enum Key {
     Hedge,
     /// `fetch`: the function attempts call instead of the global `fetch` (kept by the wasm layer).
     Fetch,
+    /// `maxBytes`: the largest body a tile may have.
+    MaxBytes,
 }
 
 /// `hedge`: whether and when an attempt that has not answered gets one more beside it (to the
@@ -163,7 +177,7 @@ pub enum Hedge {
 
 impl Key {
     /// Every key, in the order the documentation lists them.
-    pub const ALL: [Key; 23] = [
+    pub const ALL: [Key; 24] = [
         Key::Preset,
         Key::BaseDelayMs,
         Key::MaxDelayMs,
@@ -187,6 +201,7 @@ impl Key {
         Key::MaxAgeS,
         Key::Hedge,
         Key::Fetch,
+        Key::MaxBytes,
     ];
 
     /// The key as JavaScript spells it.
@@ -215,6 +230,7 @@ impl Key {
             Key::MaxAgeS => "maxAgeS",
             Key::Hedge => "hedge",
             Key::Fetch => "fetch",
+            Key::MaxBytes => "maxBytes",
         }
     }
 
@@ -230,8 +246,8 @@ impl Key {
 }
 
 /// Every key `fetchTile` takes, by name (for "did you mean" suggestions and the fuzz targets).
-pub const KEYS: [&str; 23] = {
-    let mut names = [""; 23];
+pub const KEYS: [&str; 24] = {
+    let mut names = [""; 24];
     let mut i = 0;
     while i < names.len() {
         names[i] = Key::ALL[i].name();
@@ -261,9 +277,9 @@ impl Options {
             Preset::Interactive => (100.0, 2000.0, 4000.0, 6000.0),
             Preset::Batch => (500.0, 30_000.0, 60_000.0, 180_000.0),
         };
-        let hedge = match preset {
-            Preset::Interactive => Hedge::Auto,
-            Preset::Batch => Hedge::Off,
+        let (hedge, max_bytes) = match preset {
+            Preset::Interactive => (Hedge::Auto, INTERACTIVE_MAX_BYTES),
+            Preset::Batch => (Hedge::Off, BATCH_MAX_BYTES),
         };
         Options {
             preset,
@@ -283,6 +299,7 @@ impl Options {
             cache: None,
             start_jitter_ms: 0.0,
             max_age_s: None,
+            max_bytes,
             hedge,
             subdomains: None,
             has_headers: false,
@@ -323,6 +340,9 @@ impl Options {
                 }
                 if self.explicit & Key::Hedge.bit() == 0 {
                     options.hedge = fresh.hedge;
+                }
+                if self.explicit & Key::MaxBytes.bit() == 0 {
+                    options.max_bytes = fresh.max_bytes;
                 }
             }
             Some((_, other)) => {
@@ -421,6 +441,7 @@ impl Options {
                 *flag = true;
             }
             Subdomains => self.subdomains = Some(subdomains(key, value)?),
+            MaxBytes => self.max_bytes = byte_count(key, value)?,
             Hedge => {
                 self.hedge = match value {
                     Value::Text(name) if name == "auto" => self::Hedge::Auto,
@@ -451,6 +472,8 @@ impl Options {
             key.push(',');
         }
         key.push_str(self.accept.as_deref().unwrap_or(""));
+        key.push(';');
+        key.push_str(&decimal_text(self.max_bytes as u64));
         key.push(';');
         if let Some(age) = self.max_age_s {
             key.push_str(&decimal_text(age as u64));
@@ -510,6 +533,14 @@ fn subdomains(key: &str, value: &Value) -> Result<String, Error> {
     Ok(lines)
 }
 
+/// A number of bytes: an integer from 1 to 2^53 − 1 (JavaScript's safe integers).
+fn byte_count(key: &str, value: &Value) -> Result<f64, Error> {
+    match value {
+        Value::Number(n) if n.fract() == 0.0 && *n >= 1.0 && *n <= 9_007_199_254_740_991.0 => Ok(*n),
+        other => Err(wrong_type(key, "a whole number of bytes, 1 or more", other)),
+    }
+}
+
 fn statuses(key: &str, value: &Value) -> Result<StatusSet, Error> {
     let Value::List(items) = value else {
         return Err(wrong_type(key, "an array of HTTP status codes", value));
@@ -542,6 +573,17 @@ mod tests {
             Err(Error::InvalidOptions { field, .. }) => field,
             other => panic!("expected invalid-options, got {other:?}"),
         }
+    }
+
+    #[test]
+    fn max_bytes_has_a_default_per_preset_and_takes_whole_positive_numbers() {
+        assert_eq!(parse(&[]).unwrap().max_bytes, 33_554_432.0);
+        assert_eq!(parse(&[("preset", Value::Text("batch".into()))]).unwrap().max_bytes, 67_108_864.0);
+        assert_eq!(parse(&[("maxBytes", Value::Number(1.0))]).unwrap().max_bytes, 1.0);
+        for bad in [0.0, -1.0, 1.5, f64::NAN, f64::INFINITY, 9_007_199_254_740_992.0] {
+            assert_eq!(field_of(parse(&[("maxBytes", Value::Number(bad))])), "maxBytes", "{bad}");
+        }
+        assert_eq!(field_of(parse(&[("maxBytes", Value::Text("32MB".into()))])), "maxBytes");
     }
 
     #[test]

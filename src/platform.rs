@@ -48,6 +48,14 @@ pub enum Attempt<B, C> {
     /// `Access-Control-Allow-Origin` header for this cross-origin request (the platform checked
     /// that the server answers). Nothing a retry can change.
     CorsRefused,
+    /// The body is larger than the call's `maxBytes`: declared so (`Content-Length`, refused
+    /// before it was read) or counted while reading (the read was cut). The request is aborted.
+    TooLarge {
+        /// The declared length, or the bytes read when the bound was passed.
+        bytes: f64,
+        /// Whether `bytes` is a declared `Content-Length`.
+        declared: bool,
+    },
     /// The request or the body read failed; `cause` is the platform's own error.
     Failed {
         /// What the platform said (the JS error's message).

@@ -452,6 +452,11 @@ fn judge<B, C>(outcome: Attempt<B, C>, options: &Options, sent: &Sent, epoch_ms:
         }
         // The same answer on every attempt: final, and the host is alive.
         Attempt::CorsRefused => (Report::CorsRefused, Err(Failure::of(Error::Cors))),
+        // The host is serving; the URL is wrong. Final, and nothing held against the host.
+        Attempt::TooLarge { bytes, declared } => (
+            Report::Alive,
+            Err(Failure::of(Error::TooLarge { bytes, max_bytes: options.max_bytes, declared })),
+        ),
         Attempt::Failed { message, cause } => (
             Report::Transient,
             Ok((Failure { error: Error::Network { message }, cause: Some(Cause::Platform(cause)) }, None)),

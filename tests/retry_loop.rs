@@ -25,6 +25,8 @@ enum Reply {
     Network,
     /// The server answered without CORS headers, and the platform found that out.
     Cors,
+    /// A body over `maxBytes`: declared (`true`) or counted.
+    TooLarge(f64, bool),
     Hang,
 }
 
@@ -128,6 +130,7 @@ impl Transport for World {
             match reply {
                 Reply::Network => Attempt::Failed { message: "connection reset".into(), cause: "ECONNRESET" },
                 Reply::Cors => Attempt::CorsRefused,
+                Reply::TooLarge(bytes, declared) => Attempt::TooLarge { bytes, declared },
                 Reply::Status(status, headers, body) => {
                     let header =
                         |name: &str| headers.iter().find(|(n, _)| *n == name).map(|(_, v)| v.to_string());
@@ -411,6 +414,35 @@ fn a_server_without_cors_headers_ends_the_call_at_once_and_is_not_held_against_t
     let world = World::new(vec![(20.0, ok())]);
     assert!(run_on(&world, &[], &route).0.is_ok());
     assert!(!route[0].borrow().cors_refused());
+}
+
+#[test]
+fn a_body_over_max_bytes_ends_the_call_after_one_request_and_is_not_held_against_the_host() {
+    let config = HostConfig {
+        breaker: BreakerConfig {
+            failure_threshold: 2,
+            open_ms: 60_000.0,
+            half_open_probes: 1,
+            max_open_ms: 60_000.0,
+        },
+        budget: BudgetConfig { ratio: 0.0, min_per_second: 0.0 },
+        ..PERMISSIVE
+    };
+    let route = [host(&config)];
+    for (bytes, declared, says) in
+        [(629_145_608.0, true, "declared 629145608 bytes"), (1_048_577.0, false, "at 1048577 bytes")]
+    {
+        for _ in 0..3 {
+            let world = World::new(vec![(20.0, Reply::TooLarge(bytes, declared))]);
+            let g = gave_up(run_on(&world, &[("maxBytes", n(1_048_576.0))], &route).0);
+            assert_eq!((g.failure.error.kind(), g.attempts, world.sent.get()), ("too-large", 1, 1));
+            let message = g.failure.error.message();
+            assert!(message.contains(says) && message.contains("maxBytes (1048576)"), "{message}");
+            assert!(world.sleeps.borrow().is_empty(), "not retried");
+        }
+    }
+    let h = route[0].borrow();
+    assert_eq!((h.breaker.state(0.0).name(), h.paused_until(0.0), h.counters.retries), ("closed", None, 0));
 }
 
 #[test]

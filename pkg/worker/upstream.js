@@ -117,6 +117,10 @@ function classify(error, last) {
         message: "tile proxy misconfigured (see the worker's log)",
         attempts,
       };
+    case "too-large":
+      // The upstream is serving, the URL is wrong (no tile is that large): an answer, never a
+      // tile to cache, and nothing against the upstream's health.
+      return { kind: "answer", status: 502, message: "upstream tile larger than maxBytes", attempts };
     // biome-ignore lint/suspicious/noFallthroughSwitchClause: a transient one is judged as "http" is
     case "service-exception":
       // The upstream is up and says the request is wrong (LayerNotDefined, TileOutOfRange …):

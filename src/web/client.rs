@@ -180,7 +180,8 @@ impl ClientInner {
 
     async fn run_flight(&self, flight: &Flight, run: FlightRun) -> Result<SharedTile, JsValue> {
         let abort = AbortWatch::of_stop(flight.stop.clone());
-        let transport = FetchTransport::new(&run.inputs, &run.init, run.fetch.as_ref(), &abort);
+        let transport =
+            FetchTransport::new(&run.inputs, &run.init, run.fetch.as_ref(), run.options.max_bytes, &abort);
         let sleeper = AbortableSleep { abort: &abort };
         let effects = Runtime {
             transport: &transport,

@@ -20,11 +20,11 @@
 /**
  * Fetches mirror `index` of `inputs` (URL strings or Requests) with `custom` (the `fetch` option)
  * or else the platform's `scope.fetch`, past every cache when `bust`,
- * past the platform's HTTP cache when `hedge` (see `pastLocalCache`). Rejects as `fetch` or the
- * body read does.
+ * past the platform's HTTP cache when `hedge` (see `pastLocalCache`), its body bounded by
+ * `maxBytes` (see `readBounded`). Rejects as `fetch` or the body read does.
  * @returns {Promise<Fetched>}
  */
-export async function fetchWhole(scope, custom, inputs, index, init, bust, hedge) {
+export async function fetchWhole(scope, custom, inputs, index, init, bust, hedge, maxBytes) {
   let input = inputs[Math.min(index, inputs.length - 1)];
   if (bust) input = busted(input, init);
   const sent = hedge ? pastLocalCache(init) : init;
@@ -36,9 +36,9 @@ export async function fetchWhole(scope, custom, inputs, index, init, bust, hedge
     if (error instanceof TypeError && (await answersWithoutCors(scope, input, sent))) throw new CorsRefusal(error);
     throw error;
   }
-  const data = new Uint8Array(await response.arrayBuffer());
   const headers = response.headers;
   const header = (name) => headers.get(name) ?? undefined;
+  const data = await readBounded(response, header("content-length"), header("content-encoding"), maxBytes);
   return {
     response,
     data,
@@ -115,6 +115,64 @@ async function answersWithoutCors(scope, input, init) {
     checking.set(origin, check);
   }
   return check;
+}
+
+/**
+ * A body over `maxBytes`: its declared `Content-Length`, or the bytes read when the bound was
+ * passed (`tooLargeOf`; `TooLarge` in transport.rs).
+ * @typedef {object} TooLarge
+ * @property {number} bytes
+ * @property {boolean} declared
+ */
+class BodyTooLarge extends Error {
+  constructor(bytes, declared) {
+    super("the body is larger than maxBytes");
+    this.name = "BodyTooLarge";
+    this.bytes = bytes;
+    this.declared = declared;
+  }
+}
+
+/** The {@link TooLarge} facts of an attempt's error, when a body over `maxBytes` is what it is. */
+export function tooLargeOf(error) {
+  return error instanceof BodyTooLarge ? error : undefined;
+}
+
+/**
+ * The whole body, held to `maxBytes`. A declared length over it is refused unread; a body whose
+ * length is not known before it is read (no `Content-Length`, or a `Content-Encoding`, which the
+ * platform decodes) is read chunk by chunk and cut as soon as it passes the bound. Either way the
+ * read is cancelled, which ends the request, and a {@link BodyTooLarge} is thrown.
+ */
+async function readBounded(response, contentLength, contentEncoding, maxBytes) {
+  const declared = contentLength === undefined ? Number.NaN : Number(contentLength);
+  if (declared > maxBytes) {
+    await response.body?.cancel().catch(() => {});
+    throw new BodyTooLarge(declared, true);
+  }
+  // The length is known and bounded: one read, as before any bound (the common, fast case).
+  if ((declared >= 0 && contentEncoding === undefined) || !response.body) return new Uint8Array(await response.arrayBuffer());
+  const reader = response.body.getReader();
+  const chunks = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > maxBytes) {
+      await reader.cancel().catch(() => {});
+      throw new BodyTooLarge(total, false);
+    }
+    chunks.push(value);
+  }
+  if (chunks.length === 1) return chunks[0];
+  const data = new Uint8Array(total);
+  let at = 0;
+  for (const chunk of chunks) {
+    data.set(chunk, at);
+    at += chunk.byteLength;
+  }
+  return data;
 }
 
 /** Aborts a timed-out attempt with the reason `AbortSignal.timeout` gives (a `TimeoutError`). */

@@ -18,6 +18,7 @@ use crate::redact::redact_text;
 extern "C" {
     /// `fetch` and the body read; resolves with a [`Fetched`].
     #[wasm_bindgen(js_name = fetchWhole)]
+    #[allow(clippy::too_many_arguments)]
     fn fetch_whole(
         scope: &JsValue,
         custom: Option<&Function>,
@@ -26,6 +27,7 @@ extern "C" {
         init: &RequestInit,
         bust: bool,
         hedge: bool,
+        max_bytes: f64,
     ) -> Promise;
 
     /// A response and what classification reads of it (`Fetched` in transport.js).
@@ -61,6 +63,17 @@ extern "C" {
     /// Whether `fetchWhole` found the server answering without CORS headers.
     #[wasm_bindgen(js_name = isCorsRefusal)]
     fn is_cors_refusal(error: &JsValue) -> bool;
+
+    /// What `fetchWhole` found of a body over `maxBytes`, when that is why it rejected.
+    #[wasm_bindgen(js_name = tooLargeOf)]
+    fn too_large_of(error: &JsValue) -> Option<TooLarge>;
+
+    /// A body over `maxBytes` (`TooLarge` in transport.js).
+    type TooLarge;
+    #[wasm_bindgen(method, getter)]
+    fn bytes(this: &TooLarge) -> f64;
+    #[wasm_bindgen(method, getter)]
+    fn declared(this: &TooLarge) -> bool;
 }
 
 /// A received tile, left in the JS heap.
@@ -78,6 +91,8 @@ pub struct FetchTransport<'a> {
     inputs: &'a Array,
     /// The same for every attempt but its signal.
     init: &'a RequestInit,
+    /// `maxBytes`: a larger body is refused or cut.
+    max_bytes: f64,
     abort: &'a AbortWatch,
 }
 
@@ -86,9 +101,10 @@ impl<'a> FetchTransport<'a> {
         inputs: &'a Array,
         init: &'a RequestInit,
         custom: Option<&'a Function>,
+        max_bytes: f64,
         abort: &'a AbortWatch,
     ) -> FetchTransport<'a> {
-        FetchTransport { scope: js_sys::global().into(), custom, inputs, init, abort }
+        FetchTransport { scope: js_sys::global().into(), custom, inputs, init, max_bytes, abort }
     }
 
     async fn request(
@@ -99,8 +115,16 @@ impl<'a> FetchTransport<'a> {
         controller: &AbortController,
     ) -> Result<(ResponseFacts, WebBody), JsValue> {
         self.init.set_signal(Some(&controller.signal()));
-        let fetched =
-            fetch_whole(&self.scope, self.custom, self.inputs, mirror as u32, self.init, cache_bust, hedge);
+        let fetched = fetch_whole(
+            &self.scope,
+            self.custom,
+            self.inputs,
+            mirror as u32,
+            self.init,
+            cache_bust,
+            hedge,
+            self.max_bytes,
+        );
         let fetched: Fetched = PromiseFuture::new(fetched).await?.unchecked_into();
         let body = WebBody { response: fetched.response(), data: fetched.data() };
         Ok((facts(&fetched, &body.data), body))
@@ -134,7 +158,14 @@ impl Transport for FetchTransport<'_> {
             Either::Left(Ok((facts, body))) => Attempt::Response(facts, body),
             Either::Left(Err(_)) if self.abort.is_aborted() => Attempt::Aborted,
             Either::Left(Err(cause)) if is_cors_refusal(&cause) => Attempt::CorsRefused,
-            Either::Left(Err(cause)) => Attempt::Failed { message: error_message(&cause), cause },
+            Either::Left(Err(cause)) => match too_large_of(&cause) {
+                Some(large) => {
+                    // The body's read is cancelled already; the request goes with it.
+                    controller.abort();
+                    Attempt::TooLarge { bytes: large.bytes(), declared: large.declared() }
+                }
+                None => Attempt::Failed { message: error_message(&cause), cause },
+            },
             Either::Right(stopped) => {
                 // Aborting here, before the request future is dropped, is what guarantees that no
                 // request of a settled call is still in flight.

@@ -31,6 +31,10 @@
 //     without ra). rate= default 10, burst= default rate; the first request's values stay for the
 //     run. The token is taken when the request arrives, so `delay` only delays the answer;
 //     X-Fault and the log's fault: "bucket" when served, "bucket-429" when refused).
+// huge (200 image/png, chunked: the PNG signature, then zeros up to `size` bytes, default 600 MiB,
+//   written as the client reads), hugelen (the same with Content-Length: size), gzipbomb (200
+//   image/png, Content-Encoding: gzip, a small body that inflates to `size` bytes, default 64 MiB).
+//   The log entry's bytesSent counts the body bytes written (huge, hugelen).
 // cors=0: the answer carries no Access-Control-* header (a server as MapServer and GeoServer ship).
 // cookie=NAME: 403 text/plain (X-Fault: no-cookie) unless the request sends a cookie NAME, before
 //   any fault or outage (a tile server behind a login).
@@ -226,7 +230,25 @@ export const FAULTS = [
   "json",
   "gzip",
   "bucket",
+  "huge",
+  "hugelen",
+  "gzipbomb",
 ];
+
+const HUGE_CHUNK = Buffer.alloc(64 * 1024);
+
+/** A gzip stream that inflates to `size` bytes (zeros after the PNG signature); kept per size. */
+const bombCache = new Map();
+function gzipBomb(size) {
+  let gz = bombCache.get(size);
+  if (!gz) {
+    const plain = Buffer.alloc(size);
+    PNG_SIGNATURE.copy(plain);
+    gz = zlib.gzipSync(plain, { level: 9 });
+    bombCache.set(size, gz);
+  }
+  return gz;
+}
 
 function xmlEscape(s) {
   return String(s).replace(/[<>&"']/g, (c) => ({ "<": "&lt;", ">": "&gt;", "&": "&amp;", '"': "&quot;", "'": "&apos;" })[c]);
@@ -580,6 +602,28 @@ export async function startFaultServer({ seed = 1, host = "127.0.0.1", port = 0,
           return sendBody(200, "application/json", `{"error":"quota"}`);
         case "gzip":
           return sendBody(200, "image/png", tileGzip(z, x, y), { "Content-Encoding": "gzip" });
+        case "gzipbomb":
+          return sendBody(200, "image/png", gzipBomb(numParam(params, "size", 64 * 1024 * 1024)), { "Content-Encoding": "gzip" });
+        case "huge":
+        case "hugelen": {
+          const size = numParam(params, "size", 600 * 1024 * 1024);
+          const length = fault === "hugelen" ? { "Content-Length": String(size) } : {};
+          res.writeHead(200, hdr({ "Content-Type": "image/png", ...length }));
+          entry.status = 200;
+          entry.bytesSent = 0;
+          // Written as fast as the client reads (backpressure): a client that stops reading
+          // stops the server, and one that aborts ends it.
+          const more = () => {
+            while (entry.bytesSent < size && !res.destroyed) {
+              const head = entry.bytesSent === 0 ? PNG_SIGNATURE : HUGE_CHUNK;
+              const part = head.subarray(0, Math.min(head.length, size - entry.bytesSent));
+              entry.bytesSent += part.length;
+              if (!res.write(part)) return res.once("drain", more);
+            }
+            if (!res.destroyed) res.end();
+          };
+          return more();
+        }
         default:
           entry.outcome = "bad-fault";
           return sendBody(400, "text/plain; charset=utf-8", `unknown fault ${JSON.stringify(fault)}; known: ${FAULTS.join(", ")}\n`);
