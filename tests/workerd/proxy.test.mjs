@@ -135,6 +135,10 @@ for (const compatibilityDate of [MIN_COMPATIBILITY_DATE, COMPATIBILITY_DATE]) {
               // every secret name of the core's rule, each with a value that must not reach a key
               scenario("all-secrets", { upstream: up("all-secrets", `&${SECRETS.map((n, i) => `${n}=SECRET${i}`).join("&")}&style=dark&layer=roads`) }),
               scenario("who-headers", { headers: { "x-api-user": "maps" }, upstream: up("who-headers") }),
+              // bodies no tile has: 600 MiB streamed, 600 MiB declared, a gzip bomb (64 MiB inflated)
+              scenario("huge", { upstream: up("huge", "&f=huge") }),
+              scenario("hugelen", { upstream: up("hugelen", "&f=hugelen") }),
+              scenario("bomb", { upstream: up("bomb", "&f=gzipbomb") }),
             ]),
           },
         }),
@@ -225,6 +229,26 @@ for (const compatibilityDate of [MIN_COMPATIBILITY_DATE, COMPATIBILITY_DATE]) {
         assert.ok(!b.body.includes("ServiceException") && !b.body.includes("<html"), "no upstream body is passed on");
         t.diagnostic(`${f}: ${a.status} twice, upstream requests ${n1} then ${n2}`);
       }
+    });
+
+    test("bodies over maxBytes (the default 32 MiB): 502 after one upstream request, never cached; the isolate serves on", async (t) => {
+      for (const name of ["huge", "hugelen", "bomb"]) {
+        const t0 = Date.now();
+        const a = await get(mf, `http://proxy.test/${name}/2/1/1.png`);
+        const ms = Date.now() - t0;
+        assert.equal(a.status, 502, `${name}: ${a.text}`);
+        assert.match(a.text, /larger than maxBytes/);
+        assert.equal(h(a, "cache-control"), "no-store");
+        assert.equal(srv.requests(R(name)), 1, `${name}: one upstream request`);
+        const b = await get(mf, `http://proxy.test/${name}/2/1/1.png`);
+        assert.equal(b.status, 502);
+        assert.equal(h(b, "x-tilefetch-cache"), "miss", `${name}: not cached`);
+        const sent = srv.log.filter((e) => e.key.startsWith(`${R(name)}/`)).map((e) => e.bytesSent ?? 0);
+        t.diagnostic(`${name}: 502 in ${ms} ms, then 502 again (a miss); the upstream wrote ${sent.map((n) => (n / 1048576).toFixed(1)).join(" + ")} MiB`);
+      }
+      const after = await get(mf, "http://proxy.test/who/2/1/1.png");
+      assert.equal(after.status, 200, "the isolate serves the next tile");
+      assert.deepEqual(after.body, tilePng(2, 1, 1));
     });
 
     test("outage after a warm cache: the stale tiles are served", async (t) => {
