@@ -34,7 +34,8 @@
 // huge (200 image/png, chunked: the PNG signature, then zeros up to `size` bytes, default 600 MiB,
 //   written as the client reads), hugelen (the same with Content-Length: size), gzipbomb (200
 //   image/png, Content-Encoding: gzip, a small body that inflates to `size` bytes, default 64 MiB).
-//   The log entry's bytesSent counts the body bytes written (huge, hugelen).
+//   The log entry's bytesSent counts the body bytes written (of huge and hugelen as far as the
+//   client read; of any other answer with a body, the whole body).
 // cors=0: the answer carries no Access-Control-* header (a server as MapServer and GeoServer ship).
 // cookie=NAME: 403 text/plain (X-Fault: no-cookie) unless the request sends a cookie NAME, before
 //   any fault or outage (a tile server behind a login).
@@ -535,6 +536,7 @@ export async function startFaultServer({ seed = 1, host = "127.0.0.1", port = 0,
         const buf = Buffer.isBuffer(body) ? body : Buffer.from(body, "utf8");
         res.writeHead(status, hdr({ "Content-Type": type, "Content-Length": String(buf.length), ...extra }));
         entry.status = status;
+        entry.bytesSent = buf.length;
         res.end(buf);
       };
 
