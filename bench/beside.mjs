@@ -4,11 +4,14 @@
 // wall and process CPU per call of each, and today's minus the earlier one's within each round
 // (median). For "does this change cost a healthy tile anything": the earlier commit is the one
 // before the change. The earlier module is built from the repository's history into
-// target/beside/<commit>/ with that commit's own scripts/build.sh (once; kept). Prints a table.
+// $TMPDIR/tilefetch-beside/<commit>/ with that commit's own scripts/build.sh (once; kept): outside
+// the repository, whose tools would take its copy of their configuration for a second root.
+// Prints a table.
 //
 //   node bench/beside.mjs --commit <sha> [--tiles 400] [--rounds 11]
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { option } from "./cli.mjs";
@@ -22,9 +25,9 @@ const tiles = Number(option("tiles", 400));
 const rounds = Number(option("rounds", 11));
 const sha = execFileSync("git", ["rev-parse", "--short", commit], { cwd: ROOT, encoding: "utf8" }).trim();
 
-/** target/beside/<sha>/pkg/node.js, built from `sha` with its own build script (once). */
+/** $TMPDIR/tilefetch-beside/<sha>/pkg/node.js, built from `sha` with its own build script (once). */
 function builtAt(sha) {
-  const dir = path.join(ROOT, "target/beside", sha);
+  const dir = path.join(os.tmpdir(), "tilefetch-beside", sha);
   const entry = path.join(dir, "pkg/node.js");
   if (fs.existsSync(path.join(dir, ".built"))) return entry;
   fs.rmSync(dir, { recursive: true, force: true });
