@@ -33,6 +33,37 @@ const STAND_IN = Uint8Array.from(atob("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1H
 // What an aborted image's src becomes: loading it ends the browser's request for the old one.
 const VOID_IMAGE = "data:image/gif;base64,R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7";
 
+// What a page learned of an origin is kept for its next visits (the page's own localStorage, where
+// there is one): a returning map pays no first contact. An origin that sent CORS headers is
+// believed for a week; one found without them, until its recheck is due.
+const REMEMBER_MS = 7 * 24 * 3600_000;
+const STORAGE_PREFIX = "tilefetch:cors:";
+const recalled = new Set();
+
+function remember(origin, answer) {
+  try {
+    globalThis.localStorage?.setItem(STORAGE_PREFIX + origin, `${answer} ${Date.now()}`);
+  } catch {
+    // no storage (a worker, a sandboxed frame, storage full): known for this page only
+  }
+}
+
+/** Loads what an earlier visit learned of `origin`, once per page. */
+function recall(origin) {
+  if (recalled.has(origin)) return;
+  recalled.add(origin);
+  let saved = null;
+  try {
+    saved = globalThis.localStorage?.getItem(STORAGE_PREFIX + origin) ?? null;
+  } catch {
+    return;
+  }
+  const [answer, at] = (saved ?? "").split(" ");
+  const age = Date.now() - Number(at);
+  if (answer === "cors" && age < REMEMBER_MS) corsOrigins.add(origin);
+  else if (answer === "refused" && age < RECHECK_MS) imageOrigins.set(origin, Number(at));
+}
+
 function originOf(url) {
   try {
     return new URL(url.replace("{s}", "a"), globalThis.location?.href).origin;
@@ -53,6 +84,7 @@ function loadsAsImage(origin) {
 /** Marks `origin` as without CORS headers and moves its loads still going through fetch to images. */
 function markWithoutCors(origin) {
   imageOrigins.set(origin, Date.now());
+  remember(origin, "refused");
   firstContacts.get(origin)?.known();
   const restarts = fetching.get(origin);
   if (!restarts) return;
@@ -112,6 +144,7 @@ function firstContactFetch(origin, custom, known) {
   return (input, init) =>
     (custom ?? globalThis.fetch)(input, init).then((response) => {
       corsOrigins.add(origin);
+      remember(origin, "cors");
       known();
       return response;
     });
@@ -123,7 +156,8 @@ function firstContactFetch(origin, custom, known) {
  * signal, extra)` is the adapter's (see adapter-options.js); `crossOrigin` and `referrerPolicy`
  * are the library's settings for its own images, `custom` the caller's `fetch` option.
  *
- * A server's CORS answer costs one tile: the first tile of an origin not seen before goes alone,
+ * A server's CORS answer costs one tile: the first tile of an origin not seen before (in this page
+ * or, through localStorage, an earlier visit) goes alone,
  * and the origin's other tiles wait until its headers are read (CORS passed: they go through
  * fetch), or it ends as a `cors` TileError (one fetch and one no-cors check reached the server:
  * they load as images, and so do the origin's later tiles), at most FIRST_CONTACT_MAX_MS. Loads
@@ -141,8 +175,21 @@ export function loadTile(load, url, signal, { extra, crossOrigin = null, referre
       image: into.image,
     }));
   };
+  recall(origin);
   if (loadsAsImage(origin)) return asImage();
-  if (corsOrigins.has(origin)) return viaFetch(load, url, signal, extra, origin, asImage);
+  if (corsOrigins.has(origin)) {
+    // A server that sent CORS headers: the plain load, nothing to move (a server that stops
+    // sending them is found by its next tile, as a first contact would find it).
+    return load(url, signal, extra).then(
+      (tile) => ({ tile }),
+      (error) => {
+        if (error?.kind !== "cors") throw error;
+        corsOrigins.delete(origin);
+        markWithoutCors(origin);
+        return asImage();
+      },
+    );
+  }
   const waiting = firstContacts.get(origin);
   if (waiting) {
     return waiting.contact.then(() => {

@@ -254,6 +254,37 @@ export function scenarios(env, { name, spec = (s) => s }) {
       assert.ok(requests <= asked + 2, `${requests} requests for ${asked} tiles`);
     },
 
+    /**
+     * The map opened again in the same browser (a page load later): what the first visit learned
+     * of the server is remembered, so no tile pays the first contact again.
+     */
+    async withoutCorsRemembered(t) {
+      const { srv, open } = env();
+      const page = await open();
+      try {
+        const zoom = 3;
+        const center = [1024, 768];
+        const keys = viewTiles(zoom, center).map((x) => x.key);
+        const visit = async (run) => {
+          await page.evaluate((s) => window.harness.create(s), spec({ template: template(run, "cors=0"), zoom, center, options: FAST }));
+          const states = await waitSettled(page, keys, { timeout: 20_000 });
+          for (const k of keys) assert.equal(states[k].state, "loaded", `${run} ${k}: ${JSON.stringify(states[k])}`);
+          const mine = srv.log.filter((e) => e.key.startsWith(`${run}/`));
+          return { requests: mine.length, asked: new Set(mine.map((e) => e.key)).size };
+        };
+        const first = await visit(`${name}-nocors-visit1`);
+        await page.reload();
+        await page.waitForFunction(() => window.harness !== undefined && window.__ready === true, null, { timeout: 15_000 });
+        const second = await visit(`${name}-nocors-visit2`);
+        t.diagnostic(`first visit ${first.requests} requests for ${first.asked} tiles, the next ${second.requests} for ${second.asked}`);
+        assert.ok(first.requests > first.asked, "the first visit paid the first contact");
+        assert.equal(second.requests, second.asked, "the next visit asks each tile once, as images");
+        assert.deepEqual(page.problems(), []);
+      } finally {
+        await page.closeContext();
+      }
+    },
+
     /** The same server with 30 % 503s (which an <img> cannot read): retried, every tile shown. */
     async withoutCorsFlaky(t) {
       const run = `${name}-nocors-flaky`;

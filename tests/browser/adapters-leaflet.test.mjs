@@ -31,6 +31,7 @@ test("createTileLayer: panning away aborts slow, queued and sleeping tiles", { t
 // A server without CORS headers (MapServer's and GeoServer's default): shown as Leaflet's own
 // <img> loader shows it, with tilefetch's retries.
 test("createTileLayer, server without CORS headers: every tile shown", { timeout: 40_000 }, (t) => s.withoutCors(t));
+test("createTileLayer, server without CORS headers: the next visit remembers it (no first contact)", { timeout: 40_000 }, (t) => s.withoutCorsRemembered(t));
 test("createTileLayer, server without CORS headers, 30 % 503s: retried, every tile shown", { timeout: 40_000 }, (t) => s.withoutCorsFlaky(t));
 test("createTileLayer, server without CORS headers, first requests hang: every tile shown", { timeout: 40_000 }, (t) => s.withoutCorsHang(t));
 test("createTileLayer, server without CORS headers, a 1.5 s outage: every tile shown after it", { timeout: 40_000 }, (t) => s.withoutCorsOutage(t));

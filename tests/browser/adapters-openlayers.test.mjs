@@ -33,6 +33,9 @@ test("XYZ + createTileLoadFunction (with map): panning away aborts slow, queued 
 // A server without CORS headers (MapServer's and GeoServer's default): shown as OpenLayers' own
 // image loader shows it, with tilefetch's retries.
 test("XYZ + createTileLoadFunction, server without CORS headers: every tile shown", { timeout: 40_000 }, (t) => xyz.withoutCors(t));
+test("XYZ + createTileLoadFunction, server without CORS headers: the next visit remembers it (no first contact)", { timeout: 40_000 }, (t) =>
+  xyz.withoutCorsRemembered(t),
+);
 test("XYZ + createTileLoadFunction, server without CORS headers, 30 % 503s: retried, every tile shown", { timeout: 40_000 }, (t) => xyz.withoutCorsFlaky(t));
 test("XYZ + createTileLoadFunction, server without CORS headers, first requests hang: every tile shown", { timeout: 40_000 }, (t) => xyz.withoutCorsHang(t));
 test("XYZ + createTileLoadFunction, server without CORS headers, a 1.5 s outage: every tile shown after it", { timeout: 40_000 }, (t) =>
