@@ -14,7 +14,8 @@
 #      (bench/crossings.mjs)
 #   4. fault     every client × 16 fault scenarios on loopback (bench/fault.mjs)
 #   5. mapview   OpenLayers, Leaflet and MapLibre in Chromium, own loader against the tilefetch
-#                adapter, 8 fault scenarios (bench/mapview.mjs)
+#                adapter, 8 fault scenarios and, for OpenLayers and Leaflet, 2 on a server without
+#                CORS headers (bench/mapview.mjs)
 #   6. soak      100 000 fetchTile calls in one process (bench/soak.mjs)
 #   7. jitter    AWS's backoff experiment in Rust (examples/jitter_experiment.rs), when present
 #   8. fuzz      cargo-fuzz, long runs (scripts/fuzz.sh long), when present
