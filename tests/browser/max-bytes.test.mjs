@@ -65,7 +65,8 @@ function check(t, r, run) {
   }
   assert.match(r.declared.message, /declared 629145600 bytes/);
   const cutAt = Number(/at (\d+) bytes/.exec(r.streamed.message)[1]);
-  assert.ok(cutAt > MIB && cutAt <= 2 * MIB, `the stream was cut within a chunk of the bound: at ${cutAt} B`);
+  // Chromium hands a loopback body over in chunks of up to a few hundred KiB to a MiB or two.
+  assert.ok(cutAt > MIB && cutAt <= 3 * MIB, `the stream was cut within a chunk of the bound: at ${cutAt} B`);
   const sent = srv.log.find((e) => e.key.startsWith(`${run}-streamed/`)).bytesSent;
   assert.ok(sent < 64 * MIB, `the server got to write ${sent} B of 600 MiB`);
   assert.ok(r.tileAfter > 0, "a tile after them");
