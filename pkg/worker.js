@@ -73,8 +73,25 @@ export function createTileHandler(config) {
     return Math.min(3600, Math.max(1, Math.ceil(ms / 1000)));
   }
 
+  /**
+   * Whether every upstream host is known to be down now: its breaker open (the isolate's own, or
+   * the gate's refusals, which reach the core as 503s with its wait) or paused. While it is, no
+   * call goes upstream; a half-open breaker lets its probe go.
+   */
+  function knownDown() {
+    const now = Date.now();
+    const stats = client.stats();
+    return hosts.every((h) => {
+      const s = stats[h];
+      return s !== undefined && (s.breaker.state === "open" || (s.pausedUntil ?? 0) > now);
+    });
+  }
+
+  // Revalidations of stale tiles in flight, by cache key: one per tile, whatever the requests.
+  const revalidating = new Map();
+
   /** One upstream call for this request (joined with identical ones in flight by the client). */
-  function upstreamCall(key, urls, env, ctx, cache, referer) {
+  function upstreamCall(key, urls, env, ctx, cache, referer, onFailure) {
     const waitUntil = (p) => (ctx?.waitUntil ? ctx.waitUntil(p.catch(() => {})) : p.catch(() => {}));
     // Stubs per call: a Durable Object stub belongs to the request that made it.
     const stubFor = gateStubs(env, cfg.gate);
@@ -83,7 +100,7 @@ export function createTileHandler(config) {
     const reserved = (cache ? 2 : 0) + extraFetch * perAttempt;
     const cap = Math.max(1, Math.floor((cfg.maxSubrequests - reserved) / perAttempt));
     const control = contextFreeAbort();
-    const call = callUpstream({ client, urls, cap, control, gate, waitUntil, referer, clientHeaders: cfg.client.headers });
+    const call = callUpstream({ client, urls, cap, control, gate, waitUntil, referer, clientHeaders: cfg.client.headers, onFailure });
     call.abort = control.abort;
     // The call that sent the request caches its answer; those it served were coalesced onto it.
     waitUntil(
@@ -127,9 +144,38 @@ export function createTileHandler(config) {
         if (entry && isSuccess(entry.status) && ageS < (ttl ?? 0) + cfg.staleIfErrorS) stale = { entry, ageS };
       }
 
+      const serveStale = (why) => {
+        const r = fromEntry(stale.entry, "stale", stale.ageS, null);
+        Object.assign(r.headers, { "x-tilefetch-stale": why, warning: '111 - "Revalidation Failed"' });
+        return respond(r, timing);
+      };
+      // Known down (an open breaker, a pause): nothing goes upstream; the stale copy, or 503 at once.
+      if (knownDown()) {
+        if (stale) return serveStale("down");
+        return respond(
+          plain(503, "upstream known down (its breaker is open or it asked to pause)", {
+            "retry-after": String(retryAfterS({})),
+            "x-tilefetch-cache": cache ? "miss" : "off",
+            "x-tilefetch-attempts": "0",
+          }),
+          timing,
+        );
+      }
+      // A stale copy whose revalidation is under way (another request's): that copy, at once.
+      if (stale && revalidating.has(key)) return serveStale("revalidating");
+
       // The map page's Referer goes upstream (tile policies ask for it); the User-Agent is the
-      // library's own (the core's default on workerd), not the visitor's browser.
-      const call = upstreamCall(key, urls, env, ctx, cache, request.headers.get("referer"));
+      // library's own (the core's default on workerd), not the visitor's browser. With a stale
+      // copy, the first failed attempt serves it, and the call goes on in the background
+      // (ctx.waitUntil, upstreamCall), bounded by its deadline, caching what it gets.
+      let failedOnce;
+      const failed = stale ? new Promise((resolve) => (failedOnce = resolve)) : null;
+      const call = upstreamCall(key, urls, env, ctx, cache, request.headers.get("referer"), failedOnce);
+      if (stale) {
+        revalidating.set(key, call);
+        const forget = () => revalidating.get(key) === call && revalidating.delete(key);
+        call.then(forget, forget);
+      }
       const stranded = () => {
         call.abort(new Error("the upstream call did not settle in time"));
         return {
@@ -143,7 +189,12 @@ export function createTileHandler(config) {
         };
       };
       const t = performance.now();
-      const out = await guard(call, guardMs, stranded);
+      const STALE = Symbol("stale");
+      const out = await (failed ? Promise.race([guard(call, guardMs, stranded), failed.then(() => STALE)]) : guard(call, guardMs, stranded));
+      if (out === STALE) {
+        timing.push(["upstream", performance.now() - t, "failed, revalidating"]);
+        return serveStale("1");
+      }
       timing.push(...(out.coalesced ? [["upstream", performance.now() - t, "coalesced"]] : out.timing));
       const meta = { "x-tilefetch-attempts": String(out.coalesced ? 0 : out.attempts), ...(out.coalesced ? { "x-tilefetch-coalesced": "1" } : {}) };
 

@@ -33,9 +33,10 @@ const REFUSALS = {
  * @param {(p: Promise<unknown>) => void} p.waitUntil
  * @param {string | null} p.referer  the incoming request's Referer, sent upstream when there is one
  * @param {HeadersInit | undefined} p.clientHeaders  the client's `headers`, which a call's own replace
+ * @param {(() => void) | undefined} p.onFailure  called when an attempt has failed and the call goes on
  * @returns {Promise<Outcome>}
  */
-export async function callUpstream({ client, urls, cap, control, gate, waitUntil, referer, clientHeaders }) {
+export async function callUpstream({ client, urls, cap, control, gate, waitUntil, referer, clientHeaders, onFailure }) {
   const timing = [];
   // The call's own fetch: it counts what this call sent, so a call served by an identical one's
   // flight in the client (whose fetch that was) knows it was coalesced.
@@ -43,6 +44,7 @@ export async function callUpstream({ client, urls, cap, control, gate, waitUntil
   let last = null; // the last RetryInfo: the status and Retry-After of the latest failed attempt
   const onRetry = (info) => {
     last = info;
+    onFailure?.();
     // Called before the backoff sleep, so aborting now means no further attempt. Deferred to a
     // microtask: the abort wakes the call inside the client, which is still on the stack here.
     if (info.attempt >= cap) queueMicrotask(() => control.abort(new Error(`maxSubrequests: ${cap} upstream attempts used`)));
