@@ -136,6 +136,8 @@ for (const compatibilityDate of [MIN_COMPATIBILITY_DATE, COMPATIBILITY_DATE]) {
               scenario("all-secrets", { upstream: up("all-secrets", `&${SECRETS.map((n, i) => `${n}=SECRET${i}`).join("&")}&style=dark&layer=roads`) }),
               scenario("who-headers", { headers: { "x-api-user": "maps" }, upstream: up("who-headers") }),
               // bodies no tile has: 600 MiB streamed, 600 MiB declared, a gzip bomb (64 MiB inflated)
+              // the proxy's defaults but a TTL that lets tiles go stale within the test
+              scenario("down", { cacheTtlS: 1, upstream: up("down") }),
               scenario("huge", { upstream: up("huge", "&f=huge") }),
               scenario("hugelen", { upstream: up("hugelen", "&f=hugelen") }),
               scenario("bomb", { upstream: up("bomb", "&f=gzipbomb") }),
@@ -277,6 +279,72 @@ for (const compatibilityDate of [MIN_COMPATIBILITY_DATE, COMPATIBILITY_DATE]) {
       assert.match(h(cold, "retry-after"), /^\d+$/);
       t.diagnostic(
         `${tiles.length} stale tiles served in ${wall.toFixed(0)} ms after ${outageRequests} failed upstream requests; an uncached tile: 503, Retry-After ${h(cold, "retry-after")}`,
+      );
+    });
+
+    test("outage, proxy defaults: the stale tile at the first failed attempt, at once once known down; an uncached tile 503 at once, nothing sent; then recovery", async (t) => {
+      const run = R("down");
+      const cached = [
+        [3, 1, 1],
+        [3, 1, 2],
+        [3, 1, 3],
+      ];
+      for (const xyz of cached) assert.equal((await get(mf, `http://proxy.test/down/${tileKey(xyz)}.png`)).status, 200);
+      await sleep(1100); // past cacheTtlS: 1
+      srv.outage(run, 60_000);
+      const timed = async (xyz) => {
+        const before = srv.requests(`${run}/${tileKey(xyz)}`);
+        const t0 = performance.now();
+        const r = await get(mf, `http://proxy.test/down/${tileKey(xyz)}.png`);
+        return { r, ms: performance.now() - t0, sent: srv.requests(`${run}/${tileKey(xyz)}`) - before };
+      };
+      // The first call: its first attempt fails (503), the stale copy goes out, the call goes on.
+      const first = await timed(cached[0]);
+      assert.equal(first.r.status, 200, first.r.text);
+      assert.equal(h(first.r, "x-tilefetch-stale"), "1");
+      assert.ok(first.r.body.equals(tilePng(...cached[0])));
+      assert.ok(first.ms <= 1000, `the stale tile after ${first.ms.toFixed(0)} ms`);
+      // The same tile again while its revalidation runs: the copy at once, no second revalidation.
+      const again = await timed(cached[0]);
+      assert.equal(h(again.r, "x-tilefetch-stale"), "revalidating");
+      assert.equal(again.sent, 0);
+      // Uncached tiles until the isolate's breaker opens (the defaults: 10 failures).
+      let downAt = null;
+      const uncached = [];
+      for (let i = 0; i < 20 && downAt === null; i++) {
+        const u = await timed([5, i, 7]);
+        uncached.push(u);
+        assert.equal(u.r.status, 503, u.r.text);
+        if (/known down/.test(u.r.text)) downAt = i;
+      }
+      assert.ok(downAt !== null, `known down after ${uncached.length} uncached calls: ${uncached.map((u) => u.r.text.trim()).join(" | ")}`);
+      const fast = uncached[downAt];
+      assert.ok(fast.ms <= 100, `a 503 once known down after ${fast.ms.toFixed(0)} ms`);
+      assert.equal(fast.sent, 0, "nothing sent upstream for it");
+      assert.match(h(fast.r, "retry-after"), /^\d+$/);
+      // A stale tile once known down: at once, nothing sent.
+      const known = await timed(cached[1]);
+      assert.equal(known.r.status, 200);
+      assert.equal(h(known.r, "x-tilefetch-stale"), "down");
+      assert.ok(known.ms <= 100, `the stale tile once known down after ${known.ms.toFixed(0)} ms`);
+      assert.equal(known.sent, 0);
+      // Recovery: the outage ends; fresh tiles again, the stale copies replaced.
+      srv.reset();
+      const t0 = performance.now();
+      let recovered = null;
+      while (performance.now() - t0 < 5000) {
+        const r = await get(mf, "http://proxy.test/down/3/1/3.png");
+        if (r.status === 200 && h(r, "x-tilefetch-stale") === null) {
+          recovered = performance.now() - t0;
+          break;
+        }
+        await sleep(50);
+      }
+      assert.ok(recovered !== null && recovered <= 2000, `a fresh tile ${recovered?.toFixed(0)} ms after the outage`);
+      t.diagnostic(
+        `stale tile, first call: ${first.ms.toFixed(0)} ms (${first.sent} upstream request before it went out); again while revalidating: ${again.ms.toFixed(0)} ms; ` +
+          `known down after ${downAt + 1} uncached calls (${uncached.map((u) => `${u.ms.toFixed(0)} ms/${u.sent}`).join(", ")}); then a 503 in ${fast.ms.toFixed(0)} ms, ` +
+          `a stale tile in ${known.ms.toFixed(0)} ms, 0 sent; a fresh tile ${recovered.toFixed(0)} ms after the outage`,
       );
     });
 
