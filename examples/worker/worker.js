@@ -1,7 +1,8 @@
 // An edge tile proxy: one place that retries, caches and protects a slow or rate-limited tile
-// server for every map user. Deploy with `npx wrangler deploy` from this directory after
-// `npm install tilefetch` (see wrangler.toml; the API key is a secret: `npx wrangler secret put
-// TILE_API_KEY`). Maps then load https://<your worker>/tiles/{z}/{x}/{y}.png.
+// server for every map user. `npm install`, then `npm run dev` or `npm run deploy` from this
+// directory (README.md: Node >= 22 for wrangler; the upstream is `vars.UPSTREAM` in wrangler.toml,
+// the API key the secret TILE_API_KEY, or .dev.vars locally). Maps then load
+// https://<your worker>/tiles/{z}/{x}/{y}.png.
 import { createTileHandler, UpstreamGate } from "tilefetch/worker";
 
 // The Durable Object class, bound as UPSTREAM_GATE in wrangler.toml: every isolate of this Worker
@@ -10,12 +11,24 @@ export { UpstreamGate };
 
 let handler = null;
 
+/** What is missing from `env`, said so that whoever deploys knows what to do; null when nothing. */
+function missingSetting(env) {
+  if (!env.UPSTREAM) return "UPSTREAM is not set: the upstream URL template goes in wrangler.toml's [vars]";
+  if (!env.TILE_API_KEY) return "TILE_API_KEY is not set: npx wrangler secret put TILE_API_KEY (for wrangler dev: .dev.vars, see .dev.vars.example)";
+  return null;
+}
+
 export default {
   async fetch(request, env, ctx) {
-    // Built on the first request, because the key comes from `env`. It reaches the upstream but
-    // never a cache key, a log line or an answer.
+    const missing = missingSetting(env);
+    if (missing) {
+      console.error(`tile-proxy: ${missing}`);
+      return new Response(`tile proxy misconfigured: ${missing}\n`, { status: 500, headers: { "content-type": "text/plain; charset=utf-8" } });
+    }
+    // Built on the first request, because the settings come from `env`. The key reaches the
+    // upstream but never a cache key, a log line or an answer.
     handler ??= createTileHandler({
-      upstream: `https://{s}.tiles.example.com/{z}/{x}/{y}.png?key=${env.TILE_API_KEY}`,
+      upstream: `${env.UPSTREAM}${env.UPSTREAM.includes("?") ? "&" : "?"}key=${encodeURIComponent(env.TILE_API_KEY)}`,
       subdomains: ["a", "b", "c"],
       route: "/tiles/{z}/{x}/{y}.png",
       maxZoom: 19,

@@ -44,7 +44,7 @@ after(async () => {
 });
 
 /** Opens `lib`'s map at ZOOM over `template` and waits for every view tile to settle. */
-async function view(t, lib, template, shot) {
+async function view(lib, template, shot) {
   const env = envs[lib.entry];
   const page = await env.open();
   try {
@@ -67,7 +67,7 @@ for (const lib of LIBS) {
   test(`${lib.entry}: MapServer's CGI as it ships (no CORS headers): every tile of the view shown`, { timeout: 60_000 }, async (t) => {
     const before = msFront.requests.length;
     const template = `${msFront.url}/cgi-bin/mapserv?mode=tile&tilemode=gmap&tile={x}+{y}+{z}&layers=land,cities&run=${lib.entry}`;
-    const { tiles, states, problems } = await view(t, lib, template, `real-mapserver-${lib.entry}`);
+    const { tiles, states, problems } = await view(lib, template, `real-mapserver-${lib.entry}`);
     for (const tile of tiles) assert.equal(states[tile.key].state, "loaded", `${tile.key}: ${JSON.stringify(states[tile.key])}`);
     const sent = msFront.requests.slice(before).filter((r) => r.url.includes(`run=${lib.entry}`));
     const asked = new Set(sent.map((r) => r.url.replace(/[?&]_tf=\d+/, ""))).size;
@@ -82,7 +82,7 @@ for (const lib of LIBS) {
       `${msFront.url}/cgi-bin/mapserv?SERVICE=WMS&VERSION=1.1.1&REQUEST=GetMap&LAYERS=nosuch&STYLES=&SRS=EPSG:3857` +
       `&BBOX=-20037508.34,0,0,20037508.34&WIDTH=256&HEIGHT=256&FORMAT=image/png&tile={z}-{x}-{y}&run=bad-${lib.entry}`;
     const t0 = Date.now();
-    const { tiles, states } = await view(t, lib, template, `real-mapserver-bad-layer-${lib.entry}`);
+    const { tiles, states } = await view(lib, template, `real-mapserver-bad-layer-${lib.entry}`);
     for (const tile of tiles) assert.equal(states[tile.key].state, "error", `${tile.key}: ${JSON.stringify(states[tile.key])}`);
     const sent = msFront.requests.slice(before).filter((r) => r.url.includes(`run=bad-${lib.entry}`)).length;
     t.diagnostic(`${tiles.length} tiles ended as errors after ${Date.now() - t0} ms, ${sent} requests`);
@@ -92,7 +92,7 @@ for (const lib of LIBS) {
   test(`${lib.entry}: MapProxy as it ships (CORS headers on): every tile through fetch, one request each`, { timeout: 60_000 }, async (t) => {
     const before = mpFront.requests.length;
     const template = `${mpFront.url}/tiles/osm/webmercator/{z}/{x}/{y}.png?run=${lib.entry}`;
-    const { tiles, states, problems } = await view(t, lib, template, `real-mapproxy-${lib.entry}`);
+    const { tiles, states, problems } = await view(lib, template, `real-mapproxy-${lib.entry}`);
     for (const tile of tiles) assert.equal(states[tile.key].state, "loaded", `${tile.key}: ${JSON.stringify(states[tile.key])}`);
     const sent = mpFront.requests.slice(before).filter((r) => r.url.includes(`run=${lib.entry}`));
     const asked = new Set(sent.map((r) => r.url)).size;

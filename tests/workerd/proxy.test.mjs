@@ -13,11 +13,13 @@
 import { describe, test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Miniflare } from "miniflare";
 import { startFaultServer, tilePng } from "../server/fault-server.mjs";
 import { ROOT, WORKERD_WASM, proxyModules } from "./modules.mjs";
+import { installPacked } from "../packed.mjs";
 
 // The proxy needs workerd's cross-request promise handling (a promise resolved from another
 // request's turn continues in its own request), the default from compatibility date 2024-10-14.
@@ -828,24 +830,48 @@ describe("tilefetch/worker: two workers share one UpstreamGate Durable Object", 
   });
 });
 
-describe("examples/worker: the example deployment runs", () => {
+describe("examples/worker: the example runs from the packed tarball", () => {
   let mf;
+  let missing;
+  let tmp;
   const outbound = [];
   const runtime = runtimeOutput();
   before(async () => {
-    const [entry, ...rest] = modules();
-    mf = new Miniflare({
+    // As a user gets it: the example's worker.js beside node_modules/tilefetch from `npm pack`.
+    tmp = fs.mkdtempSync(path.join(os.tmpdir(), "tilefetch-example-"));
+    const { project } = await installPacked(tmp, "tile-proxy");
+    fs.copyFileSync(path.join(ROOT, "examples/worker/worker.js"), path.join(project, "worker.js"));
+    const installed = path.join(project, "node_modules/tilefetch");
+    const js = (p) => ({ type: "ESModule", path: path.join(installed, p) });
+    const modules = [
+      { type: "ESModule", path: path.join(project, "worker.js") },
+      // "tilefetch/worker" as wrangler resolves it (the package's `exports`); workerd looks a bare
+      // name up next to the importing module first
+      { type: "ESModule", path: path.join(project, "tilefetch/worker"), contents: 'export * from "../node_modules/tilefetch/worker.js";' },
+      js("worker.js"),
+      ...fs
+        .readdirSync(path.join(installed, "worker"))
+        .filter((f) => f.endsWith(".js"))
+        .map((f) => js(`worker/${f}`)),
+      js("workerd.js"),
+      js("gen/tilefetch_edge.js"),
+      { type: "CompiledWasm", path: path.join(installed, "gen/tilefetch_edge_bg.wasm") },
+    ];
+    // wrangler.toml's [vars], as wrangler would bind them
+    const vars = Object.fromEntries(
+      fs
+        .readFileSync(path.join(ROOT, "examples/worker/wrangler.toml"), "utf8")
+        .split("\n")
+        .map((l) => /^(UPSTREAM)\s*=\s*"(.*)"$/.exec(l.trim()))
+        .filter(Boolean)
+        .map((m) => [m[1], m[2]]),
+    );
+    assert.equal(vars.UPSTREAM, "https://{s}.tiles.example.com/{z}/{x}/{y}.png", "wrangler.toml's upstream");
+    const base = {
       compatibilityDate: COMPATIBILITY_DATE, // examples/worker/wrangler.toml's
       handleRuntimeStdio: runtime.handle,
-      modulesRoot: ROOT,
-      modules: [
-        { type: "ESModule", path: path.join(ROOT, "examples/worker/worker.js") },
-        // "tilefetch/worker" (the package's `exports` entry, as wrangler would resolve it); workerd
-        // looks a bare name up next to the importing module first
-        { type: "ESModule", path: path.join(ROOT, "examples/worker/tilefetch/worker"), contents: 'export * from "../../../pkg/worker.js";' },
-        ...rest,
-      ],
-      bindings: { TILE_API_KEY: "K3Y" },
+      modulesRoot: project,
+      modules,
       durableObjects: { UPSTREAM_GATE: "UpstreamGate" },
       // stands for https://{a,b,c}.tiles.example.com: every tile request gets the tile it names
       outboundService: (request) => {
@@ -853,14 +879,16 @@ describe("examples/worker: the example deployment runs", () => {
         const m = new URL(request.url).pathname.match(/^\/(\d+)\/(\d+)\/(\d+)\.png$/);
         return m ? new Response(tilePng(...m.slice(1).map(Number)), { headers: { "content-type": "image/png" } }) : new Response("no", { status: 404 });
       },
-    });
-    assert.equal(entry.path, path.join(ROOT, "tests/workerd/fixtures/proxy-worker.mjs"));
-    await mf.ready;
+    };
+    mf = new Miniflare({ ...base, bindings: { ...vars, TILE_API_KEY: "K3Y" } });
+    missing = new Miniflare({ ...base, bindings: { ...vars } });
+    await Promise.all([mf.ready, missing.ready]);
   });
   after(async () => {
     await mf?.dispose();
+    await missing?.dispose();
+    if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
   });
-  after(() => runtime.assertClean());
 
   test("tiles through the gate, the key upstream only, CORS, 400 past maxZoom", async (t) => {
     const r = await get(mf, "http://tiles.test/tiles/3/2/1.png", { headers: { origin: "https://map.example" } });
@@ -872,5 +900,13 @@ describe("examples/worker: the example deployment runs", () => {
     assert.match(outbound[0], /^https:\/\/[abc]\.tiles\.example\.com\/3\/2\/1\.png\?key=K3Y$/);
     assert.equal((await get(mf, "http://tiles.test/tiles/20/0/0.png")).status, 400, "maxZoom 19");
     t.diagnostic(`upstream request: ${outbound[0].replace("K3Y", "<key>")}; Server-Timing: ${h(r, "server-timing")}`);
+  });
+
+  test("without TILE_API_KEY: 500 saying what to set, nothing sent upstream", async () => {
+    const sent = outbound.length;
+    const r = await get(missing, "http://tiles.test/tiles/3/2/1.png");
+    assert.equal(r.status, 500);
+    assert.match(r.text, /TILE_API_KEY is not set: npx wrangler secret put TILE_API_KEY \(for wrangler dev: \.dev\.vars/);
+    assert.equal(outbound.length, sent);
   });
 });
