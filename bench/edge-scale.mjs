@@ -10,6 +10,11 @@
 //     1, 2, 4, 8 isolates gated, and 4 without a gate.
 //   healthy: one isolate, HEALTHY_N requests, HEALTHY_CONCURRENCY at a time, gated, without a
 //     gate, and with a gate that is bound but down (every RPC throws): per-tile latency, failures.
+//   stale: one isolate with the proxy's defaults (but cacheTtlS 1, so that its tiles go stale):
+//     STALE_TILES tiles cached, then an outage of STALE_OUTAGE_MS; a stale tile (its first call), new
+//     tiles one after another until the isolate knows the upstream is down, then a stale tile and
+//     a new tile again, each timed with the upstream requests it cost; then the time from the
+//     outage's end to the first fresh tile.
 //
 // Config as in the issue: deadlineMs 1500, gate openMs 1000, maxOpenMs 1500 (threshold 5).
 // Writes bench/out/edge.json; bench/report.mjs turns it into the "Edge scale" section.
@@ -33,6 +38,10 @@ const TOTAL_MS = 8000;
 const HEALTHY_N = 200;
 const HEALTHY_CONCURRENCY = 8;
 const COMPATIBILITY_DATE = "2026-04-01";
+const STALE_TILES = 4;
+// Longer than the outage above: a new tile asked for before the upstream is known down takes its
+// call's whole deadline (the defaults: 6 s), and the known-down cases come after it.
+const STALE_OUTAGE_MS = 10_000;
 const OUTAGE_CONFIGS = [
   { isolates: 1, gate: "on" },
   { isolates: 2, gate: "on" },
@@ -49,8 +58,7 @@ const proxyConfig = (srv, run, gate) => ({
   gate: gate === "off" ? false : { openMs: 1000, maxOpenMs: 1500 },
 });
 
-async function start(srv, run, isolates, gate) {
-  const config = proxyConfig(srv, run, gate);
+async function start(srv, run, isolates, gate, config = proxyConfig(srv, run, gate)) {
   const className = gate === "down" ? "DownGate" : "UpstreamGate";
   const workers = Array.from({ length: isolates }, (_, i) => ({
     name: `w${i}`,
@@ -117,6 +125,54 @@ async function outageRun(srv, { isolates, gate }, runIndex) {
   }
 }
 
+/** One request, timed, with the upstream requests that arrived for its tile meanwhile. */
+async function timedTile(srv, run, worker, [z, x, y]) {
+  const key = `${run}/${z}/${x}/${y}`;
+  const before = srv.requests(key);
+  const t = performance.now();
+  const res = await worker.fetch(`http://edge.test/tiles/${z}/${x}/${y}.png`);
+  await res.arrayBuffer();
+  return { status: res.status, stale: res.headers.get("x-tilefetch-stale"), ms: performance.now() - t, upstream: srv.requests(key) - before };
+}
+
+async function staleRun(srv, runIndex) {
+  const run = `edge-stale-${runIndex}`;
+  const { mf, workers } = await start(srv, run, 1, "off", { upstream: `${srv.url}/tile/{z}/{x}/{y}.png?run=${run}`, cacheTtlS: 1 });
+  const [w] = workers;
+  try {
+    const cached = Array.from({ length: STALE_TILES }, (_, i) => [4, i, 1]);
+    for (const t of cached) await timedTile(srv, run, w, t);
+    await sleep(1100); // past cacheTtlS
+    const outage = srv.outage(run, STALE_OUTAGE_MS);
+    const t0 = performance.now();
+    const firstStale = await timedTile(srv, run, w, cached[0]);
+    const uncached = [];
+    for (let i = 0; i < 30 && performance.now() - t0 < STALE_OUTAGE_MS - 1000; i++) {
+      const r = await timedTile(srv, run, w, [6, i, 9]);
+      uncached.push(r);
+      if (r.upstream === 0 && r.status === 503) break;
+    }
+    const knownDownStale = await timedTile(srv, run, w, cached[1]);
+    const knownDownNew = await timedTile(srv, run, w, [6, 40, 9]);
+    // Recovery: the first fresh tile after the outage's end.
+    const endAt = t0 + (outage.end - outage.start);
+    const wait = endAt - performance.now();
+    if (wait > 0) await sleep(wait);
+    let firstFreshMs = null;
+    for (let i = 0; performance.now() - endAt < 5000; i++) {
+      const r = await timedTile(srv, run, w, cached[2 + (i % 2)]);
+      if (r.status === 200 && r.stale === null) {
+        firstFreshMs = performance.now() - endAt;
+        break;
+      }
+      await sleep(20);
+    }
+    return { firstStale, uncached, knownDownStale, knownDownNew, firstFreshMs };
+  } finally {
+    await mf.dispose();
+  }
+}
+
 async function healthyRun(srv, gate, runIndex) {
   const run = `edge-healthy-${gate}-${runIndex}`;
   const { mf, workers } = await start(srv, run, 1, gate);
@@ -151,7 +207,16 @@ const started = performance.now();
 try {
   const outage = [];
   const healthy = [];
+  const stale = [];
   for (let r = 0; r < RUNS; r++) {
+    const st = await staleRun(srv, r);
+    stale.push(st);
+    console.log(
+      `stale run ${r + 1}/${RUNS}: a stale tile, first call ${st.firstStale.ms.toFixed(0)} ms (${st.firstStale.upstream} upstream); ` +
+        `${st.uncached.length} new tiles until known down (${st.uncached.map((u) => `${u.ms.toFixed(0)} ms/${u.upstream}`).join(", ")}); ` +
+        `then a stale tile ${st.knownDownStale.ms.toFixed(0)} ms (${st.knownDownStale.upstream}), a new tile ${st.knownDownNew.status} in ${st.knownDownNew.ms.toFixed(0)} ms (${st.knownDownNew.upstream}); ` +
+        `first fresh tile ${st.firstFreshMs?.toFixed(0) ?? "none"} ms after the outage`,
+    );
     for (const c of OUTAGE_CONFIGS) {
       const res = await outageRun(srv, c, r);
       outage.push(res);
@@ -192,6 +257,8 @@ try {
         },
         outage,
         healthy,
+        stale,
+        staleOutageMs: STALE_OUTAGE_MS,
         seconds: (performance.now() - started) / 1000,
       },
       null,

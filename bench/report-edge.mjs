@@ -5,6 +5,8 @@ import { int, table } from "./markdown.mjs";
 
 /** The targets of issue "edge scale". */
 export const EDGE_TARGETS = { loadRatio: 1.5, firstTileMs: 2000, healthyP95AddedMs: 5 };
+/** The targets of issue "the edge proxy during an outage". */
+export const STALE_TARGETS = { firstStaleMs: 1000, knownDownMs: 100, recoveryMs: 2000 };
 
 const range = (xs) => (xs.length ? `${int(Math.min(...xs))}–${int(Math.max(...xs))}` : "—");
 
@@ -94,6 +96,54 @@ export function edgeSection(data, lose) {
   const downFailed = healthy("down").reduce((n, h) => n + h.failed, 0);
   verdicts.push(`- gate down: ${downFailed} failed tiles (target 0): ${downFailed === 0 ? "met" : "missed"}`);
   if (downFailed) lose("edge", `${downFailed} tiles failed while the gate was down`);
+  if (data.stale?.length) {
+    const st = data.stale;
+    const ms = (xs) => `${int(median(xs))} ms (${range(xs)})`;
+    const ups = (xs) => `${int(median(xs))} (${range(xs)})`;
+    md.push(
+      `During an outage with the proxy's defaults (one isolate, no gate, cacheTtlS 1 so that its tiles go stale; ${st.length} runs): the upstream answers 503 for ${(data.staleOutageMs ?? s.outageMs) / 1000} s after its tiles were cached.`,
+      "",
+      table(
+        ["request", "time to answer", "upstream requests for it"],
+        [
+          ["a stale tile, its first call (served at its first failed attempt)", ms(st.map((r) => r.firstStale.ms)), ups(st.map((r) => r.firstStale.upstream))],
+          [
+            "new tiles until the upstream is known down (how many)",
+            ups(st.map((r) => r.uncached.length)),
+            ups(st.map((r) => r.uncached.reduce((n, u) => n + u.upstream, 0))),
+          ],
+          ["a stale tile once known down", ms(st.map((r) => r.knownDownStale.ms)), ups(st.map((r) => r.knownDownStale.upstream))],
+          ["a new tile once known down (503 + Retry-After)", ms(st.map((r) => r.knownDownNew.ms)), ups(st.map((r) => r.knownDownNew.upstream))],
+          ["the first fresh tile after the outage", ms(st.map((r) => r.firstFreshMs ?? Infinity)), "—"],
+        ],
+      ),
+      "",
+    );
+    const worst = (f) => Math.max(...st.map(f));
+    const checks = [
+      [
+        `a stale tile, first call, at most ${int(worst((r) => r.firstStale.ms))} ms`,
+        worst((r) => r.firstStale.ms) <= STALE_TARGETS.firstStaleMs,
+        `≤ ${STALE_TARGETS.firstStaleMs} ms`,
+      ],
+      [
+        `once known down: a stale tile at most ${int(worst((r) => r.knownDownStale.ms))} ms, a new tile's 503 at most ${int(worst((r) => r.knownDownNew.ms))} ms with ${worst((r) => r.knownDownNew.upstream)} upstream requests`,
+        worst((r) => Math.max(r.knownDownStale.ms, r.knownDownNew.ms)) <= STALE_TARGETS.knownDownMs &&
+          worst((r) => r.knownDownNew.upstream) === 0 &&
+          st.every((r) => r.knownDownNew.status === 503),
+        `≤ ${STALE_TARGETS.knownDownMs} ms, 0 requests`,
+      ],
+      [
+        `the first fresh tile at most ${int(worst((r) => r.firstFreshMs ?? Infinity))} ms after the outage`,
+        worst((r) => r.firstFreshMs ?? Infinity) <= STALE_TARGETS.recoveryMs,
+        `≤ ${STALE_TARGETS.recoveryMs} ms`,
+      ],
+    ];
+    for (const [text, met, target] of checks) {
+      verdicts.push(`- outage with stale copies: ${text} (target ${target}): ${met ? "met" : "missed"}`);
+      if (!met) lose("edge", `outage with stale copies: ${text}`);
+    }
+  }
   md.push("Targets:", "", ...verdicts, "");
   return md;
 }
