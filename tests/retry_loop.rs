@@ -177,6 +177,19 @@ const PERMISSIVE: HostConfig = HostConfig {
     ..HostConfig::DEFAULT
 };
 
+/// A host that holds every failure against itself: its breaker opens at the second, and no retry
+/// budget is to spare. What must not count as the host's failure is checked against it.
+const UNFORGIVING: HostConfig = HostConfig {
+    breaker: BreakerConfig {
+        failure_threshold: 2,
+        open_ms: 60_000.0,
+        half_open_probes: 1,
+        max_open_ms: 60_000.0,
+    },
+    budget: BudgetConfig { ratio: 0.0, min_per_second: 0.0 },
+    ..PERMISSIVE
+};
+
 fn host(config: &HostConfig) -> SharedHost {
     HostState::new("tiles.test", config, 0.0).shared()
 }
@@ -350,19 +363,9 @@ fn a_transient_code_keeps_the_statuss_verdict_and_its_exception() {
 
 #[test]
 fn request_errors_leave_the_breaker_the_budget_and_the_good_tiles_alone() {
-    // One host, a threshold of 2 and no retry budget to spare: a mistyped layer's tiles must not
-    // open the breaker, spend the budget or pause the host for the good layer's tiles.
-    let config = HostConfig {
-        breaker: BreakerConfig {
-            failure_threshold: 2,
-            open_ms: 60_000.0,
-            half_open_probes: 1,
-            max_open_ms: 60_000.0,
-        },
-        budget: BudgetConfig { ratio: 0.0, min_per_second: 0.0 },
-        ..PERMISSIVE
-    };
-    let route = [host(&config)];
+    // A mistyped layer's tiles must not open the breaker, spend the budget or pause the host for
+    // the good layer's tiles.
+    let route = [host(&UNFORGIVING)];
     const BAD: &[u8] = b"<ServiceExceptionReport><ServiceException code=\"LayerNotDefined\">unknown layer: osmm</ServiceException></ServiceExceptionReport>";
     for _ in 0..12 {
         let world = World::new(vec![(
@@ -383,19 +386,8 @@ fn request_errors_leave_the_breaker_the_budget_and_the_good_tiles_alone() {
 
 #[test]
 fn a_server_without_cors_headers_ends_the_call_at_once_and_is_not_held_against_the_host() {
-    // A breaker that opens at the second failure and no retry budget: were a CORS refusal a
-    // failure, the host would be down for the calls after the first two.
-    let config = HostConfig {
-        breaker: BreakerConfig {
-            failure_threshold: 2,
-            open_ms: 60_000.0,
-            half_open_probes: 1,
-            max_open_ms: 60_000.0,
-        },
-        budget: BudgetConfig { ratio: 0.0, min_per_second: 0.0 },
-        ..PERMISSIVE
-    };
-    let route = [host(&config)];
+    // Were a CORS refusal a failure, the host would be down for the calls after the first two.
+    let route = [host(&UNFORGIVING)];
     let mut cors_events = 0;
     for _ in 0..5 {
         let world = World::new(vec![(20.0, Reply::Cors)]);
@@ -418,17 +410,7 @@ fn a_server_without_cors_headers_ends_the_call_at_once_and_is_not_held_against_t
 
 #[test]
 fn a_body_over_max_bytes_ends_the_call_after_one_request_and_is_not_held_against_the_host() {
-    let config = HostConfig {
-        breaker: BreakerConfig {
-            failure_threshold: 2,
-            open_ms: 60_000.0,
-            half_open_probes: 1,
-            max_open_ms: 60_000.0,
-        },
-        budget: BudgetConfig { ratio: 0.0, min_per_second: 0.0 },
-        ..PERMISSIVE
-    };
-    let route = [host(&config)];
+    let route = [host(&UNFORGIVING)];
     for (bytes, declared, says) in
         [(629_145_608.0, true, "declared 629145608 bytes"), (1_048_577.0, false, "at 1048577 bytes")]
     {

@@ -218,3 +218,23 @@ export function tileUrl(srv, run, [z, x, y], params = {}) {
   const q = new URLSearchParams({ run, ...Object.fromEntries(Object.entries(params).map(([k, v]) => [k, String(v)])) });
   return `${srv.url}/tile/${z}/${x}/${y}.png?${q}`;
 }
+
+/**
+ * Runs `scenario` (a function of one argument that imports "/pkg/browser.js") in a dedicated
+ * module worker of `page`, with `args`; resolves with what it returns. The worker is made from the
+ * function's source, its import of the package made absolute against `origin` (a blob worker has
+ * no base URL of its own to resolve it against).
+ */
+export function inWorker(page, scenario, args, origin) {
+  return page.evaluate(
+    ({ source, args }) =>
+      new Promise((resolve, reject) => {
+        const code = `const scenario = ${source};\nself.onmessage = async (e) => self.postMessage(await scenario(e.data));`;
+        const worker = new Worker(URL.createObjectURL(new Blob([code], { type: "text/javascript" })), { type: "module" });
+        worker.onmessage = (e) => resolve(e.data);
+        worker.onerror = (e) => reject(new Error(e.message));
+        worker.postMessage(args);
+      }),
+    { source: scenario.toString().replace('import("/pkg/browser.js")', `import("${origin}/pkg/browser.js")`), args },
+  );
+}

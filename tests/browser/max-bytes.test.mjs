@@ -4,7 +4,7 @@
 import { test, before, after, afterEach } from "node:test";
 import assert from "node:assert/strict";
 import { startFaultServer } from "../server/fault-server.mjs";
-import { ROOT, assertBuilt, startStaticServer, launchBrowser, newCheckedPage, failedLoadFrom } from "./helpers.mjs";
+import { ROOT, assertBuilt, startStaticServer, launchBrowser, newCheckedPage, failedLoadFrom, inWorker } from "./helpers.mjs";
 
 const MIB = 1024 * 1024;
 let srv;
@@ -92,17 +92,7 @@ test("page: bodies over maxBytes end as too-large after one request", { timeout:
 
 test("dedicated worker: bodies over maxBytes end as too-large after one request", { timeout: 60_000 }, async (t) => {
   const page = await blankPage();
-  const r = await page.evaluate(
-    ({ source, args }) =>
-      new Promise((resolve, reject) => {
-        const code = `const scenario = ${source};\nself.onmessage = async (e) => self.postMessage(await scenario(e.data));`;
-        const worker = new Worker(URL.createObjectURL(new Blob([code], { type: "text/javascript" })), { type: "module" });
-        worker.onmessage = (e) => resolve(e.data);
-        worker.onerror = (e) => reject(new Error(e.message));
-        worker.postMessage(args);
-      }),
-    { source: scenario.toString().replace('import("/pkg/browser.js")', `import("${web.url}/pkg/browser.js")`), args: casesOf("mb-worker") },
-  );
+  const r = await inWorker(page, scenario, casesOf("mb-worker"), web.url);
   check(t, r, "mb-worker");
   assert.deepEqual(page.problems(), []);
 });

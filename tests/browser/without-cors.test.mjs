@@ -6,7 +6,7 @@ import { test, before, after, afterEach } from "node:test";
 import assert from "node:assert/strict";
 import http from "node:http";
 import { startFaultServer } from "../server/fault-server.mjs";
-import { ROOT, assertBuilt, startStaticServer, launchBrowser, newCheckedPage, failedLoadFrom } from "./helpers.mjs";
+import { ROOT, assertBuilt, startStaticServer, launchBrowser, newCheckedPage, failedLoadFrom, inWorker } from "./helpers.mjs";
 
 let srv;
 let web;
@@ -106,17 +106,7 @@ test("page: fetchTile on a server without CORS headers ends as kind cors, naming
 test("dedicated worker: fetchTile on a server without CORS headers ends as kind cors", { timeout: 30_000 }, async (t) => {
   const run = "nocors-worker";
   const page = await blankPage();
-  const r = await page.evaluate(
-    ({ source, args }) =>
-      new Promise((resolve, reject) => {
-        const code = `const scenario = ${source};\nself.onmessage = async (e) => self.postMessage(await scenario(e.data));`;
-        const worker = new Worker(URL.createObjectURL(new Blob([code], { type: "text/javascript" })), { type: "module" });
-        worker.onmessage = (e) => resolve(e.data);
-        worker.onerror = (e) => reject(new Error(e.message));
-        worker.postMessage(args);
-      }),
-    { source: scenario.toString().replace('import("/pkg/browser.js")', `import("${web.url}/pkg/browser.js")`), args: urlsOf(run) },
-  );
+  const r = await inWorker(page, scenario, urlsOf(run), web.url);
   check(t, r, run);
   assert.deepEqual(page.problems(), []);
 });
