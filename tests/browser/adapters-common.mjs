@@ -176,38 +176,13 @@ const FAST = { baseDelayMs: 50, maxDelayMs: 400 };
 export function scenarios(env, { name, spec = (s) => s }) {
   const template = (run, q) => `${env().srv.url}/tile/{z}/{x}/{y}.png?run=${run}&${q}`;
 
-  async function loadAll(t, run, q, options, shot) {
-    const { srv, open } = env();
-    const page = await open();
-    try {
-      const zoom = 3;
-      const center = [1024, 768];
-      const tiles = viewTiles(zoom, center);
-      const t0 = Date.now();
-      await page.evaluate((s) => window.harness.create(s), spec({ template: template(run, q), zoom, center, options }));
-      const states = await waitSettled(
-        page,
-        tiles.map((x) => x.key),
-      );
-      await sleep(150); // a frame or two to draw the last tile
-      const file = await screenshot(page, `${name}-${shot}`);
-      t.diagnostic(`${tiles.length} tiles in ${Date.now() - t0} ms, ${srv.requests(run)} requests; screenshot ${file}`);
-      for (const tile of tiles) assert.equal(states[tile.key].state, "loaded", `${tile.key}: ${JSON.stringify(states[tile.key])}`);
-      const n = await assertPixels(page, tiles);
-      t.diagnostic(`${n} tiles' pixels checked`);
-      assert.deepEqual(page.problems(), [], "no unexpected page errors");
-      return { tiles, states };
-    } finally {
-      await page.closeContext();
-    }
-  }
-
   /**
-   * The view of loadAll on a server that sends no CORS headers (`cors=0`): every tile shown.
-   * `cookie`: the page first sets that cookie (the server answers 403 without it).
-   * Returns the requests per tile.
+   * Opens the map over the view of zoom 3 and checks that every view tile is shown, pixel by
+   * pixel. `cookie`: the browser holds that cookie first (a server that answers 403 without it).
+   * Returns the tiles, their states, the requests, the tiles the library asked for (it asks for
+   * some around the view too) and the requests refused with 403.
    */
-  async function loadWithoutCors(t, run, q, options, shot, { cookie = null } = {}) {
+  async function loadAll(t, run, q, options, shot, { cookie = null, timeout = 15_000 } = {}) {
     const { srv, open } = env();
     const page = await open();
     try {
@@ -216,32 +191,34 @@ export function scenarios(env, { name, spec = (s) => s }) {
       const tiles = viewTiles(zoom, center);
       if (cookie) await page.context().addCookies([{ name: cookie, value: "1", url: srv.url }]); // the login's cookie
       const t0 = Date.now();
-      const q2 = `cors=0${cookie ? `&cookie=${cookie}` : ""}${q ? `&${q}` : ""}`;
-      await page.evaluate((s) => window.harness.create(s), spec({ template: template(run, q2), zoom, center, options }));
+      await page.evaluate((s) => window.harness.create(s), spec({ template: template(run, q), zoom, center, options }));
       const states = await waitSettled(
         page,
         tiles.map((x) => x.key),
-        { timeout: 20_000 },
+        { timeout },
       );
-      await sleep(150);
+      await sleep(150); // a frame or two to draw the last tile
       const file = await screenshot(page, `${name}-${shot}`);
       const requests = srv.requests(run);
       const mine = srv.log.filter((e) => e.key.startsWith(`${run}/`));
       const refused = mine.filter((e) => e.status === 403).length;
-      // The library asks for tiles around the view too: every tile it asked for counts.
       const asked = new Set(mine.map((e) => e.key)).size;
       t.diagnostic(
-        `${tiles.length} tiles in view, ${asked} asked for, shown in ${Date.now() - t0} ms; ${requests} requests (${(requests / asked).toFixed(2)} per tile asked for, ${refused} refused 403); screenshot ${file}`,
+        `${tiles.length} tiles in view, ${asked} asked for, shown in ${Date.now() - t0} ms; ${requests} requests (${(requests / asked).toFixed(2)} per tile asked for${cookie ? `, ${refused} refused 403` : ""}); screenshot ${file}`,
       );
       for (const tile of tiles) assert.equal(states[tile.key].state, "loaded", `${tile.key}: ${JSON.stringify(states[tile.key])}`);
       const n = await assertPixels(page, tiles);
       t.diagnostic(`${n} tiles' pixels checked`);
       assert.deepEqual(page.problems(), [], "no unexpected page errors");
-      return { requests, asked, refused };
+      return { tiles, states, requests, asked, refused };
     } finally {
       await page.closeContext();
     }
   }
+
+  /** loadAll on a server that sends no CORS headers (`cors=0`), with `cookie=` when there is one. */
+  const loadWithoutCors = (t, run, q, options, shot, { cookie = null } = {}) =>
+    loadAll(t, run, ["cors=0", cookie && `cookie=${cookie}`, q].filter(Boolean).join("&"), options, shot, { cookie, timeout: 20_000 });
 
   return {
     /**

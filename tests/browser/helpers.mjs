@@ -6,6 +6,8 @@ import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
+import { before, after, afterEach } from "node:test";
+import { startFaultServer } from "../server/fault-server.mjs";
 
 export const ROOT = fileURLToPath(new URL("../../", import.meta.url)); // the repo root, with a trailing /
 export const OUTPUT_DIR = path.join(ROOT, "test-output"); // git-ignored
@@ -237,4 +239,40 @@ export function inWorker(page, scenario, args, origin) {
       }),
     { source: scenario.toString().replace('import("/pkg/browser.js")', `import("${origin}/pkg/browser.js")`), args },
   );
+}
+
+/**
+ * The set-up of a suite of blank pages over the fault server: registers node:test hooks that start
+ * the fault server, a static server for pkg/ and the fixtures, and Chromium (closed after the
+ * suite; each test's pages after the test). `suite.srv` and `suite.web` are set once started;
+ * `suite.blankPage(expected?)` opens tests/browser/fixtures/blank.html in a page of its own,
+ * console errors `expected(msg)` says are expected (beside the fault server's) not counted.
+ */
+export function blankPageSuite() {
+  const suite = { srv: null, web: null };
+  let browser;
+  const pages = new Set();
+  before(async () => {
+    assertBuilt();
+    suite.srv = await startFaultServer({ seed: 1 });
+    suite.web = await startStaticServer(ROOT, { allow: ["/pkg/", "/tests/browser/fixtures/"] });
+    browser = await launchBrowser();
+  });
+  afterEach(async () => {
+    for (const page of pages) await page.closeContext().catch(() => {});
+    pages.clear();
+  });
+  after(async () => {
+    await browser?.close();
+    await suite.web?.close();
+    await suite.srv?.close();
+  });
+  suite.blankPage = async (expected = () => false) => {
+    const fault = failedLoadFrom(suite.srv.url);
+    const page = await newCheckedPage(browser, { expectedConsoleError: (msg) => fault(msg) || expected(msg) });
+    pages.add(page);
+    await page.goto(`${suite.web.url}/tests/browser/fixtures/blank.html`);
+    return page;
+  };
+  return suite;
 }

@@ -1,32 +1,12 @@
 // maxBytes in a Chromium page and a dedicated worker: a streamed 600 MiB body, a declared one and
 // a gzip bomb, each with a 1 MiB bound, end as kind "too-large" after one request; the tab's
 // process does not take the body (the streamed one is cut within a chunk of the bound).
-import { test, before, after, afterEach } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
-import { startFaultServer } from "../server/fault-server.mjs";
-import { ROOT, assertBuilt, startStaticServer, launchBrowser, newCheckedPage, failedLoadFrom, inWorker } from "./helpers.mjs";
+import { blankPageSuite, inWorker } from "./helpers.mjs";
 
 const MIB = 1024 * 1024;
-let srv;
-let web;
-let browser;
-const pages = new Set();
-
-before(async () => {
-  assertBuilt();
-  srv = await startFaultServer({ seed: 1 });
-  web = await startStaticServer(ROOT, { allow: ["/pkg/", "/tests/browser/fixtures/"] });
-  browser = await launchBrowser();
-});
-afterEach(async () => {
-  for (const page of pages) await page.closeContext().catch(() => {});
-  pages.clear();
-});
-after(async () => {
-  await browser?.close();
-  await web?.close();
-  await srv?.close();
-});
+const suite = blankPageSuite();
 
 // In the page or the worker: each over-size case with a 1 MiB bound, then a plain tile.
 async function scenario({ cases, tile }) {
@@ -50,24 +30,24 @@ async function scenario({ cases, tile }) {
 
 const casesOf = (run) => ({
   cases: {
-    streamed: `${srv.url}/tile/4/1/1.png?run=${run}-streamed&f=huge`,
-    declared: `${srv.url}/tile/4/1/2.png?run=${run}-declared&f=hugelen`,
-    bomb: `${srv.url}/tile/4/1/3.png?run=${run}-bomb&f=gzipbomb`,
+    streamed: `${suite.srv.url}/tile/4/1/1.png?run=${run}-streamed&f=huge`,
+    declared: `${suite.srv.url}/tile/4/1/2.png?run=${run}-declared&f=hugelen`,
+    bomb: `${suite.srv.url}/tile/4/1/3.png?run=${run}-bomb&f=gzipbomb`,
   },
-  tile: `${srv.url}/tile/4/2/2.png?run=${run}-tile`,
+  tile: `${suite.srv.url}/tile/4/2/2.png?run=${run}-tile`,
 });
 
 function check(t, r, run) {
   for (const name of ["streamed", "declared", "bomb"]) {
     const c = r[name];
     assert.deepEqual([c.ok, c.kind, c.attempts], [false, "too-large", 1], `${name}: ${JSON.stringify(c)}`);
-    assert.equal(srv.requests(`${run}-${name}`), 1, `${name}: one request`);
+    assert.equal(suite.srv.requests(`${run}-${name}`), 1, `${name}: one request`);
   }
   assert.match(r.declared.message, /declared 629145600 bytes/);
   const cutAt = Number(/at (\d+) bytes/.exec(r.streamed.message)[1]);
   // Chromium hands a loopback body over in chunks of up to a few hundred KiB to a MiB or two.
   assert.ok(cutAt > MIB && cutAt <= 3 * MIB, `the stream was cut within a chunk of the bound: at ${cutAt} B`);
-  const sent = srv.log.find((e) => e.key.startsWith(`${run}-streamed/`)).bytesSent;
+  const sent = suite.srv.log.find((e) => e.key.startsWith(`${run}-streamed/`)).bytesSent;
   assert.ok(sent < 64 * MIB, `the server got to write ${sent} B of 600 MiB`);
   assert.ok(r.tileAfter > 0, "a tile after them");
   assert.equal(r.breaker, "closed");
@@ -76,23 +56,16 @@ function check(t, r, run) {
   );
 }
 
-async function blankPage() {
-  const page = await newCheckedPage(browser, { expectedConsoleError: failedLoadFrom(srv.url) });
-  pages.add(page);
-  await page.goto(`${web.url}/tests/browser/fixtures/blank.html`);
-  return page;
-}
-
 test("page: bodies over maxBytes end as too-large after one request", { timeout: 60_000 }, async (t) => {
-  const page = await blankPage();
+  const page = await suite.blankPage();
   const r = await page.evaluate(scenario, casesOf("mb-page"));
   check(t, r, "mb-page");
   assert.deepEqual(page.problems(), []);
 });
 
 test("dedicated worker: bodies over maxBytes end as too-large after one request", { timeout: 60_000 }, async (t) => {
-  const page = await blankPage();
-  const r = await inWorker(page, scenario, casesOf("mb-worker"), web.url);
+  const page = await suite.blankPage();
+  const r = await inWorker(page, scenario, casesOf("mb-worker"), suite.web.url);
   check(t, r, "mb-worker");
   assert.deepEqual(page.problems(), []);
 });

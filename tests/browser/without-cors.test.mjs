@@ -2,47 +2,25 @@
 // CORS headers (the fault server's `cors=0`, as MapServer's CGI and GeoServer ship): the call ends
 // at once as kind "cors" with a message that names the way out, the host stays alive (breaker
 // closed), later calls send one request each; a host that is down is still a network failure.
-import { test, before, after, afterEach } from "node:test";
+import { test, before } from "node:test";
 import assert from "node:assert/strict";
 import http from "node:http";
-import { startFaultServer } from "../server/fault-server.mjs";
-import { ROOT, assertBuilt, startStaticServer, launchBrowser, newCheckedPage, failedLoadFrom, inWorker } from "./helpers.mjs";
+import { blankPageSuite, failedLoadFrom, inWorker } from "./helpers.mjs";
 
-let srv;
-let web;
-let browser;
+const suite = blankPageSuite();
 let downUrl; // a loopback port nothing listens on
-const pages = new Set();
 
 before(async () => {
-  assertBuilt();
-  srv = await startFaultServer({ seed: 1 });
-  web = await startStaticServer(ROOT, { allow: ["/pkg/", "/tests/browser/fixtures/"] });
-  browser = await launchBrowser();
   const closed = http.createServer();
   await new Promise((resolve) => closed.listen(0, "127.0.0.1", resolve));
   downUrl = `http://127.0.0.1:${closed.address().port}`;
   await new Promise((resolve) => closed.close(resolve));
 });
-afterEach(async () => {
-  for (const page of pages) await page.closeContext().catch(() => {});
-  pages.clear();
-});
-after(async () => {
-  await browser?.close();
-  await web?.close();
-  await srv?.close();
-});
 
-async function blankPage() {
+/** A blank page that expects the down host's refused connections in its console. */
+function blankPage() {
   const down = failedLoadFrom(downUrl);
-  const fault = failedLoadFrom(srv.url);
-  const page = await newCheckedPage(browser, {
-    expectedConsoleError: (msg) => fault(msg) || down(msg) || /net::ERR_CONNECTION_REFUSED/.test(msg.text()),
-  });
-  pages.add(page);
-  await page.goto(`${web.url}/tests/browser/fixtures/blank.html`);
-  return page;
+  return suite.blankPage((msg) => down(msg) || /net::ERR_CONNECTION_REFUSED/.test(msg.text()));
 }
 
 // Runs in the page or in the worker: three calls to the host without CORS (the first two at once,
@@ -76,10 +54,10 @@ function check(t, r, run) {
     for (const fix of ["Access-Control-Allow-Origin", "adapter", "tilefetch/worker"])
       assert.ok(c.message.includes(fix), `the message names ${fix}: ${c.message}`);
   }
-  const first = srv.requests(`${run}/4/1/1`) + srv.requests(`${run}/4/1/2`);
+  const first = suite.srv.requests(`${run}/4/1/1`) + suite.srv.requests(`${run}/4/1/2`);
   assert.ok(first <= 3, `the first two calls (at once) cost ${first} requests: one each and one shared check`);
-  for (const key of ["4/1/1", "4/1/2"]) assert.ok(srv.requests(`${run}/${key}`) <= 2, `${key}: at most 2 requests`);
-  assert.equal(srv.requests(`${run}/4/1/3`), 1, "a later call to the host sends one request");
+  for (const key of ["4/1/1", "4/1/2"]) assert.ok(suite.srv.requests(`${run}/${key}`) <= 2, `${key}: at most 2 requests`);
+  assert.equal(suite.srv.requests(`${run}/4/1/3`), 1, "a later call to the host sends one request");
   assert.equal(r.stats.corsRefused, true, "stats() shows the host without CORS");
   assert.equal(r.stats.breaker.state, "closed", "the breaker does not count it as down");
   assert.equal(r.corsEvents, 1, "one cors event");
@@ -91,7 +69,7 @@ function check(t, r, run) {
 }
 
 const urlsOf = (run) => ({
-  urls: ["4/1/1", "4/1/2", "4/1/3"].map((k) => `${srv.url}/tile/${k}.png?run=${run}&cors=0`),
+  urls: ["4/1/1", "4/1/2", "4/1/3"].map((k) => `${suite.srv.url}/tile/${k}.png?run=${run}&cors=0`),
   down: `${downUrl}/tile/4/1/1.png`,
 });
 
@@ -106,7 +84,7 @@ test("page: fetchTile on a server without CORS headers ends as kind cors, naming
 test("dedicated worker: fetchTile on a server without CORS headers ends as kind cors", { timeout: 30_000 }, async (t) => {
   const run = "nocors-worker";
   const page = await blankPage();
-  const r = await inWorker(page, scenario, urlsOf(run), web.url);
+  const r = await inWorker(page, scenario, urlsOf(run), suite.web.url);
   check(t, r, run);
   assert.deepEqual(page.problems(), []);
 });
@@ -119,8 +97,8 @@ test("page: the same server with CORS headers is unaffected (a tile, one request
     const client = new TileClient();
     const tile = await client.fetchTile(url);
     return { attempts: tile.attempts, stats: Object.values(client.stats())[0] };
-  }, `${srv.url}/tile/4/2/1.png?run=${run}`);
+  }, `${suite.srv.url}/tile/4/2/1.png?run=${run}`);
   assert.equal(r.attempts, 1);
   assert.equal(r.stats.corsRefused, false);
-  assert.equal(srv.requests(run), 1);
+  assert.equal(suite.srv.requests(run), 1);
 });
