@@ -14,10 +14,12 @@ export function lazyApi({ init, fetchTileCalledAt, stats: coreStats, TileClient:
   let ready = false; // the module is compiled and instantiated
   let failure = null; // why it could not be loaded
   let loading = null; // settles once the module is ready or has failed
+  let from = ""; // where the module was looked for
 
   /** Starts compiling the module at `wasmUrl`; never rejects. */
   function startLoading(wasmUrl) {
-    loading ??= init({ module_or_path: wasmUrl }).then(
+    from = String(wasmUrl);
+    loading ??= init({ module_or_path: fetchModule(from) }).then(
       () => {
         ready = true;
       },
@@ -30,13 +32,24 @@ export function lazyApi({ init, fetchTileCalledAt, stats: coreStats, TileClient:
   const now = () => performance.now();
 
   /**
+   * The module's response, refused unless it is one: a bundler that did not emit the .wasm leaves
+   * the page a 404 (often an HTML page), which the compiler would only call a bad magic number.
+   */
+  async function fetchModule(url) {
+    const response = await fetch(url);
+    if (!response.ok) throw new Error(`HTTP ${response.status}`);
+    return response;
+  }
+
+  /**
    * Every call's rejection when the module could not be loaded: kind "network" (the .wasm is
    * fetched like a tile), its `cause` the loader's error. `url` is left empty: redacting it is the
    * module's job (src/redact.rs), and the module is what is missing.
    */
   function unavailable(called) {
     const reason = String(failure?.message ?? failure);
-    return new TileError(`tilefetch could not load its WebAssembly module: ${reason}`, {
+    const message = `tilefetch could not load its WebAssembly module from ${from}: ${reason}. If a bundler built this page, it must ship the .wasm beside its output: see "Bundlers" in tilefetch's README`;
+    return new TileError(message, {
       kind: "network",
       attempts: 0,
       elapsedMs: now() - called,
