@@ -64,3 +64,6 @@ if [ "$total" -gt "$SIZE_BUDGET_BYTES" ]; then
   echo "size gate: ${total} B is over the budget of ${SIZE_BUDGET_BYTES} B (scripts/build.sh)" >&2
   exit 1
 fi
+
+# The package's texts: README.md as published, the docs it links to, CHANGELOG.md, the licences.
+node scripts/package-docs.mjs

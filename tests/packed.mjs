@@ -22,19 +22,27 @@ export async function sh(cmd, args, opts) {
 }
 
 /**
- * Packs pkg/ into `dir`/pack and installs the tarball into a new project `dir`/`name` (offline:
- * the package has no runtime dependencies). Returns the project folder and the packed file list.
+ * `npm pack`s pkg/ into `dir`/pack, as `npm publish` would upload it. Returns the tarball's path
+ * and its file list.
  */
-export async function installPacked(dir, name) {
+export async function packTarball(dir) {
   const packDir = path.join(dir, "pack");
   fs.mkdirSync(packDir, { recursive: true });
   const { stdout } = await sh(NPM, ["pack", "--json", "--pack-destination", packDir], { cwd: PKG });
   const info = JSON.parse(stdout.slice(stdout.indexOf("[")))[0];
-  const tarball = path.join(packDir, info.filename);
+  return { tarball: path.join(packDir, info.filename), files: info.files.map((f) => f.path) };
+}
+
+/**
+ * Packs pkg/ (packTarball) and installs the tarball into a new project `dir`/`name` (offline:
+ * the package has no runtime dependencies). Returns the project folder and the packed file list.
+ */
+export async function installPacked(dir, name) {
+  const { tarball, files } = await packTarball(dir);
   const project = path.join(dir, name);
   fs.mkdirSync(project);
   fs.writeFileSync(path.join(project, "package.json"), JSON.stringify({ name, version: "0.0.0", private: true, type: "module" }, null, 2));
   await sh(NPM, ["install", "--offline", "--no-audit", "--no-fund", "--ignore-scripts", tarball], { cwd: project });
   assert.ok(fs.existsSync(path.join(project, "node_modules", "tilefetch", "package.json")), "tilefetch installed");
-  return { project, files: info.files.map((f) => f.path) };
+  return { project, files, tarball };
 }
