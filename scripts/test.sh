@@ -8,9 +8,11 @@
 #   4. wasm-bindgen tests with real fetch against the loopback fault server: Node, headless
 #      Chromium, and a dedicated worker in Chromium
 #   5. JS tests (node:test) on the built pkg/: fault server, fetchTile and TileClient behaviour,
-#      a soak, npm pack + install, workerd (miniflare), real map servers (MapProxy, MapServer
+#      a soak, npm pack + install, the packed tarball's contents (publint, arethetypeswrong),
+#      workerd (miniflare), real map servers (MapProxy, MapServer
 #      behind a counting proxy, tests/real-servers/); then, one file at a time, Chromium: a
-#      page, a worker, Vite builds, the map adapters with the real libraries and the demo page
+#      page, a worker, Vite builds, webpack, Rspack, Parcel, esbuild and Rollup builds, the
+#      examples/ apps, the map adapters with the real libraries and the demo page
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
