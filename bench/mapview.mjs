@@ -8,7 +8,8 @@
 // (one sampled pixel per tile against the tile's own colour) and the requests the server saw.
 // Writes bench/out/mapview.json.
 //
-//   node bench/mapview.mjs [--libs ol,leaflet,maplibre] [--scenarios ok,hang,…] [--healthy-rounds 6]
+//   node bench/mapview.mjs [--server public|fast] [--libs ol,leaflet,maplibre] [--scenarios ok,hang,…]
+//     [--healthy-rounds 6]   (--server fast writes bench/out/mapview-fast.json)
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -20,8 +21,16 @@ const opt = option;
 
 /** How long a step may take before its missing tiles count as holes. */
 export const STEP_LIMIT_MS = 8000;
-/** Every answer of the fault server takes 30–80 ms (a public tile server's latency). */
-const LATENCY = "delay=30&delayjitter=50";
+/**
+ * How long each answer of the fault server takes: `public`, 30–80 ms (a public tile server's
+ * latency); `fast`, 0–5 ms (a tile CDN's edge, a server on the LAN), where a fixed cost per tile
+ * or at start-up is not hidden by the network.
+ */
+export const SERVERS = {
+  public: { latency: "delay=30&delayjitter=50", out: "mapview.json" },
+  fast: { latency: "delay=0&delayjitter=5", out: "mapview-fast.json" },
+};
+let LATENCY = SERVERS.public.latency;
 
 // What the fault server does to the map's requests. `outageMs`: every request in the first that
 // many ms after the map opens gets 503 (or `outage`'s status and Retry-After); the rest as `q` says.
@@ -149,6 +158,9 @@ export async function runOne(env, lib, loader, scenario, round) {
 }
 
 async function main() {
+  const server = SERVERS[opt("server", "public")];
+  if (!server) throw new Error(`--server: one of ${Object.keys(SERVERS).join(", ")}`);
+  LATENCY = server.latency;
   const libs = opt("libs", LIBS.map((l) => l.id).join(",")).split(",");
   const scenarioIds = opt("scenarios", MAP_SCENARIOS.map((s) => s.id).join(",")).split(",");
   const healthyRounds = Number(opt("healthy-rounds", 6));
@@ -178,9 +190,18 @@ async function main() {
       await env.close();
     }
   }
-  const out = { stepLimitMs: STEP_LIMIT_MS, latency: LATENCY, script: script(), scenarios: MAP_SCENARIOS, libs: LIBS, totalMs: Date.now() - t0, runs };
+  const out = {
+    stepLimitMs: STEP_LIMIT_MS,
+    server: opt("server", "public"),
+    latency: LATENCY,
+    script: script(),
+    scenarios: MAP_SCENARIOS,
+    libs: LIBS,
+    totalMs: Date.now() - t0,
+    runs,
+  };
   fs.mkdirSync(path.join(HERE, "out"), { recursive: true });
-  fs.writeFileSync(path.join(HERE, "out/mapview.json"), JSON.stringify(out, null, 1));
+  fs.writeFileSync(path.join(HERE, "out", server.out), JSON.stringify(out, null, 1));
   process.stderr.write(`map view benchmark: ${runs.length} runs in ${Math.round((Date.now() - t0) / 1000)} s\n`);
 }
 
