@@ -8,13 +8,14 @@
 // (one sampled pixel per tile against the tile's own colour) and the requests the server saw.
 // Writes bench/out/mapview.json.
 //
-//   node bench/mapview.mjs [--server public|fast] [--libs ol,leaflet,maplibre] [--scenarios ok,hang,…]
-//     [--healthy-rounds 6]   (--server fast writes bench/out/mapview-fast.json)
+//   node bench/mapview.mjs [--server public|fast|mapproxy] [--libs ol,leaflet,maplibre] [--scenarios ok,hang,…]
+//     [--healthy-rounds 6]   (--server fast writes bench/out/mapview-fast.json, mapproxy mapview-mapproxy.json)
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { setUp, viewTiles, samplePoint, readPixels, tileColour, sleep } from "../tests/browser/adapters-common.mjs";
 import { option } from "./cli.mjs";
+import { startMapProxy } from "../tests/real-servers/mapproxy/server.mjs";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const opt = option;
@@ -29,8 +30,14 @@ export const STEP_LIMIT_MS = 8000;
 export const SERVERS = {
   public: { latency: "delay=30&delayjitter=50", out: "mapview.json" },
   fast: { latency: "delay=0&delayjitter=5", out: "mapview-fast.json" },
+  // A real MapProxy 7.0.0 as the test suite installs it (tests/real-servers/mapproxy/: its
+  // `debug` source, rendered and cached by MapProxy, CORS headers on as it ships): healthy only.
+  // Its tiles are not the fault server's, so a tile counts as shown when its library says it
+  // loaded; requests are not counted.
+  mapproxy: { latency: null, out: "mapview-mapproxy.json", scenarios: ["ok"] },
 };
 let LATENCY = SERVERS.public.latency;
+let MAPPROXY_URL = null;
 
 // What the fault server does to the map's requests. `outageMs`: every request in the first that
 // many ms after the map opens gets 503 (or `outage`'s status and Retry-After); the rest as `q` says.
@@ -116,7 +123,7 @@ export async function runOne(env, lib, loader, scenario, round) {
   env.srv.reset();
   const run = `mv-${lib.id}-${scenario.id}-${round}`;
   const q = [LATENCY, scenario.q].filter(Boolean).join("&");
-  const template = `${env.srv.url}/tile/{z}/{x}/{y}.png?run=${run}&${q}`;
+  const template = MAPPROXY_URL ? `${MAPPROXY_URL}/tiles/osm/webmercator/{z}/{x}/{y}.png` : `${env.srv.url}/tile/{z}/{x}/{y}.png?run=${run}&${q}`;
   const page = await env.open();
   const steps = [];
   try {
@@ -127,6 +134,11 @@ export async function runOne(env, lib, loader, scenario, round) {
       const spec = { ...lib.spec, template, zoom: step.z, center: step.center, own: loader === "own" };
       const r = await page.evaluate(stepInPage, { step, spec, keys: tiles.map((t) => t.key), limitMs: STEP_LIMIT_MS });
       await sleep(120); // a frame or two to draw the last tile
+      if (MAPPROXY_URL) {
+        const holes = r.states.filter((st) => st !== "loaded").length;
+        steps.push({ action: step.action, tiles: tiles.length, completeMs: r.completeMs, endedMs: r.endedMs, holes, wrong: null, requests: null });
+        continue;
+      }
       const sampled = tiles.map((t, i) => ({ t, i, p: samplePoint(t) })).filter((s) => s.p !== null);
       const pixels = await readPixels(
         page,
@@ -154,15 +166,21 @@ export async function runOne(env, lib, loader, scenario, round) {
   } finally {
     await page.closeContext();
   }
-  return { lib: lib.id, loader, scenario: scenario.id, round, steps, requests: env.srv.requests(run) };
+  return { lib: lib.id, loader, scenario: scenario.id, round, steps, requests: MAPPROXY_URL ? null : env.srv.requests(run) };
 }
 
 async function main() {
   const server = SERVERS[opt("server", "public")];
   if (!server) throw new Error(`--server: one of ${Object.keys(SERVERS).join(", ")}`);
   LATENCY = server.latency;
+  const mapproxy = server === SERVERS.mapproxy ? await startMapProxy() : null;
+  if (mapproxy) {
+    MAPPROXY_URL = mapproxy.url;
+    // One tile first: MapProxy's first request starts its WSGI app.
+    await fetch(`${mapproxy.url}/tiles/osm/webmercator/0/0/0.png`).then((r) => r.arrayBuffer());
+  }
   const libs = opt("libs", LIBS.map((l) => l.id).join(",")).split(",");
-  const scenarioIds = opt("scenarios", MAP_SCENARIOS.map((s) => s.id).join(",")).split(",");
+  const scenarioIds = server.scenarios ?? opt("scenarios", MAP_SCENARIOS.map((s) => s.id).join(",")).split(",");
   const healthyRounds = Number(opt("healthy-rounds", 6));
   const runs = [];
   const t0 = Date.now();

@@ -32,8 +32,8 @@ core.totalGzip = core.wasmGzip + core.glueGzip;
 // external: the user has them anyway).
 const EXTERNAL = [/\/browser\.js$/, /\/workerd\.js$/, /^ol(\/|$)/, /^leaflet$/, /^maplibre-gl$/];
 const ADAPTERS = {
-  openlayers: ["pkg/openlayers.js", "pkg/adapter-options.js", "pkg/without-cors.js"],
-  leaflet: ["pkg/leaflet.js", "pkg/adapter-options.js", "pkg/without-cors.js"],
+  openlayers: ["pkg/openlayers.js", "pkg/adapter-options.js", "pkg/without-cors.js", "pkg/decode.js"],
+  leaflet: ["pkg/leaflet.js", "pkg/adapter-options.js", "pkg/without-cors.js", "pkg/decode.js"],
   maplibre: ["pkg/maplibre.js", "pkg/adapter-options.js"],
   worker: [
     "pkg/worker.js",

@@ -1,6 +1,7 @@
 // tilefetch/leaflet: an L.TileLayer that loads every tile through fetchTile. Leaflet is a peer
 // dependency and is passed in (`createTileLayer(L, ...)`), never imported here.
 import { adapterOptions } from "./adapter-options.js";
+import { decodeTile } from "./decode.js";
 import { loadTile } from "./without-cors.js";
 
 /** Option names that go to fetchTile; every other key is a Leaflet TileLayer option. */
@@ -138,14 +139,13 @@ export function createTileLayer(L, urlTemplate, options = {}) {
             }
             return;
           }
-          const blob = result.empty ? null : new Blob([result.data], { type: result.contentType ?? "image/png" });
           if (canvasTile) {
-            if (!blob) {
+            if (result.empty) {
               tile.complete = true;
               done(null, tile); // a blank canvas: transparent
               return;
             }
-            createImageBitmap(blob).then(
+            decodeTile(result).then(
               (bitmap) => {
                 // Removed while decoding (unloaded, or aborted on zoom: Leaflet marks an aborted
                 // <img> by its src attribute, which a canvas has not): no done(), which would
@@ -176,12 +176,12 @@ export function createTileLayer(L, urlTemplate, options = {}) {
             );
             return;
           }
-          if (!blob) {
+          if (result.empty) {
             tile.addEventListener("load", () => done(null, tile), { once: true });
             tile.src = EMPTY_TILE;
             return;
           }
-          const objectUrl = URL.createObjectURL(blob);
+          const objectUrl = URL.createObjectURL(new Blob([result.data], { type: result.contentType ?? "image/png" }));
           const settle = (err) => {
             tile.onload = tile.onerror = null;
             URL.revokeObjectURL(objectUrl);

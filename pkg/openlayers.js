@@ -10,6 +10,7 @@
 // away) are aborted.
 import TileState from "ol/TileState.js";
 import { adapterOptions } from "./adapter-options.js";
+import { decodeTile } from "./decode.js";
 import { loadTile } from "./without-cors.js";
 
 /**
@@ -77,15 +78,16 @@ export function createTileLoadFunction(options) {
           tile.setState(TileState.EMPTY);
           return;
         }
-        const blob = new Blob([result.data], { type: result.contentType ?? "image/png" });
+        // Only the <img> paths below need a Blob (registering one costs a round trip to the browser).
+        const blob = () => new Blob([result.data], { type: result.contentType ?? "image/png" });
         const settable = typeof HTMLImageElement !== "undefined" && image instanceof HTMLImageElement && typeof tile.setImage === "function";
         if (settable && typeof createImageBitmap === "function") {
-          // Decoded off the main thread (createImageBitmap) and drawn into a canvas of its own,
+          // Decoded off the main thread (decode.js) and drawn into a canvas of its own,
           // which setImage takes in place of the tile's <img> and marks LOADED. No object URL
           // for the browser to load back and no img.decode(): in the map-view benchmark (healthy,
           // 36 paired steps, Chromium) that path ended 1.09–1.12× the own loader's time, this one
           // 1.03–1.07×.
-          createImageBitmap(blob).then(
+          decodeTile(result).then(
             (bitmap) => {
               if (tile.disposed) return bitmap.close?.();
               try {
@@ -109,7 +111,7 @@ export function createTileLoadFunction(options) {
           // images are (ol/Image's listenImage awaits img.decode() when src is set before it
           // listens; ours comes later, so OpenLayers would wait for "load" and decode while
           // drawing). A fresh element, so the tile's own listeners never fire.
-          const url = URL.createObjectURL(blob);
+          const url = URL.createObjectURL(blob());
           const decoded = new Image();
           decoded.src = url;
           const settle = () => {
@@ -123,7 +125,7 @@ export function createTileLoadFunction(options) {
           decoded.decode().then(settle, settle);
         } else if (typeof HTMLImageElement !== "undefined" && image instanceof HTMLImageElement) {
           // An OpenLayers without ImageTile#setImage: the tile's image listens for load or error.
-          const url = URL.createObjectURL(blob);
+          const url = URL.createObjectURL(blob());
           const revoke = () => {
             image.removeEventListener("load", revoke);
             image.removeEventListener("error", revoke);
@@ -134,7 +136,7 @@ export function createTileLoadFunction(options) {
           image.src = url; // ImageTile listens to the image: LOADED, EMPTY (0×0) or ERROR
         } else {
           // A worker's OffscreenCanvas tile: decode and draw.
-          createImageBitmap(blob).then(
+          decodeTile(result).then(
             (bitmap) => {
               if (tile.disposed) return;
               image.width = bitmap.width;
@@ -256,6 +258,6 @@ export function createImageTileLoader(template, options) {
     const { tile, image } = await loadTile(load, url, signal, { crossOrigin, custom, extra: subdomains ? { subdomains } : undefined });
     if (image) return image; // a server without CORS headers: an image element, as ol/source/ImageTile takes
     if (tile.empty) return createImageBitmap(new ImageData(1, 1));
-    return createImageBitmap(new Blob([tile.data], { type: tile.contentType ?? "image/png" }));
+    return decodeTile(tile);
   };
 }

@@ -22,6 +22,7 @@ export function lazyApi({ init, fetchTileCalledAt, stats: coreStats, TileClient:
     loading ??= init({ module_or_path: fetchModule(from) }).then(
       () => {
         ready = true;
+        warmUp();
       },
       (cause) => {
         failure = cause;
@@ -30,6 +31,31 @@ export function lazyApi({ init, fetchTileCalledAt, stats: coreStats, TileClient:
   }
 
   const now = () => performance.now();
+
+  // A transparent 1×1 PNG: the body of the warm-up call's answer.
+  const WARM_TILE = Uint8Array.from(atob("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII="), (c) =>
+    c.charCodeAt(0),
+  );
+
+  /**
+   * One call through a client of its own, answered by a `fetch` of its own (nothing is sent), as
+   * soon as the module is ready: the engine compiles the code every tile runs (the module's
+   * functions are compiled on their first call, the glue's JS on its first runs) while the page
+   * still waits for its first answers, not when they arrive. The default client and its stats
+   * never see it.
+   */
+  function warmUp() {
+    try {
+      const client = new CoreTileClient({});
+      const answer = () => Promise.resolve(new Response(WARM_TILE, { headers: { "content-type": "image/png" } }));
+      client.fetchTileCalledAt(now(), "https://warm-up.invalid/0/0/0.png", { fetch: answer }).then(
+        () => client.free(),
+        () => client.free(),
+      );
+    } catch {
+      // nothing to warm: the calls that follow compile what they run
+    }
+  }
 
   /**
    * The module's response, refused unless it is one: a bundler that did not emit the .wasm leaves

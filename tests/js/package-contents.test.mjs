@@ -35,6 +35,7 @@ const MEANT_TO_SHIP = [
   "maplibre.d.ts",
   "adapter-options.js",
   "without-cors.js",
+  "decode.js",
   "worker.js",
   "worker.d.ts",
   "worker/cache.js",
