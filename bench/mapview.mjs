@@ -39,6 +39,12 @@ export const SERVERS = {
 let LATENCY = SERVERS.public.latency;
 let MAPPROXY_URL = null;
 
+/** Points runOne at `server` (one of SERVERS), and at MapProxy's `mapproxyUrl` for that one. */
+export function useServer(server, mapproxyUrl = null) {
+  LATENCY = server.latency;
+  MAPPROXY_URL = mapproxyUrl;
+}
+
 // What the fault server does to the map's requests. `outageMs`: every request in the first that
 // many ms after the map opens gets 503 (or `outage`'s status and Retry-After); the rest as `q` says.
 export const MAP_SCENARIOS = [
@@ -172,13 +178,10 @@ export async function runOne(env, lib, loader, scenario, round) {
 async function main() {
   const server = SERVERS[opt("server", "public")];
   if (!server) throw new Error(`--server: one of ${Object.keys(SERVERS).join(", ")}`);
-  LATENCY = server.latency;
   const mapproxy = server === SERVERS.mapproxy ? await startMapProxy() : null;
-  if (mapproxy) {
-    MAPPROXY_URL = mapproxy.url;
-    // One tile first: MapProxy's first request starts its WSGI app.
-    await fetch(`${mapproxy.url}/tiles/osm/webmercator/0/0/0.png`).then((r) => r.arrayBuffer());
-  }
+  useServer(server, mapproxy?.url ?? null);
+  // One tile first: MapProxy's first request starts its WSGI app.
+  if (mapproxy) await fetch(`${mapproxy.url}/tiles/osm/webmercator/0/0/0.png`).then((r) => r.arrayBuffer());
   const libs = opt("libs", LIBS.map((l) => l.id).join(",")).split(",");
   const scenarioIds = server.scenarios ?? opt("scenarios", MAP_SCENARIOS.map((s) => s.id).join(",")).split(",");
   const healthyRounds = Number(opt("healthy-rounds", 6));

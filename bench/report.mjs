@@ -16,6 +16,7 @@ import { SCENARIOS } from "./scenarios.mjs";
 import { installedVersion, anchorClients, HERE, ROOT, OUT } from "./bundle.mjs";
 import { outagePlot } from "./svg.mjs";
 import { mapviewSection } from "./report-mapview.mjs";
+import { fastServerSection } from "./report-mapview-fast.mjs";
 import { edgeSection } from "./report-edge.mjs";
 import { soakVerdicts } from "./soak.mjs";
 import { int, table } from "./markdown.mjs";
@@ -383,6 +384,26 @@ if (!fault) {
   const { md: lines, svg } = mapviewSection(readJson("mapview.json"), lose);
   md.push(...lines);
   if (svg) fs.writeFileSync(path.join(HERE, "mapview-holes.svg"), svg);
+}
+
+// ------------------------------------------------------------------ map view, fast server
+{
+  const readHistory = (name) => {
+    try {
+      return JSON.parse(fs.readFileSync(path.join(HERE, "history", name), "utf8"));
+    } catch {
+      return null;
+    }
+  };
+  md.push(
+    ...fastServerSection(
+      readJson("mapview-fast.json"),
+      readJson("mapview-mapproxy.json"),
+      readHistory("mapview-fast-before.json"),
+      readJson("mapview-phases.json"),
+      lose,
+    ),
+  );
 }
 
 // ------------------------------------------------------------------ edge scale

@@ -15,7 +15,9 @@
 #   4. fault     every client × 16 fault scenarios on loopback (bench/fault.mjs)
 #   5. mapview   OpenLayers, Leaflet and MapLibre in Chromium, own loader against the tilefetch
 #                adapter, 8 fault scenarios and, for OpenLayers and Leaflet, 2 on a server without
-#                CORS headers (bench/mapview.mjs)
+#                CORS headers (bench/mapview.mjs); the same over a fault server answering in 0–5 ms
+#                and over a real MapProxy (--server fast, --server mapproxy), and where a tile's
+#                time goes there (bench/mapview-phases.mjs)
 #   6. soak      100 000 fetchTile calls in one process (bench/soak.mjs)
 #   7. jitter    AWS's backoff experiment in Rust (examples/jitter_experiment.rs), when present
 #   8. fuzz      cargo-fuzz, long runs (scripts/fuzz.sh long), when present
@@ -66,6 +68,9 @@ phase own-work node bench/own-work.mjs
 phase crossings node bench/crossings.mjs
 phase fault node bench/fault.mjs
 phase mapview node bench/mapview.mjs
+phase mapview-fast node bench/mapview.mjs --server fast
+phase mapview-mapproxy node bench/mapview.mjs --server mapproxy
+phase mapview-phases node bench/mapview-phases.mjs
 phase edge node bench/edge-scale.mjs
 phase soak node --expose-gc bench/soak.mjs
 if [ -n "${BENCH_SKIP_RUST:-}" ]; then

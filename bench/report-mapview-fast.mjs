@@ -1,0 +1,161 @@
+// The section of bench/RESULTS.md on the map view over a fast server: bench/mapview.mjs with
+// `--server fast` (the fault server answering in 0–5 ms) and `--server mapproxy` (a real MapProxy
+// 7), the same runs at an earlier commit (bench/out/mapview-fast-before.json) and where each
+// tile's time goes (bench/mapview-phases.mjs). Every figure and verdict is computed here.
+import { median } from "./stats.mjs";
+import { int, table } from "./markdown.mjs";
+
+/** The targets of issue "As fast as the map's own loader on a fast server, from the first view". */
+export const FAST_TARGETS = { pairedRatio: 1.03, openRatio: 1.1 };
+
+const LIB_TITLE = { ol: "OpenLayers", leaflet: "Leaflet", maplibre: "MapLibre" };
+const STEP_NAMES = (data) => {
+  let pan = 0;
+  return data.script.map((s) => (s.action === "pan" ? `pan ${++pan}` : s.action));
+};
+
+/** Healthy runs of `lib`, paired by round: per step, the own loader's and the adapter's times and their ratios. */
+function paired(data, lib) {
+  const steps = data.script.map(() => ({ own: [], tilefetch: [], ratios: [] }));
+  for (const t of data.runs.filter((r) => r.lib === lib && r.loader === "tilefetch" && r.scenario === "ok")) {
+    const o = data.runs.find((r) => r.lib === lib && r.loader === "own" && r.scenario === "ok" && r.round === t.round);
+    if (!o) continue;
+    t.steps.forEach((s, i) => {
+      const own = o.steps[i].completeMs;
+      if (!own) return;
+      steps[i].own.push(own);
+      if (s.completeMs !== null) steps[i].tilefetch.push(s.completeMs);
+      // A step the adapter left incomplete counts as infinitely slow.
+      steps[i].ratios.push(s.completeMs === null ? Number.POSITIVE_INFINITY : s.completeMs / own);
+    });
+  }
+  const all = steps.flatMap((s) => s.ratios);
+  return { steps, all: all.length ? median(all) : null, open: steps[0].ratios.length ? median(steps[0].ratios) : null, n: all.length };
+}
+
+const x = (v) => (v === null ? "—" : `${v.toFixed(2)}×`);
+
+/**
+ * @param fast bench/out/mapview-fast.json, or null
+ * @param mapproxy bench/out/mapview-mapproxy.json, or null
+ * @param before bench/out/mapview-fast-before.json (with `commit`), or null
+ * @param phases bench/out/mapview-phases.json, or null
+ * @param lose `(section, text)`: records a missed target
+ */
+export function fastServerSection(fast, mapproxy, before, phases, lose) {
+  const md = ["## Map view on a fast server", ""];
+  if (!fast && !mapproxy) {
+    md.push("Not run (bench/out/mapview-fast.json and mapview-mapproxy.json are missing).", "");
+    return md;
+  }
+  md.push("Reproduce: `node bench/mapview.mjs --server fast`, `node bench/mapview.mjs --server mapproxy` and");
+  md.push("`node bench/mapview-phases.mjs` (all three part of `bash scripts/bench.sh`). The pages, script and checks of");
+  md.push('"Map view" above, over servers where the network hides nothing: the fault server answering in 0–5 ms');
+  md.push(`(\`${fast?.latency ?? "delay=0&delayjitter=5"}\`), healthy and under the same faults, and a real MapProxy 7.0.0 as the`);
+  md.push("test suite installs it (its `debug` source, rendered and cached by MapProxy, CORS headers on), healthy; its tiles are");
+  md.push("not the fault server's, so there a tile counts as shown when its library says it loaded. Each healthy run is");
+  md.push("paired with the own loader's run of the same round; a ratio is the adapter's time over the own loader's.");
+  if (before) md.push(`**Before**: the same \`--server fast\` run at commit ${before.commit} (kept as bench/history/mapview-fast-before.json).`);
+  md.push("");
+
+  const sets = [
+    ["fast server", fast],
+    ["MapProxy", mapproxy],
+    ["fast server, before", before],
+  ].filter(([, d]) => d);
+  const targetRows = [];
+  for (const [label, data] of sets.filter(([l]) => !l.includes("before"))) {
+    for (const lib of Object.keys(LIB_TITLE).filter((id) => data.runs.some((r) => r.lib === id))) {
+      const p = paired(data, lib);
+      const b = before && label === "fast server" ? paired(before, lib) : null;
+      const okAll = p.all !== null && p.all <= FAST_TARGETS.pairedRatio;
+      const okOpen = p.open !== null && p.open <= FAST_TARGETS.openRatio;
+      targetRows.push([
+        LIB_TITLE[lib],
+        label,
+        `${x(p.all)} (${p.n} steps)${b ? `; before ${x(b.all)}` : ""}`,
+        okAll ? "met" : "**missed**",
+        `${x(p.open)}${b ? `; before ${x(b.open)}` : ""}`,
+        okOpen ? "met" : "**missed**",
+      ]);
+      if (!okAll)
+        lose(
+          `map view, ${label}: ${LIB_TITLE[lib]}`,
+          `healthy view ${x(p.all)} the own loader's time (median of paired steps; target ≤ ${FAST_TARGETS.pairedRatio}×)`,
+        );
+      if (!okOpen) lose(`map view, ${label}: ${LIB_TITLE[lib]}`, `open step ${x(p.open)} the own loader's time (target ≤ ${FAST_TARGETS.openRatio}×)`);
+    }
+  }
+  md.push(`Targets: the median of paired steps ≤ ${FAST_TARGETS.pairedRatio}×, the open step ≤ ${FAST_TARGETS.openRatio.toFixed(2)}×:`);
+  md.push("");
+  md.push(table(["library", "server", "median of paired steps", "", "open step (median of its pairs)", ""], targetRows));
+  md.push("");
+
+  for (const [label, data] of sets) {
+    const libs = Object.keys(LIB_TITLE).filter((id) => data.runs.some((r) => r.lib === id && r.scenario === "ok"));
+    const per = Object.fromEntries(libs.map((lib) => [lib, paired(data, lib)]));
+    const rows = STEP_NAMES(data).map((name, i) => [
+      i === 0 ? `**${name}**` : name,
+      ...libs.flatMap((lib) => {
+        const s = per[lib].steps[i];
+        return [int(median(s.own)), int(median(s.tilefetch)), x(s.ratios.length ? median(s.ratios) : null)];
+      }),
+    ]);
+    md.push(`Per step, ${label}, healthy (median ms over ${Math.max(...libs.map((l) => per[l].steps[0].own.length))} rounds; the open step first):`);
+    md.push("");
+    md.push(table(["step", ...libs.flatMap((lib) => [`${LIB_TITLE[lib]} own`, "adapter", "ratio"])], rows));
+    md.push("");
+  }
+
+  if (fast) {
+    const scenarios = fast.scenarios.filter((s) => s.id !== "ok" && fast.runs.some((r) => r.scenario === s.id));
+    if (scenarios.length) {
+      const libs = Object.keys(LIB_TITLE).filter((id) => fast.runs.some((r) => r.lib === id));
+      const cell = (lib, sc, loader, runsOf = fast.runs) => {
+        const run = runsOf.find((r) => r.lib === lib && r.scenario === sc && r.loader === loader);
+        if (!run) return "—";
+        const holes = run.steps.reduce((n, s) => n + s.holes + s.wrong, 0);
+        const done = run.steps.filter((s) => s.completeMs !== null).length;
+        return `${holes} (${done}/${run.steps.length})`;
+      };
+      md.push("Under faults on the fast server: holes and wrong tiles left (steps complete), own loader / adapter:");
+      md.push("");
+      md.push(
+        table(
+          ["scenario", ...libs.map((l) => LIB_TITLE[l]), ...(before ? libs.map((l) => `${LIB_TITLE[l]}, adapter before`) : [])],
+          scenarios.map((sc) => [
+            sc.id,
+            ...libs.map((lib) => `${cell(lib, sc.id, "own")} / ${cell(lib, sc.id, "tilefetch")}`),
+            ...(before ? libs.map((lib) => cell(lib, sc.id, "tilefetch", before.runs)) : []),
+          ]),
+        ),
+      );
+      md.push("");
+    }
+  }
+
+  if (phases) {
+    md.push("Where a tile's time goes (`node bench/mapview-phases.mjs`, fast server, healthy; ms, p50 / p90 per tile):");
+    md.push("**issue** from the library asking for the tile to its request starting, **net** the request, **after** from the");
+    md.push("response's end to the library's \"loaded\" (the adapter's body read, classification, hand-off and decode; an own");
+    md.push('`<img>` fires "loaded" before its image is decoded, which then happens when it is painted):');
+    md.push("");
+    const rows = [];
+    for (const [lib, loaders] of Object.entries(phases.libs)) {
+      for (const [loader, steps] of Object.entries(loaders)) {
+        for (const [step, s] of Object.entries(steps)) {
+          rows.push([
+            LIB_TITLE[lib],
+            loader === "own" ? "own loader" : "adapter",
+            step,
+            s.tiles,
+            ...["issue", "net", "after"].map((p) => `${int(s[p].p50)} / ${int(s[p].p90)}`),
+          ]);
+        }
+      }
+    }
+    md.push(table(["library", "loader", "steps", "tiles", "issue", "net", "after"], rows));
+    md.push("");
+  }
+  return md;
+}
