@@ -179,9 +179,18 @@ async function main() {
   const server = SERVERS[opt("server", "public")];
   if (!server) throw new Error(`--server: one of ${Object.keys(SERVERS).join(", ")}`);
   const mapproxy = server === SERVERS.mapproxy ? await startMapProxy() : null;
-  useServer(server, mapproxy?.url ?? null);
-  // One tile first: MapProxy's first request starts its WSGI app.
-  if (mapproxy) await fetch(`${mapproxy.url}/tiles/osm/webmercator/0/0/0.png`).then((r) => r.arrayBuffer());
+  try {
+    useServer(server, mapproxy?.url ?? null);
+    // One tile first: MapProxy's first request starts its WSGI app.
+    if (mapproxy) await fetch(`${mapproxy.url}/tiles/osm/webmercator/0/0/0.png`).then((r) => r.arrayBuffer());
+    await runAll(server);
+  } finally {
+    await mapproxy?.stop();
+  }
+}
+
+/** Every library, scenario and round of `server`; writes its JSON. */
+async function runAll(server) {
   const libs = opt("libs", LIBS.map((l) => l.id).join(",")).split(",");
   const scenarioIds = server.scenarios ?? opt("scenarios", MAP_SCENARIOS.map((s) => s.id).join(",")).split(",");
   const healthyRounds = Number(opt("healthy-rounds", 6));
