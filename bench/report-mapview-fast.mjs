@@ -40,9 +40,10 @@ const x = (v) => (v === null ? "—" : `${v.toFixed(2)}×`);
  * @param mapproxy bench/out/mapview-mapproxy.json, or null
  * @param before bench/out/mapview-fast-before.json (with `commit`), or null
  * @param phases bench/out/mapview-phases.json, or null
+ * @param phasesBefore the same at an earlier commit (with `commit`), or null
  * @param lose `(section, text)`: records a missed target
  */
-export function fastServerSection(fast, mapproxy, before, phases, lose) {
+export function fastServerSection(fast, mapproxy, before, phases, phasesBefore, lose) {
   const md = ["## Map view on a fast server", ""];
   if (!fast && !mapproxy) {
     md.push("Not run (bench/out/mapview-fast.json and mapview-mapproxy.json are missing).", "");
@@ -141,20 +142,24 @@ export function fastServerSection(fast, mapproxy, before, phases, lose) {
     md.push('`<img>` fires "loaded" before its image is decoded, which then happens when it is painted):');
     md.push("");
     const rows = [];
+    const cell = (s, p) => (s ? `${s[p].p50?.toFixed(1) ?? "—"} / ${s[p].p90?.toFixed(1) ?? "—"}` : "—");
     for (const [lib, loaders] of Object.entries(phases.libs)) {
       for (const [loader, steps] of Object.entries(loaders)) {
         for (const [step, s] of Object.entries(steps)) {
+          const b = phasesBefore?.libs?.[lib]?.[loader]?.[step] ?? null;
           rows.push([
             LIB_TITLE[lib],
             loader === "own" ? "own loader" : "adapter",
             step,
             s.tiles,
-            ...["issue", "net", "after"].map((p) => `${int(s[p].p50)} / ${int(s[p].p90)}`),
+            ...["issue", "net", "after"].map((p) => cell(s, p)),
+            ...(phasesBefore ? [cell(b, "after")] : []),
           ]);
         }
       }
     }
-    md.push(table(["library", "loader", "steps", "tiles", "issue", "net", "after"], rows));
+    if (phasesBefore) md.push(`The last column: **after** at commit ${phasesBefore.commit} (bench/history/mapview-phases-before.json).`, "");
+    md.push(table(["library", "loader", "steps", "tiles", "issue", "net", "after", ...(phasesBefore ? ["after, before"] : [])], rows));
     md.push("");
   }
   return md;

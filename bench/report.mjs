@@ -401,6 +401,7 @@ if (!fault) {
       readJson("mapview-mapproxy.json"),
       readHistory("mapview-fast-before.json"),
       readJson("mapview-phases.json"),
+      readHistory("mapview-phases-before.json"),
       lose,
     ),
   );
