@@ -156,7 +156,7 @@ function firstContactFetch(origin, custom, known) {
  * signal, extra)` is the adapter's (see adapter-options.js); `crossOrigin` and `referrerPolicy`
  * are the library's settings for its own images, `custom` the caller's `fetch` option.
  *
- * A server's CORS answer costs one tile: the first tile of an origin not seen before (in this page
+ * A server's CORS answer costs one tile: the first tile of another origin not seen before (in this page
  * or, through localStorage, an earlier visit) goes alone,
  * and the origin's other tiles wait until its headers are read (CORS passed: they go through
  * fetch), or it ends as a `cors` TileError (one fetch and one no-cors check reached the server:
@@ -168,7 +168,9 @@ function firstContactFetch(origin, custom, known) {
 export function loadTile(load, url, signal, { extra, crossOrigin = null, referrerPolicy, custom } = {}) {
   const origin = originOf(url);
   const canFallBack = crossOrigin == null && typeof Image !== "undefined";
-  if (origin === null || !canFallBack) return load(url, signal, extra).then((tile) => ({ tile }));
+  // The page's own origin needs no CORS headers: nothing to find out, no first contact.
+  const sameOrigin = origin === globalThis.location?.origin;
+  if (origin === null || sameOrigin || !canFallBack) return load(url, signal, extra).then((tile) => ({ tile }));
   const asImage = () => {
     const into = { image: null };
     return load(url, signal, { ...extra, fetch: imageFetch(into, crossOrigin, referrerPolicy) }).then(() => ({
