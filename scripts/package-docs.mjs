@@ -11,7 +11,8 @@ const PKG = path.join(ROOT, "pkg");
 
 /** The README as published: contributor blocks removed. */
 export function publishedReadme(text) {
-  const stripped = text.replace(/<!-- contributors -->[\s\S]*?<!-- \/contributors -->\n?/g, "");
+  // A block goes with the blank lines around it; one blank line stays between what it separated.
+  const stripped = `${text.replace(/\n*<!-- contributors -->[\s\S]*?<!-- \/contributors -->\n*/g, "\n\n").trimEnd()}\n`;
   if (stripped.includes("<!-- contributors -->") || stripped.includes("<!-- /contributors -->")) {
     throw new Error("README.md: a contributors block is not closed");
   }
