@@ -4,6 +4,7 @@
 // tile's time goes (bench/mapview-phases.mjs). Every figure and verdict is computed here.
 import { median } from "./stats.mjs";
 import { int, table } from "./markdown.mjs";
+import { pairedSteps } from "./report-mapview.mjs";
 
 /** The targets of issue "As fast as the map's own loader on a fast server, from the first view". */
 export const FAST_TARGETS = { pairedRatio: 1.03, openRatio: 1.1 };
@@ -13,25 +14,6 @@ const STEP_NAMES = (data) => {
   let pan = 0;
   return data.script.map((s) => (s.action === "pan" ? `pan ${++pan}` : s.action));
 };
-
-/** Healthy runs of `lib`, paired by round: per step, the own loader's and the adapter's times and their ratios. */
-function paired(data, lib) {
-  const steps = data.script.map(() => ({ own: [], tilefetch: [], ratios: [] }));
-  for (const t of data.runs.filter((r) => r.lib === lib && r.loader === "tilefetch" && r.scenario === "ok")) {
-    const o = data.runs.find((r) => r.lib === lib && r.loader === "own" && r.scenario === "ok" && r.round === t.round);
-    if (!o) continue;
-    t.steps.forEach((s, i) => {
-      const own = o.steps[i].completeMs;
-      if (!own) return;
-      steps[i].own.push(own);
-      if (s.completeMs !== null) steps[i].tilefetch.push(s.completeMs);
-      // A step the adapter left incomplete counts as infinitely slow.
-      steps[i].ratios.push(s.completeMs === null ? Number.POSITIVE_INFINITY : s.completeMs / own);
-    });
-  }
-  const all = steps.flatMap((s) => s.ratios);
-  return { steps, all: all.length ? median(all) : null, open: steps[0].ratios.length ? median(steps[0].ratios) : null, n: all.length };
-}
 
 const x = (v) => (v === null ? "—" : `${v.toFixed(2)}×`);
 
@@ -67,8 +49,8 @@ export function fastServerSection(fast, mapproxy, before, phases, phasesBefore, 
   const targetRows = [];
   for (const [label, data] of sets.filter(([l]) => !l.includes("before"))) {
     for (const lib of Object.keys(LIB_TITLE).filter((id) => data.runs.some((r) => r.lib === id))) {
-      const p = paired(data, lib);
-      const b = before && label === "fast server" ? paired(before, lib) : null;
+      const p = pairedSteps(data, lib);
+      const b = before && label === "fast server" ? pairedSteps(before, lib) : null;
       const okAll = p.all !== null && p.all <= FAST_TARGETS.pairedRatio;
       const okOpen = p.open !== null && p.open <= FAST_TARGETS.openRatio;
       targetRows.push([
@@ -94,7 +76,7 @@ export function fastServerSection(fast, mapproxy, before, phases, phasesBefore, 
 
   for (const [label, data] of sets) {
     const libs = Object.keys(LIB_TITLE).filter((id) => data.runs.some((r) => r.lib === id && r.scenario === "ok"));
-    const per = Object.fromEntries(libs.map((lib) => [lib, paired(data, lib)]));
+    const per = Object.fromEntries(libs.map((lib) => [lib, pairedSteps(data, lib)]));
     const rows = STEP_NAMES(data).map((name, i) => [
       i === 0 ? `**${name}**` : name,
       ...libs.flatMap((lib) => {

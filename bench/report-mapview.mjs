@@ -9,6 +9,30 @@ import { int, table } from "./markdown.mjs";
 export const MAPVIEW_TARGETS = { healthyRatio: 1.03, pansAfterStorm: 1.2 };
 
 const sum = (xs, f) => xs.reduce((n, x) => n + f(x), 0);
+
+/**
+ * The healthy runs of `lib` in `data` (a bench/mapview.mjs output), paired by round: per step of
+ * the script, the own loader's and the adapter's complete times and the adapter's over the own
+ * loader's; a step the adapter left incomplete counts as infinitely slow. `all` and `open`: the
+ * median ratio over every step and over the open step; `n`: how many pairs.
+ */
+export function pairedSteps(data, lib) {
+  const steps = data.script.map(() => ({ own: [], tilefetch: [], ratios: [] }));
+  const of = (loader) => data.runs.filter((r) => r.lib === lib && r.loader === loader && r.scenario === "ok");
+  for (const t of of("tilefetch")) {
+    const o = of("own").find((r) => r.round === t.round);
+    if (!o) continue;
+    t.steps.forEach((s, i) => {
+      const own = o.steps[i].completeMs;
+      if (!own) return;
+      steps[i].own.push(own);
+      if (s.completeMs !== null) steps[i].tilefetch.push(s.completeMs);
+      steps[i].ratios.push(s.completeMs === null ? Number.POSITIVE_INFINITY : s.completeMs / own);
+    });
+  }
+  const all = steps.flatMap((s) => s.ratios);
+  return { steps, all: median(all), open: median(steps[0].ratios), n: all.length };
+}
 const LOADERS = ["own", "tilefetch"];
 
 /**
@@ -84,16 +108,7 @@ export function mapviewSection(data, lose) {
   const pansOf = (run) => run.steps.filter((s) => s.action === "pan").map((s) => s.completeMs);
   for (const lib of libs) {
     if (healthy) {
-      // Paired: the same round and step, own loader against the adapter; a step the adapter left
-      // incomplete counts as infinitely slow.
-      const ratios = [];
-      for (const t of runsOf(lib, "tilefetch", "ok")) {
-        const o = runsOf(lib, "own", "ok").find((r) => r.round === t.round);
-        if (!o) continue;
-        t.steps.forEach((s, i) => {
-          if (o.steps[i].completeMs) ratios.push(s.completeMs === null ? Number.POSITIVE_INFINITY : s.completeMs / o.steps[i].completeMs);
-        });
-      }
+      const ratios = pairedSteps(data, lib).steps.flatMap((s) => s.ratios);
       const ratio = median(ratios);
       const ok = ratio !== null && ratio <= MAPVIEW_TARGETS.healthyRatio;
       targetRows.push([
