@@ -1,3 +1,8 @@
+// The options are declared once, in the core's registry (src/options/registry.rs); the build
+// writes their interface into gen/options.d.ts.
+import type { FetchTileOptions } from "./gen/options.js";
+export type { FetchTileOptions };
+
 /**
  * tilefetch: load one map tile reliably.
  *
@@ -148,88 +153,6 @@ export interface RetryInfo {
   retryAfterMs?: number;
 }
 
-export interface FetchTileOptions {
-  /**
-   * Defaults for the timing fields. `"interactive"`: baseDelayMs 100, maxDelayMs 2000,
-   * attemptTimeoutMs 4000, deadlineMs 6000. `"batch"`: 500, 30000, 60000, 180000.
-   * @default "interactive"
-   */
-  preset?: "interactive" | "batch";
-  /** The first retry's backoff ceiling; it doubles per retry up to `maxDelayMs`. @default 100 (batch: 500) */
-  baseDelayMs?: number;
-  /** The cap of every backoff delay. @default 2000 (batch: 30000) */
-  maxDelayMs?: number;
-  /** One attempt, body included, is aborted after this. @default 4000 (batch: 60000) */
-  attemptTimeoutMs?: number;
-  /** Bounds the whole call: attempts and sleeps. @default 6000 (batch: 180000) */
-  deadlineMs?: number;
-  /**
-   * How the exponential ceiling c = min(maxDelayMs, baseDelayMs·2^(n−1)) is randomised:
-   * `"full"` U(0, c); `"equal"` c/2 + U(0, c/2); `"decorrelated"` min(maxDelayMs, U(baseDelayMs,
-   * 3·previous)); `"none"` c; `"additive"` c + U(0, jitterMs).
-   * @default "full"
-   */
-  jitter?: "full" | "equal" | "decorrelated" | "none" | "additive";
-  /** The random addend of `jitter: "additive"`. @default 100 */
-  jitterMs?: number;
-  /** A longer Retry-After is clamped to this before it is used as the delay's floor. @default 60000 */
-  retryAfterMaxMs?: number;
-  /** Statuses that are retried. @default [408, 425, 429, 500, 502, 503, 504] */
-  retryOn?: number[];
-  /** Statuses that mean "no tile here": the call resolves with `empty: true`. @default [204] */
-  emptyOn?: number[];
-  /**
-   * Sent as the Accept header; a response whose Content-Type contradicts it is retried.
-   * @default undefined (no header, no check)
-   */
-  accept?: string;
-  /** Extra request headers. @default undefined */
-  headers?: HeadersInit;
-  /** @default "same-origin" (the platform's default; not sent, so workerd accepts the request) */
-  credentials?: RequestCredentials;
-  /** @default "cors" (the platform's default; not sent) */
-  mode?: "cors" | "no-cors" | "same-origin";
-  /** @default the platform's (not sent) */
-  referrerPolicy?: ReferrerPolicy;
-  /** @default "default" (the platform's default; not sent) */
-  cache?: RequestCache;
-  /** Aborts the request in flight and any backoff sleep at once; the call rejects with kind "aborted". @default undefined */
-  signal?: AbortSignal | null;
-  /** Called before each backoff sleep. Exceptions it throws are ignored. @default undefined */
-  onRetry?: (info: RetryInfo) => void;
-  /** Delays the first attempt by U(0, startJitterMs), for batch jobs restarting together. @default 0 */
-  startJitterMs?: number;
-  /** What `{s}` in a URL template expands to, one mirror each. @default ["a", "b", "c"] */
-  subdomains?: string[];
-  /**
-   * A tile whose `Age` header says a cache has held it longer than this many seconds is fetched
-   * once more, at once, with a cache-busting query parameter (`_tf`). @default undefined (off)
-   */
-  maxAgeS?: number;
-  /**
-   * The largest body a tile may have, in bytes (after any Content-Encoding is decoded). A larger
-   * declared Content-Length is refused before the body is read; a body without one is cut as soon
-   * as it passes the bound. Either rejects at once with kind "too-large": not retried, not held
-   * against the host. @default 33554432 (32 MiB; 67108864 for preset "batch")
-   */
-  maxBytes?: number;
-  /**
-   * When an attempt has not answered, send one more beside it (to the next mirror when there are
-   * several) and take the first tile; the other is aborted. `"auto"`: after the host's p95 of
-   * answered attempts (at least 50 ms), once it has answered 20, and after 1,000 ms before that;
-   * a number: after that many ms.
-   * At most one hedge per call; it spends the retry budget, takes over the hedged attempt's slot (or another mirror's next free one),
-   * and never goes to a paused, paced or not-closed host. @default "auto" ("off" for preset "batch")
-   */
-  hedge?: "auto" | "off" | number;
-  /**
-   * Called by every attempt (hedges included) instead of the global `fetch`, with the same
-   * arguments: the URL or `Request`, and an init whose `signal` aborts the attempt. A call that
-   * joins an identical one in flight is served by that call's `fetch`. Not per host.
-   * @default globalThis.fetch
-   */
-  fetch?: (input: string | Request, init: RequestInit) => Promise<Response>;
-}
 
 /** What {@link TileClient.hostSettings} returns: every value resolved, none left to a default. */
 export interface ResolvedHostSettings {

@@ -2,33 +2,13 @@
 // dependency and is passed in (`createTileLayer(L, ...)`), never imported here.
 import { adapterOptions } from "./adapter-options.js";
 import { decodeTile } from "./decode.js";
+import { FETCH_TILE_OPTIONS } from "./gen/options.js";
 import { loadTile } from "./without-cors.js";
 
-/** Option names that go to fetchTile; every other key is a Leaflet TileLayer option. */
-const FETCH_KEYS = new Set([
-  "fetch",
-  "preset",
-  "baseDelayMs",
-  "maxDelayMs",
-  "attemptTimeoutMs",
-  "deadlineMs",
-  "jitter",
-  "jitterMs",
-  "retryAfterMaxMs",
-  "retryOn",
-  "emptyOn",
-  "accept",
-  "headers",
-  "credentials",
-  "mode",
-  "cache",
-  "signal",
-  "startJitterMs",
-  "maxAgeS",
-  "hedge",
-  "onRetry",
-  "maxBytes",
-]);
+/** Option names Leaflet's TileLayer takes too: Leaflet keeps them and passes them on below. */
+const LEAFLET_SHARES = new Set(["referrerPolicy", "subdomains"]);
+/** Whether `key` goes to fetchTile; every other key is a Leaflet TileLayer option. */
+const isFetchKey = (key) => FETCH_TILE_OPTIONS.includes(key) && !LEAFLET_SHARES.has(key);
 
 // A transparent 1×1 GIF for empty tiles. Not Leaflet's emptyImageUrl: Leaflet ignores tiles whose
 // src is that one (it marks removed tiles).
@@ -51,7 +31,7 @@ export function createTileLayer(L, urlTemplate, options = {}) {
   if (typeof urlTemplate !== "string" || urlTemplate === "") {
     throw new TypeError("tilefetch/leaflet: createTileLayer needs a URL template");
   }
-  const { fetchOptions, rest: layerOptions, load: loadWith } = adapterOptions("leaflet", options, (k) => FETCH_KEYS.has(k));
+  const { fetchOptions, rest: layerOptions, load: loadWith } = adapterOptions("leaflet", options, isFetchKey);
   if (typeof layerOptions.referrerPolicy === "string") fetchOptions.referrerPolicy = layerOptions.referrerPolicy;
   if (layerOptions.crossOrigin === "use-credentials" && fetchOptions.credentials === undefined) {
     fetchOptions.credentials = "include";

@@ -46,6 +46,8 @@ build_module() {
 rm -rf pkg/gen
 build_module tilefetch
 build_module tilefetch_edge edge
+# The options' names, their .d.ts and docs/reference.md's table, from the core's registry.
+node scripts/options-from-registry.mjs
 
 # The size gate: what a page downloads for `import { fetchTile } from "tilefetch"` (the browser
 # build's wasm, its glue and pkg/browser.js), gzip -9, may not grow past this. The target is

@@ -9,7 +9,7 @@ use web_sys::{AbortSignal, RequestInit};
 
 use super::wire::{kind_of, read_fields, ValueKind};
 use crate::format::concat;
-use crate::options::{Options, Value};
+use crate::options::{Key, Options, Value};
 use crate::redact::{redact_text, redact_url};
 use crate::Error;
 
@@ -226,7 +226,7 @@ pub fn build_request(
 /// the URL parser has no line breaks).
 pub fn read_urls(url: &JsValue, subdomains: Option<&str>) -> Result<String, Error> {
     // Leaflet's default.
-    let resolved = resolve_urls(url, subdomains.unwrap_or("a\nb\nc"));
+    let resolved = resolve_urls(url, subdomains.unwrap_or(Key::Subdomains.default().labels()));
     if let Some(lines) = resolved.as_string() {
         return Ok(lines);
     }

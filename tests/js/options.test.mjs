@@ -246,38 +246,6 @@ describe("hostile inputs never reach the wasm module as exceptions", () => {
   });
 });
 
-// pkg/leaflet.js splits one options object into Leaflet's and fetchTile's by name, with its own
-// list of fetchTile's names; the core's list is KEYS in src/options.rs. A new option must reach
-// both: this fails when they drift. `referrerPolicy` and `subdomains` are Leaflet options too, so
-// leaflet.js leaves them to Leaflet and passes them on to fetchTile itself.
-describe("the option names pkg/leaflet.js knows", () => {
-  test("are the core's KEYS, but for the two Leaflet shares", async () => {
-    const fs = await import("node:fs");
-    const read = (rel) => fs.readFileSync(new URL(`../../${rel}`, import.meta.url), "utf8");
-    const names = (text) => new Set([...text.matchAll(/"([A-Za-z]+)"/g)].map((m) => m[1]));
-    // The names `Key::name` gives (src/options.rs: `Key::DeadlineMs => "deadlineMs",` …).
-    const core = new Set([...read("src/options.rs").matchAll(/Key::[A-Za-z]+ => "([A-Za-z]+)",/g)].map((m) => m[1]));
-    const leaflet = names(/const FETCH_KEYS = new Set\(\[([^\]]*)\]\)/.exec(read("pkg/leaflet.js"))[1]);
-    assert.ok(core.size >= 20, `read ${core.size} names from src/options.rs`);
-    const shared = new Set(["referrerPolicy", "subdomains"]);
-    assert.deepEqual(
-      [...core].filter((k) => !leaflet.has(k) && !shared.has(k)),
-      [],
-      "core options leaflet.js would give to Leaflet",
-    );
-    assert.deepEqual(
-      [...leaflet].filter((k) => !core.has(k)),
-      [],
-      "names leaflet.js sends that the core does not know",
-    );
-    assert.deepEqual(
-      [...shared].filter((k) => leaflet.has(k) || !core.has(k)),
-      [],
-      "the shared names",
-    );
-  });
-});
-
 // The JS half of request building (src/web/request.js), called as the Rust half calls it: one URL
 // per line, each option by name (undefined when not set), refusals named by URL_REFUSALS.
 describe("buildRequest and resolveUrls (src/web/request.js)", async () => {

@@ -47,6 +47,8 @@ const MEANT_TO_SHIP = [
   "worker/route.js",
   "worker/signal.js",
   "worker/upstream.js",
+  "gen/options.js",
+  "gen/options.d.ts",
   "gen/tilefetch.js",
   "gen/tilefetch_bg.wasm",
   "gen/tilefetch_edge.js",

@@ -2,9 +2,13 @@
 //!
 //! The wasm layer reads the JS object into `(key, Value)` pairs and hands them to
 //! [`Options::parse`]; all rules live here so they are tested natively. Every field is optional;
-//! `undefined` and `null` mean "not given". Each default is documented once, on its field.
+//! `undefined` and `null` mean "not given". Each option is declared once, with its default
+//! and documentation, in `registry.rs`.
+
+mod registry;
 
 pub use crate::value::{entries_of, Entry, Value};
+pub use registry::{DefaultValue, Key, Spec, KEYS, SPECS};
 
 use crate::backoff::{Backoff, Jitter};
 use crate::format::{concat, decimal_text};
@@ -12,155 +16,78 @@ use crate::status_set::StatusSet;
 use crate::validate::{describe, millis, one_of, unknown_among, wrong_type};
 use crate::Error;
 
-/// Named sets of defaults; explicit fields override them.
+/// Named sets of defaults; explicit fields override them. Each option's default per preset is
+/// declared in the registry ([`Key::spec`]), with the reasons for it beside it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Preset {
-    /// A person is looking at the map: a tile that is not there in ~6 s is a tile nobody waits
-    /// for. `baseDelayMs` 100 (the first retry after 0–100 ms, full jitter: a tile that failed
-    /// once is back within a healthy tile's time; what protects a struggling server is the retry
-    /// budget, the breaker and Retry-After, not this delay: as AWS's SDKs, 100 ms for transient
-    /// errors), `maxDelayMs` 2000, `attemptTimeoutMs` 4000 (room for a slow tile and still one
-    /// retry), `deadlineMs` 6000.
+    /// A person is looking at the map: a tile that is not there within a few seconds is a tile
+    /// nobody waits for.
     Interactive,
     /// Seeding, prefetching, offline packs: nobody is waiting, the server's health matters more.
-    /// `baseDelayMs` 500, `maxDelayMs` 30000, `attemptTimeoutMs` 60000, `deadlineMs` 180000.
     Batch,
 }
 
-/// Validated options of one `fetchTile` call.
+/// Validated options of one `fetchTile` call: one field per option of the registry
+/// ([`SPECS`], which says what each does and its default), in the form the core uses.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Options {
-    /// `preset`: default `"interactive"`.
+    /// `preset`.
     pub preset: Preset,
-    /// `baseDelayMs`: the first retry's ceiling. Default from the preset (100 / 500).
+    /// `baseDelayMs`.
     pub base_delay_ms: f64,
-    /// `maxDelayMs`: the cap of every backoff delay. Default from the preset (2000 / 30000).
+    /// `maxDelayMs`.
     pub max_delay_ms: f64,
-    /// `attemptTimeoutMs`: one attempt, body included, is aborted after this. Default from the
-    /// preset (4000 / 60000).
+    /// `attemptTimeoutMs`.
     pub attempt_timeout_ms: f64,
-    /// `deadlineMs`: bounds the whole call, attempts and sleeps. Default from the preset
-    /// (6000 / 180000).
+    /// `deadlineMs`.
     pub deadline_ms: f64,
-    /// `jitter`: default `"full"`.
+    /// `jitter`.
     pub jitter: Jitter,
-    /// `jitterMs`: the random addend of `jitter: "additive"`. Default 100.
+    /// `jitterMs`.
     pub jitter_ms: f64,
-    /// `retryAfterMaxMs`: a longer Retry-After is clamped to this. Default 60000.
+    /// `retryAfterMaxMs`.
     pub retry_after_max_ms: f64,
-    /// `retryOn`: statuses that are retried. Default `[408, 425, 429, 500, 502, 503, 504]`.
+    /// `retryOn`.
     pub retry_on: StatusSet,
-    /// `emptyOn`: statuses that mean "no tile here" (resolve with `empty: true`). Default `[204]`.
+    /// `emptyOn`.
     pub empty_on: StatusSet,
-    /// `accept`: sent as the `Accept` header; a response whose content type contradicts it is
-    /// retried. Default: none (no header, no check).
+    /// `accept`; `None`: no header, no check.
     pub accept: Option<String>,
-    /// `credentials`: default `"same-origin"` (the platform's own default: not sent).
+    /// `credentials`; `None`: not sent (the platform's default).
     pub credentials: Option<&'static str>,
-    /// `mode`: default `"cors"` (the platform's own default: not sent).
+    /// `mode`; `None`: not sent.
     pub mode: Option<&'static str>,
-    /// `referrerPolicy`: default: the platform's (not sent).
+    /// `referrerPolicy`; `None`: not sent.
     pub referrer_policy: Option<&'static str>,
-    /// `cache`: default `"default"` (the platform's own default: not sent).
+    /// `cache`; `None`: not sent.
     pub cache: Option<&'static str>,
-    /// `startJitterMs`: delays the first attempt by U(0, startJitterMs), so batch jobs that
-    /// restart together do not arrive together. Default 0.
+    /// `startJitterMs`.
     pub start_jitter_ms: f64,
-    /// `maxAgeS`: a tile whose `Age` header says a cache has held it longer than this is
-    /// fetched once more, with a cache-busting query parameter. Default: off.
+    /// `maxAgeS`; `None`: off.
     pub max_age_s: Option<f64>,
-    /// `maxBytes`: the largest body a tile may have, in bytes (after any `Content-Encoding` is
-    /// decoded). A larger declared `Content-Length` is refused before the body is read, a body
-    /// without one is cut as soon as it passes the bound; either ends the call as `too-large`.
-    /// Default from the preset (32 MiB / 64 MiB).
+    /// `maxBytes`.
     pub max_bytes: f64,
-    /// `hedge`: when an attempt has not answered, one more goes. Default from the preset:
-    /// `"auto"` for interactive (after the host's learned p95), `"off"` for batch.
+    /// `hedge`.
     pub hedge: Hedge,
-    /// `subdomains`: what `{s}` in a URL template expands to, one mirror each. Default
-    /// `["a", "b", "c"]` (Leaflet's), used only when the URL has `{s}`. Kept as one label per
-    /// line, the form the URL resolver takes them in.
+    /// `subdomains`, one label per line (the form the URL resolver takes them in); `None`: the
+    /// registry's default, applied by the resolver only when the URL has `{s}`.
     pub subdomains: Option<String>,
-    /// `headers`, `signal` and `onRetry` are JS objects the wasm layer keeps; here only whether
-    /// they were given (and of the right type).
+    /// `headers`, `signal`, `onRetry` and `fetch` are JS objects the wasm layer keeps; here only
+    /// whether they were given (and of the right type). `fetch` is not part of what makes two
+    /// calls identical: a call that joins another is served by the first one's `fetch`.
     pub has_headers: bool,
     /// Whether `signal` was given.
     pub has_signal: bool,
     /// Whether `onRetry` was given.
     pub has_on_retry: bool,
-    /// `fetch`: the function each attempt calls in place of the global `fetch`, with the same
-    /// arguments (a URL or `Request`, and an init with the attempt's `signal`). Default: the
-    /// global `fetch`. A proxy's own admission (an edge worker's shared gate) or a test double
-    /// goes here. Kept by the wasm layer, like `headers`; not part of what makes two calls
-    /// identical (a call that joins another is served by the first one's `fetch`).
+    /// Whether `fetch` was given.
     pub has_fetch: bool,
     /// The fields given explicitly (one [`Key::bit`] each), which a later `preset` leaves alone.
     explicit: u32,
 }
 
-/// `maxBytes` of the interactive preset: 32 MiB. The largest tiles in use are a few MiB (a
-/// 512 px PNG of imagery, a dense vector tile, a 4096 px WMS GetMap), and what a page or an
-/// edge isolate (128 MB on Cloudflare Workers) can hold for one tile is not much more.
-pub const INTERACTIVE_MAX_BYTES: f64 = 32.0 * 1024.0 * 1024.0;
-/// `maxBytes` of the batch preset: 64 MiB, for the large exports a seeding job may ask for.
-pub const BATCH_MAX_BYTES: f64 = 64.0 * 1024.0 * 1024.0;
-
-const DEFAULT_RETRY_ON: StatusSet = StatusSet::of(&[408, 425, 429, 500, 502, 503, 504]);
-const DEFAULT_EMPTY_ON: StatusSet = StatusSet::of(&[204]);
-
-/// A key of the `fetchTile` options. Fields are bound to keys by name, here and in
-/// [`Options::apply`], never by a position in a list.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Key {
-    /// `preset`: the named set of defaults.
-    Preset,
-    /// `baseDelayMs`: the first retry's ceiling.
-    BaseDelayMs,
-    /// `maxDelayMs`: the cap of every backoff delay.
-    MaxDelayMs,
-    /// `attemptTimeoutMs`: how long one attempt may take.
-    AttemptTimeoutMs,
-    /// `deadlineMs`: how long the whole call may take.
-    DeadlineMs,
-    /// `jitter`: how backoff delays are randomised.
-    Jitter,
-    /// `jitterMs`: the random addend of additive jitter.
-    JitterMs,
-    /// `retryAfterMaxMs`: the most a Retry-After makes a call wait.
-    RetryAfterMaxMs,
-    /// `retryOn`: statuses that are retried.
-    RetryOn,
-    /// `emptyOn`: statuses that mean "no tile here".
-    EmptyOn,
-    /// `accept`: the `Accept` header, and the content types a tile may have.
-    Accept,
-    /// `headers`: request headers (kept by the wasm layer).
-    Headers,
-    /// `credentials`: the fetch `credentials` mode.
-    Credentials,
-    /// `mode`: the fetch request mode.
-    Mode,
-    /// `referrerPolicy`: the fetch referrer policy.
-    ReferrerPolicy,
-    /// `cache`: the fetch cache mode.
-    Cache,
-    /// `signal`: the caller's `AbortSignal`.
-    Signal,
-    /// `onRetry`: called before each sleep.
-    OnRetry,
-    /// `startJitterMs`: the most the first attempt is delayed by.
-    StartJitterMs,
-    /// `subdomains`: what `{s}` in a URL template expands to.
-    Subdomains,
-    /// `maxAgeS`: the oldest `Age` (s) a tile may have before it is fetched once more.
-    MaxAgeS,
-    /// `hedge`: when a slow attempt gets a second one beside it.
-    Hedge,
-    /// `fetch`: the function attempts call instead of the global `fetch` (kept by the wasm layer).
-    Fetch,
-    /// `maxBytes`: the largest body a tile may have.
-    MaxBytes,
-}
+const DEFAULT_RETRY_ON: StatusSet = StatusSet::of(Key::RetryOn.default().statuses());
+const DEFAULT_EMPTY_ON: StatusSet = StatusSet::of(Key::EmptyOn.default().statuses());
 
 /// `hedge`: whether and when an attempt that has not answered gets one more beside it (to the
 /// next mirror when there are several); the first tile wins and the other is aborted.
@@ -176,85 +103,12 @@ pub enum Hedge {
 }
 
 impl Key {
-    /// Every key, in the order the documentation lists them.
-    pub const ALL: [Key; 24] = [
-        Key::Preset,
-        Key::BaseDelayMs,
-        Key::MaxDelayMs,
-        Key::AttemptTimeoutMs,
-        Key::DeadlineMs,
-        Key::Jitter,
-        Key::JitterMs,
-        Key::RetryAfterMaxMs,
-        Key::RetryOn,
-        Key::EmptyOn,
-        Key::Accept,
-        Key::Headers,
-        Key::Credentials,
-        Key::Mode,
-        Key::ReferrerPolicy,
-        Key::Cache,
-        Key::Signal,
-        Key::OnRetry,
-        Key::StartJitterMs,
-        Key::Subdomains,
-        Key::MaxAgeS,
-        Key::Hedge,
-        Key::Fetch,
-        Key::MaxBytes,
-    ];
-
-    /// The key as JavaScript spells it.
-    pub const fn name(self) -> &'static str {
-        match self {
-            Key::Preset => "preset",
-            Key::BaseDelayMs => "baseDelayMs",
-            Key::MaxDelayMs => "maxDelayMs",
-            Key::AttemptTimeoutMs => "attemptTimeoutMs",
-            Key::DeadlineMs => "deadlineMs",
-            Key::Jitter => "jitter",
-            Key::JitterMs => "jitterMs",
-            Key::RetryAfterMaxMs => "retryAfterMaxMs",
-            Key::RetryOn => "retryOn",
-            Key::EmptyOn => "emptyOn",
-            Key::Accept => "accept",
-            Key::Headers => "headers",
-            Key::Credentials => "credentials",
-            Key::Mode => "mode",
-            Key::ReferrerPolicy => "referrerPolicy",
-            Key::Cache => "cache",
-            Key::Signal => "signal",
-            Key::OnRetry => "onRetry",
-            Key::StartJitterMs => "startJitterMs",
-            Key::Subdomains => "subdomains",
-            Key::MaxAgeS => "maxAgeS",
-            Key::Hedge => "hedge",
-            Key::Fetch => "fetch",
-            Key::MaxBytes => "maxBytes",
-        }
-    }
-
-    /// The key spelled `name`, if there is one.
-    pub fn named(name: &str) -> Option<Key> {
-        Key::ALL.into_iter().find(|key| key.name() == name)
-    }
-
     /// This key's bit in [`Options`]' record of the fields given explicitly.
     const fn bit(self) -> u32 {
         1 << self as u32
     }
 }
 
-/// Every key `fetchTile` takes, by name (for "did you mean" suggestions and the fuzz targets).
-pub const KEYS: [&str; 24] = {
-    let mut names = [""; 24];
-    let mut i = 0;
-    while i < names.len() {
-        names[i] = Key::ALL[i].name();
-        i += 1;
-    }
-    names
-};
 const CREDENTIALS: [&str; 3] = ["omit", "same-origin", "include"];
 const MODES: [&str; 3] = ["cors", "no-cors", "same-origin"];
 const CACHES: [&str; 6] = ["default", "no-store", "reload", "no-cache", "force-cache", "only-if-cached"];
@@ -273,23 +127,17 @@ const REFERRER_POLICIES: [&str; 9] = [
 impl Options {
     /// The defaults of `preset`, with nothing given explicitly.
     pub fn preset(preset: Preset) -> Options {
-        let (base, max, attempt, deadline) = match preset {
-            Preset::Interactive => (100.0, 2000.0, 4000.0, 6000.0),
-            Preset::Batch => (500.0, 30_000.0, 60_000.0, 180_000.0),
-        };
-        let (hedge, max_bytes) = match preset {
-            Preset::Interactive => (Hedge::Auto, INTERACTIVE_MAX_BYTES),
-            Preset::Batch => (Hedge::Off, BATCH_MAX_BYTES),
-        };
+        let batch = preset == Preset::Batch;
+        let number = |key: Key| key.default().number(batch);
         Options {
             preset,
-            base_delay_ms: base,
-            max_delay_ms: max,
-            attempt_timeout_ms: attempt,
-            deadline_ms: deadline,
-            jitter: Jitter::Full,
-            jitter_ms: 100.0,
-            retry_after_max_ms: 60_000.0,
+            base_delay_ms: number(Key::BaseDelayMs),
+            max_delay_ms: number(Key::MaxDelayMs),
+            attempt_timeout_ms: number(Key::AttemptTimeoutMs),
+            deadline_ms: number(Key::DeadlineMs),
+            jitter: Jitter::parse(Key::Jitter.default().text(batch)).unwrap_or(Jitter::Full),
+            jitter_ms: number(Key::JitterMs),
+            retry_after_max_ms: number(Key::RetryAfterMaxMs),
             retry_on: DEFAULT_RETRY_ON,
             empty_on: DEFAULT_EMPTY_ON,
             accept: None,
@@ -297,10 +145,10 @@ impl Options {
             mode: None,
             referrer_policy: None,
             cache: None,
-            start_jitter_ms: 0.0,
+            start_jitter_ms: number(Key::StartJitterMs),
             max_age_s: None,
-            max_bytes,
-            hedge,
+            max_bytes: number(Key::MaxBytes),
+            hedge: if Key::Hedge.default().text(batch) == "off" { Hedge::Off } else { Hedge::Auto },
             subdomains: None,
             has_headers: false,
             has_signal: false,
@@ -770,14 +618,32 @@ mod tests {
         }
     }
 
+    /// The registry's defaults are what the parser starts from: given explicitly, each one
+    /// changes nothing.
     #[test]
-    fn keys_are_named_once_and_found_by_name() {
-        for (i, key) in Key::ALL.into_iter().enumerate() {
-            assert_eq!(Key::named(key.name()), Some(key));
-            assert_eq!(KEYS[i], key.name());
-            assert_eq!(KEYS.iter().filter(|k| **k == key.name()).count(), 1, "{key:?}");
+    fn each_declared_default_is_what_the_preset_holds() {
+        for preset in ["interactive", "batch"] {
+            let batch = preset == "batch";
+            let chosen = ("preset", Value::Text(preset.into()));
+            let base = parse(std::slice::from_ref(&chosen)).unwrap();
+            let mut checked = 0;
+            for spec in SPECS {
+                let value = match spec.default {
+                    _ if spec.key == Key::Preset => continue,
+                    DefaultValue::Number(..) => Value::Number(spec.default.number(batch)),
+                    DefaultValue::Text(..) => Value::Text(spec.default.text(batch).into()),
+                    DefaultValue::Statuses(codes) => {
+                        Value::List(codes.iter().map(|code| Value::Number(f64::from(*code))).collect())
+                    }
+                    DefaultValue::Labels(_) | DefaultValue::Unset(_) => continue,
+                };
+                let mut explicit = parse(&[chosen.clone(), (spec.name, value)]).unwrap();
+                explicit.explicit = base.explicit;
+                assert_eq!(explicit, base, "{} under {preset}", spec.name);
+                checked += 1;
+            }
+            assert!(checked >= 12, "{checked}");
         }
-        assert_eq!(Key::named("deadlinems"), None);
     }
 
     #[test]
