@@ -1,7 +1,7 @@
 // The options are declared once, in the core's registry (src/options/registry.rs); the build
 // writes their interface into gen/options.d.ts.
-import type { FetchTileOptions } from "./gen/options.js";
-export type { FetchTileOptions };
+import type { FetchTileOptions, HostOptions, HostSettings, TileClientConfig } from "./gen/options.js";
+export type { FetchTileOptions, HostOptions, HostSettings, TileClientConfig };
 
 /**
  * tilefetch: load one map tile reliably.
@@ -44,41 +44,6 @@ export class TileClient {
   hostSettings(host: string): ResolvedHostSettings | null;
   /** Frees the client's wasm memory; the client must not be used afterwards. */
   free(): void;
-}
-
-/** Settings a client applies per host: as defaults for every host, or in `hosts` for one. */
-export interface HostSettings {
-  /** Attempts in flight at once to one host; the rest wait in a queue. @default 16 */
-  maxConcurrent?: number;
-  /** Which queued call goes next: "lifo" serves the newest (the tiles a panning map shows now). @default "fifo" */
-  queueOrder?: "fifo" | "lifo";
-  breaker?: {
-    /** Consecutive transient attempt failures that open the breaker. @default 10 */
-    failureThreshold?: number;
-    /** The first open time (±20 % jitter); it grows ×1.5 per failed probe. @default 500 (batch: 2000) */
-    openMs?: number;
-    /** Requests let through while half-open. @default 1 */
-    halfOpenProbes?: number;
-    /** The longest open time. @default 1000 (batch: 60000) */
-    maxOpenMs?: number;
-  };
-  retryBudget?: {
-    /** Retries may add at most this share of load on top of first attempts. @default 0.5 */
-    ratio?: number;
-    /** Retries always allowed per second, whatever the traffic. @default 10 */
-    minPerSecond?: number;
-  };
-  /** After a 429 from a host that is serving, space attempts at 90 % of the rate it was seen to serve, instead of pausing it for the Retry-After. @default true */
-  learnRate?: boolean;
-}
-
-export interface TileClientConfig
-  extends Omit<FetchTileOptions, "signal" | "onRetry">,
-    HostSettings {
-  /** Per-host overrides, keyed by `host[:port]` (lowercase). `headers` and `subdomains` are client-wide only. */
-  hosts?: Record<string, Omit<FetchTileOptions, "signal" | "onRetry" | "subdomains" | "headers" | "fetch"> & HostSettings>;
-  /** Called for each attempt, hedge, retry, queue wait, breaker change, pause and give-up. Exceptions are ignored. @default undefined */
-  onEvent?: (event: TileEvent) => void;
 }
 
 export type TileEvent =

@@ -1,9 +1,10 @@
 // Writes what the option registry (src/options/registry.rs) declares into the package and the
 // docs, so an option is declared once: `pkg/gen/options.js` (the option names, which the
-// adapters ask), `pkg/gen/options.d.ts` (the `FetchTileOptions` interface, each option with its
-// type, documentation and `@default`), and the options table of docs/reference.md (between its
-// `<!-- options -->` markers). Run by scripts/build.sh; `--check` only reports whether
-// docs/reference.md is current (exit 1 if not).
+// adapters ask, and the edge gate's setting names), `pkg/gen/options.d.ts` (`FetchTileOptions`,
+// `HostSettings`, `HostOptions` and `TileClientConfig`, each field with its type, documentation
+// and `@default`), and the tables of docs/reference.md and docs/tile-client.md (between their
+// `<!-- options … -->` markers). Run by scripts/build.sh; `--check` only reports whether the
+// docs are current (exit 1 if not).
 //
 //   node scripts/options-from-registry.mjs [--check]
 import { execFileSync } from "node:child_process";
@@ -12,7 +13,6 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
-const REFERENCE = path.join(ROOT, "docs/reference.md");
 const BEGIN = "<!-- options: written from src/options/registry.rs by scripts/options-from-registry.mjs -->";
 const END = "<!-- /options -->";
 
@@ -38,7 +38,8 @@ export function defaultTag(option) {
 function wrap(text, prefix, width = 100) {
   const lines = [];
   let line = prefix;
-  for (const word of text.split(" ")) {
+  // "90 %" and "±20 %" stay on one line.
+  for (const word of text.replaceAll(" %", "\u00a0%").split(" ")) {
     if (line.length + word.length + 1 > width && line !== prefix) {
       lines.push(line);
       line = prefix;
@@ -46,63 +47,123 @@ function wrap(text, prefix, width = 100) {
     line += (line === prefix ? "" : " ") + word;
   }
   lines.push(line);
-  return lines.join("\n");
+  return lines.join("\n").replaceAll("\u00a0", " ");
 }
 
-export function optionsDts({ fetchTile }) {
-  const members = fetchTile.map((o) => `  /**\n${wrap(o.doc, "   * ")}\n   * @default ${defaultTag(o)}\n   */\n  ${o.name}?: ${o.type};`);
+const member = (o, indent = "  ") =>
+  `${indent}/**\n${wrap(o.doc, `${indent} * `)}\n${indent} * @default ${defaultTag(o)}\n${indent} */\n${indent}${o.name.split(".").pop()}?: ${o.type};`;
+
+/** The host settings as TypeScript members: dotted names grouped into their object. */
+function settingMembers(settings) {
+  const out = [];
+  const objects = new Map();
+  for (const setting of settings) {
+    const [object, key] = setting.name.includes(".") ? setting.name.split(".") : [null, setting.name];
+    if (object === null) {
+      out.push(member(setting));
+    } else {
+      if (!objects.has(object)) {
+        objects.set(object, []);
+        out.push(objects.get(object));
+      }
+      objects.get(object).push(member({ ...setting, name: key }, "    "));
+    }
+  }
+  const names = [...objects.keys()];
+  return out.map((m) => (Array.isArray(m) ? `  ${names[[...objects.values()].indexOf(m)]}?: {\n${m.join("\n")}\n  };` : m)).join("\n");
+}
+
+/** The option names of `scopes`, as a TypeScript union. */
+const namesOf = (options, scopes) =>
+  options
+    .filter((o) => scopes.includes(o.scope))
+    .map((o) => JSON.stringify(o.name))
+    .join(" | ");
+
+export function optionsDts({ fetchTile, hostSettings, clientSettings }) {
   return `// Written by scripts/options-from-registry.mjs from src/options/registry.rs: edit the registry.
-import type { RetryInfo } from "../index.js";
+import type { RetryInfo, TileEvent } from "../index.js";
 
 /** The option names fetchTile takes, in the order the documentation lists them. */
 export declare const FETCH_TILE_OPTIONS: readonly string[];
+/** The names of the edge gate's settings, as the core reads them. */
+export declare const GATE_KEYS: readonly string[];
 
 /** The options of {@link fetchTile}. Every field is optional; \`undefined\` and \`null\` mean "not given". */
 export interface FetchTileOptions {
-${members.join("\n")}
+${fetchTile.map((o) => member(o)).join("\n")}
+}
+
+/** Settings a client applies per host: as defaults for every host, or in \`hosts\` for one. */
+export interface HostSettings {
+${settingMembers(hostSettings)}
+}
+
+/** One host's entry in \`hosts\`: the fetchTile options that may be set per host, and the host settings. */
+export type HostOptions = Omit<FetchTileOptions, ${namesOf(fetchTile, ["call", "client"])}> & HostSettings;
+
+/** A {@link TileClient}'s config: fetchTile options and host settings for every host, and per host. */
+export interface TileClientConfig extends Omit<FetchTileOptions, ${namesOf(fetchTile, ["call"])}>, HostSettings {
+${clientSettings.map((o) => member(o)).join("\n")}
 }
 `;
 }
 
-export function optionsJs({ fetchTile }) {
+export function optionsJs({ fetchTile, gateKeys }) {
   return `// Written by scripts/options-from-registry.mjs from src/options/registry.rs: edit the registry.
 /** The option names fetchTile takes, in the order the documentation lists them. */
 export const FETCH_TILE_OPTIONS = Object.freeze(${JSON.stringify(fetchTile.map((o) => o.name))});
+/** The names of the edge gate's settings, as the core reads them. */
+export const GATE_KEYS = Object.freeze(${JSON.stringify(gateKeys)});
 `;
 }
 
 const cell = (text) => text.replaceAll("|", "\\|");
 
-/** The options table of docs/reference.md, markers included. */
-export function optionsTable({ fetchTile }) {
-  const rows = fetchTile.map((o) => {
+/** A Markdown table of declarations, markers included. */
+function table(heading, declarations) {
+  const rows = declarations.map((o) => {
     const shown = o.default === null ? o.whenUnset : `\`${jsText(o.default)}\`${"batchDefault" in o ? ` (batch \`${jsText(o.batchDefault)}\`)` : ""}`;
     return `| \`${o.name}\` | \`${cell(o.type)}\` | ${cell(shown)} | ${cell(o.doc)} |`;
   });
-  return [BEGIN, "| option | type | default | meaning |", "| --- | --- | --- | --- |", ...rows, END].join("\n");
+  return [BEGIN, `| ${heading} | type | default | meaning |`, "| --- | --- | --- | --- |", ...rows, END].join("\n");
 }
 
-/** docs/reference.md with its options table written from `registry`. */
-export function referenceWithTable(text, registry) {
+/** The docs pages with tables written from the registry: path → the table. */
+export function docTables(registry) {
+  return {
+    "docs/reference.md": table("option", registry.fetchTile),
+    "docs/tile-client.md": table("setting (client-wide or per host)", [...registry.hostSettings, ...registry.clientSettings]),
+  };
+}
+
+/** `text` (a docs page) with its table between the markers replaced by `tableText`. */
+export function withTable(text, tableText, page = "the page") {
   const start = text.indexOf(BEGIN);
   const end = text.indexOf(END);
-  if (start < 0 || end < start) throw new Error(`docs/reference.md: the markers ${BEGIN} … ${END} are missing`);
-  return text.slice(0, start) + optionsTable(registry) + text.slice(end + END.length);
+  if (start < 0 || end < start) throw new Error(`${page}: the markers ${BEGIN} … ${END} are missing`);
+  return text.slice(0, start) + tableText + text.slice(end + END.length);
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const registry = readRegistry();
-  const reference = fs.readFileSync(REFERENCE, "utf8");
-  const current = referenceWithTable(reference, registry);
+  const stale = [];
+  for (const [page, tableText] of Object.entries(docTables(registry))) {
+    const file = path.join(ROOT, page);
+    const text = fs.readFileSync(file, "utf8");
+    const current = withTable(text, tableText, page);
+    if (current === text) continue;
+    stale.push(page);
+    if (!process.argv.includes("--check")) fs.writeFileSync(file, current);
+  }
   if (process.argv.includes("--check")) {
-    if (current !== reference) {
-      console.error("docs/reference.md: the options table is not the registry's; run node scripts/options-from-registry.mjs");
+    if (stale.length) {
+      console.error(`${stale.join(", ")}: the tables are not the registry's; run node scripts/options-from-registry.mjs`);
       process.exit(1);
     }
   } else {
     fs.mkdirSync(path.join(ROOT, "pkg/gen"), { recursive: true });
     fs.writeFileSync(path.join(ROOT, "pkg/gen/options.d.ts"), optionsDts(registry));
     fs.writeFileSync(path.join(ROOT, "pkg/gen/options.js"), optionsJs(registry));
-    if (current !== reference) fs.writeFileSync(REFERENCE, current);
   }
 }

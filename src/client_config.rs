@@ -7,20 +7,16 @@ use crate::host::breaker::BreakerConfig;
 use crate::host::budget::BudgetConfig;
 use crate::host::slots::QueueOrder;
 use crate::host::HostConfig;
-use crate::options::{entries_of, Entry, Options, Preset, Value, KEYS};
+use crate::options::registry::Scope;
+use crate::options::{entries_of, Entry, Key, Options, Preset, Value, KEYS};
 use crate::validate::{millis, one_of, unknown_among, wrong_type};
 use crate::Error;
 
-/// Keys only a client (or a `hosts` entry) takes.
-pub const HOST_KEYS: [&str; 5] = ["maxConcurrent", "queueOrder", "breaker", "retryBudget", "learnRate"];
-/// Keys only a client takes, not a `hosts` entry.
-pub const CLIENT_KEYS: [&str; 2] = ["hosts", "onEvent"];
-/// The keys of `breaker`.
-pub const BREAKER_KEYS: [&str; 4] = ["failureThreshold", "openMs", "halfOpenProbes", "maxOpenMs"];
-/// The keys of `retryBudget`.
-pub const BUDGET_KEYS: [&str; 2] = ["ratio", "minPerSecond"];
-/// Per-call values that make no sense shared by every call of a client.
-const CALL_ONLY: [&str; 2] = ["signal", "onRetry"];
+pub use crate::options::registry::{BREAKER_KEYS, BUDGET_KEYS, CLIENT_KEYS, HOST_KEYS};
+/// Where the fetchTile option `key` may be set besides a call, if it is one.
+fn scope_of(key: &str) -> Option<Scope> {
+    Key::named(key).map(Key::scope)
+}
 
 /// One `hosts` entry.
 #[derive(Debug, Clone, PartialEq)]
@@ -67,11 +63,11 @@ impl ClientConfig {
                     Value::Function => has_on_event = true,
                     other => return Err(wrong_type(key, "a function", other)),
                 },
-                k if CALL_ONLY.contains(&k) && !matches!(value, Value::Absent) => {
+                k if scope_of(k) == Some(Scope::Call) && !matches!(value, Value::Absent) => {
                     return Err(Error::invalid_options(k, "belongs to one call: pass it to client.fetchTile"))
                 }
                 k if HOST_KEYS.contains(&k) => host_entries.push((k, value)),
-                k if KEYS.contains(&k) => defaults.push((k, value)),
+                k if scope_of(k).is_some() => defaults.push((k, value)),
                 k => return Err(unknown_client_key(k)),
             }
         }
@@ -140,12 +136,13 @@ fn host_rule(name: &str, rule: &Value, client: &Options, base: HostConfig) -> Re
     for (key, value) in fields {
         match key.as_str() {
             k if HOST_KEYS.contains(&k) => host_entries.push((k, value)),
-            // Headers and fetch are JS values kept by the client, for the client as a whole only.
-            k if CALL_ONLY.contains(&k) || k == "subdomains" || k == "headers" || k == "fetch" => {
-                return Err(within(Error::invalid_options(k, "cannot be set per host")))
-            }
-            k if KEYS.contains(&k) => entries.push((k, value)),
-            k => return Err(within(unknown_client_key(k))),
+            k => match scope_of(k) {
+                Some(Scope::Host) => entries.push((k, value)),
+                Some(Scope::Call | Scope::Client) => {
+                    return Err(within(Error::invalid_options(k, "cannot be set per host")))
+                }
+                None => return Err(within(unknown_client_key(k))),
+            },
         }
     }
     let options = client.with(&entries).map_err(within)?;
@@ -293,6 +290,34 @@ mod tests {
         assert_eq!((ruled.deadline_ms, ruled.base_delay_ms), (9_000.0, 200.0), "the rule, then the call");
         let other = c.call_options(Some("fast.example"), &[]).unwrap();
         assert_eq!((other.deadline_ms, other.base_delay_ms), (5_000.0, 400.0), "no rule: the client's");
+    }
+
+    /// The registry's host settings are what an empty config holds: given explicitly (nested
+    /// where the name is dotted), each one changes nothing, under either preset.
+    #[test]
+    fn each_declared_host_setting_is_what_an_empty_config_holds() {
+        use crate::options::registry::{DefaultValue, HOST_SETTINGS};
+        for preset in ["interactive", "batch"] {
+            let chosen = ("preset", Value::Text(preset.into()));
+            let base = ClientConfig::parse(std::slice::from_ref(&chosen)).unwrap();
+            for setting in HOST_SETTINGS {
+                let value = match setting.default {
+                    DefaultValue::Number(..) => n(setting.default.number(preset == "batch")),
+                    DefaultValue::Text(..) => Value::Text(setting.default.text(false).into()),
+                    DefaultValue::Bool(flag) => Value::Bool(flag),
+                    other => panic!(
+                        "{}: a host setting's default is a number, text or boolean: {other:?}",
+                        setting.name()
+                    ),
+                };
+                let entry = match setting.object {
+                    "" => (setting.key, value),
+                    object => (object, rec(&[(setting.key, value)])),
+                };
+                let explicit = ClientConfig::parse(&[chosen.clone(), entry]).unwrap();
+                assert_eq!(explicit.host, base.host, "{} under {preset}", setting.name());
+            }
+        }
     }
 
     #[test]

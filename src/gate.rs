@@ -18,10 +18,7 @@ use crate::retry_after::parse_retry_after;
 use crate::value::{Entry, Value};
 use crate::Error;
 
-/// The names of a gate's settings, as the worker sends them (and `GATE_KEYS` in
-/// pkg/worker/gate.js lists them: tests/wire.rs checks that the two agree).
-pub const GATE_KEYS: [&str; 6] =
-    ["failureThreshold", "openMs", "maxOpenMs", "ratePerSecond", "burst", "probeLeaseMs"];
+pub use crate::options::registry::GATE_KEYS;
 
 /// A gate's settings (tilefetch/worker's `gate` config; its defaults are documented there).
 #[derive(Debug, Clone, Copy, PartialEq)]

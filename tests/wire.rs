@@ -401,15 +401,3 @@ fn the_parsers_read_what_they_claim() {
     assert_eq!(side.functions["makeX"], ["retryAfterMs", "b"]);
     assert_eq!(side.types["T"], BTreeSet::from(["contentType".to_string()]));
 }
-
-/// The gate's settings cross as a named object built from `GATE_KEYS` in pkg/worker/gate.js; the
-/// core reads them by the names of `tilefetch::gate::GATE_KEYS`. A key renamed on one side only
-/// would be refused (unknown) or missing at the gate's first call: caught here first.
-#[test]
-fn the_gate_settings_have_the_same_names_on_both_sides() {
-    let js = fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("pkg/worker/gate.js")).unwrap();
-    let line =
-        js.lines().find(|l| l.starts_with("export const GATE_KEYS = [")).expect("GATE_KEYS in gate.js");
-    let names: Vec<&str> = line.split('"').skip(1).step_by(2).collect();
-    assert_eq!(names, tilefetch::gate::GATE_KEYS.to_vec());
-}

@@ -18,10 +18,9 @@
 //
 // State is kept in memory: if the object is evicted the breaker starts closed, which is the safe
 // direction for availability (each isolate's own breaker still applies).
+// The names of the settings the core's gate reads, from the core's option registry.
+import { GATE_KEYS } from "../gen/options.js";
 import { UpstreamGateState } from "../gen/tilefetch_edge.js";
-
-/** The names of the settings the core's gate reads (`GATE_KEYS` in src/gate.rs). */
-export const GATE_KEYS = ["failureThreshold", "openMs", "maxOpenMs", "ratePerSecond", "burst", "probeLeaseMs"];
 
 const json = (body, status = 200) => new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } });
 

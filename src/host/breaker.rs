@@ -6,26 +6,32 @@
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct BreakerConfig {
     /// `failureThreshold`: consecutive transient attempt failures that open the breaker.
-    /// Default 10: at a 30 % failure rate, 10 in a row happen once in ~170 000 attempts, while an
-    /// outage produces them in milliseconds.
     pub failure_threshold: u32,
-    /// `openMs`: the first open time (±20 % jitter). Default 500 (batch: 2000).
+    /// `openMs`: the first open time (±20 % jitter).
     pub open_ms: f64,
-    /// `halfOpenProbes`: requests let through while half-open. Default 1.
+    /// `halfOpenProbes`: requests let through while half-open.
     pub half_open_probes: u32,
-    /// `maxOpenMs`: open times grow ×1.5 per failed probe up to this. Default 1000 (batch: 60000):
-    /// a map should see a recovered host within about a second, and one probe a second is
-    /// nothing to a host.
+    /// `maxOpenMs`: open times grow ×1.5 per failed probe up to this.
     pub max_open_ms: f64,
 }
 
 impl BreakerConfig {
-    /// The interactive preset's breaker (the default).
-    pub const INTERACTIVE: BreakerConfig =
-        BreakerConfig { failure_threshold: 10, open_ms: 500.0, half_open_probes: 1, max_open_ms: 1000.0 };
+    /// The interactive preset's breaker (the default), as the option registry declares it.
+    pub const INTERACTIVE: BreakerConfig = BreakerConfig::declared(false);
     /// The batch preset's breaker: longer open times.
-    pub const BATCH: BreakerConfig =
-        BreakerConfig { failure_threshold: 10, open_ms: 2000.0, half_open_probes: 1, max_open_ms: 60_000.0 };
+    pub const BATCH: BreakerConfig = BreakerConfig::declared(true);
+
+    const fn declared(batch: bool) -> BreakerConfig {
+        use crate::options::registry::{
+            BREAKER_FAILURE_THRESHOLD, BREAKER_HALF_OPEN_PROBES, BREAKER_MAX_OPEN_MS, BREAKER_OPEN_MS,
+        };
+        BreakerConfig {
+            failure_threshold: BREAKER_FAILURE_THRESHOLD.default.number(batch) as u32,
+            open_ms: BREAKER_OPEN_MS.default.number(batch),
+            half_open_probes: BREAKER_HALF_OPEN_PROBES.default.number(batch) as u32,
+            max_open_ms: BREAKER_MAX_OPEN_MS.default.number(batch),
+        }
+    }
 }
 
 const GROWTH: f64 = 1.5;

@@ -5,17 +5,18 @@
 /// `retryBudget` in the client config.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct BudgetConfig {
-    /// `ratio`: retries may add at most this much load on top of first attempts. Default 0.5:
-    /// a host failing 30 % of attempts needs ~0.43 retries per call, and an outage is then held
-    /// to 1.5 requests per call before the breaker takes over.
+    /// `ratio`: retries may add at most this much load on top of first attempts.
     pub ratio: f64,
-    /// `minPerSecond`: retries always allowed per second, whatever the traffic. Default 10.
+    /// `minPerSecond`: retries always allowed per second, whatever the traffic.
     pub min_per_second: f64,
 }
 
 impl BudgetConfig {
-    /// The defaults: `ratio` 0.5, `minPerSecond` 10.
-    pub const DEFAULT: BudgetConfig = BudgetConfig { ratio: 0.5, min_per_second: 10.0 };
+    /// The defaults, as the option registry declares them.
+    pub const DEFAULT: BudgetConfig = BudgetConfig {
+        ratio: crate::options::registry::RETRY_BUDGET_RATIO.default.number(false),
+        min_per_second: crate::options::registry::RETRY_BUDGET_MIN_PER_SECOND.default.number(false),
+    };
 }
 
 /// Deposits fade with this time constant, so an old burst of traffic does not fund retries

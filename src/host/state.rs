@@ -15,27 +15,31 @@ use super::slots::{QueueOrder, Slots};
 /// Per-host settings of a client (the defaults, overridden per host by `hosts`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct HostConfig {
-    /// `maxConcurrent`: attempts in flight at once to this host. Default 16.
+    /// `maxConcurrent`: attempts in flight at once to this host.
     pub max_concurrent: usize,
-    /// `queueOrder`: default `"fifo"`.
+    /// `queueOrder`.
     pub queue_order: QueueOrder,
     /// `breaker`: the circuit breaker's settings.
     pub breaker: BreakerConfig,
     /// `retryBudget`: the retry budget's settings.
     pub budget: BudgetConfig,
     /// `learnRate`: after a 429 from a host that is serving, space attempts at the rate it was
-    /// seen to serve instead of pausing it (see `rate`). Default true.
+    /// seen to serve instead of pausing it (see `rate`).
     pub learn_rate: bool,
 }
 
 impl HostConfig {
-    /// The defaults (with the interactive preset's breaker).
-    pub const DEFAULT: HostConfig = HostConfig {
-        max_concurrent: 16,
-        queue_order: QueueOrder::Fifo,
-        breaker: BreakerConfig::INTERACTIVE,
-        budget: BudgetConfig::DEFAULT,
-        learn_rate: true,
+    /// The defaults (with the interactive preset's breaker), as the option registry declares them.
+    pub const DEFAULT: HostConfig = {
+        use crate::options::registry::{LEARN_RATE, MAX_CONCURRENT};
+        HostConfig {
+            max_concurrent: MAX_CONCURRENT.default.number(false) as usize,
+            // The registry's text; `client_config`'s tests check that the two agree.
+            queue_order: QueueOrder::Fifo,
+            breaker: BreakerConfig::INTERACTIVE,
+            budget: BudgetConfig::DEFAULT,
+            learn_rate: LEARN_RATE.default.flag(),
+        }
     };
 }
 

@@ -5,7 +5,7 @@
 //! `undefined` and `null` mean "not given". Each option is declared once, with its default
 //! and documentation, in `registry.rs`.
 
-mod registry;
+pub mod registry;
 
 pub use crate::value::{entries_of, Entry, Value};
 pub use registry::{DefaultValue, Key, Spec, KEYS, SPECS};
@@ -86,6 +86,11 @@ pub struct Options {
     explicit: u32,
 }
 
+/// A numeric option's default under each preset: interactive, batch.
+const fn per_preset(key: Key) -> [f64; 2] {
+    [key.default().number(false), key.default().number(true)]
+}
+
 const DEFAULT_RETRY_ON: StatusSet = StatusSet::of(Key::RetryOn.default().statuses());
 const DEFAULT_EMPTY_ON: StatusSet = StatusSet::of(Key::EmptyOn.default().statuses());
 
@@ -128,16 +133,17 @@ impl Options {
     /// The defaults of `preset`, with nothing given explicitly.
     pub fn preset(preset: Preset) -> Options {
         let batch = preset == Preset::Batch;
-        let number = |key: Key| key.default().number(batch);
+        // The registry's numbers for both presets, evaluated at compile time.
+        let number = |[interactive, batch_value]: [f64; 2]| if batch { batch_value } else { interactive };
         Options {
             preset,
-            base_delay_ms: number(Key::BaseDelayMs),
-            max_delay_ms: number(Key::MaxDelayMs),
-            attempt_timeout_ms: number(Key::AttemptTimeoutMs),
-            deadline_ms: number(Key::DeadlineMs),
+            base_delay_ms: number(const { per_preset(Key::BaseDelayMs) }),
+            max_delay_ms: number(const { per_preset(Key::MaxDelayMs) }),
+            attempt_timeout_ms: number(const { per_preset(Key::AttemptTimeoutMs) }),
+            deadline_ms: number(const { per_preset(Key::DeadlineMs) }),
             jitter: Jitter::parse(Key::Jitter.default().text(batch)).unwrap_or(Jitter::Full),
-            jitter_ms: number(Key::JitterMs),
-            retry_after_max_ms: number(Key::RetryAfterMaxMs),
+            jitter_ms: number(const { per_preset(Key::JitterMs) }),
+            retry_after_max_ms: number(const { per_preset(Key::RetryAfterMaxMs) }),
             retry_on: DEFAULT_RETRY_ON,
             empty_on: DEFAULT_EMPTY_ON,
             accept: None,
@@ -145,9 +151,9 @@ impl Options {
             mode: None,
             referrer_policy: None,
             cache: None,
-            start_jitter_ms: number(Key::StartJitterMs),
+            start_jitter_ms: number(const { per_preset(Key::StartJitterMs) }),
             max_age_s: None,
-            max_bytes: number(Key::MaxBytes),
+            max_bytes: number(const { per_preset(Key::MaxBytes) }),
             hedge: if Key::Hedge.default().text(batch) == "off" { Hedge::Off } else { Hedge::Auto },
             subdomains: None,
             has_headers: false,
@@ -635,7 +641,7 @@ mod tests {
                     DefaultValue::Statuses(codes) => {
                         Value::List(codes.iter().map(|code| Value::Number(f64::from(*code))).collect())
                     }
-                    DefaultValue::Labels(_) | DefaultValue::Unset(_) => continue,
+                    DefaultValue::Bool(_) | DefaultValue::Labels(_) | DefaultValue::Unset(_) => continue,
                 };
                 let mut explicit = parse(&[chosen.clone(), (spec.name, value)]).unwrap();
                 explicit.explicit = base.explicit;

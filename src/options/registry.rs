@@ -14,6 +14,8 @@ pub enum DefaultValue {
     Text(&'static str, &'static str),
     /// HTTP statuses, the same in both presets.
     Statuses(&'static [u16]),
+    /// A boolean, the same in both presets.
+    Bool(bool),
     /// Labels, the same in both presets, one per line (the form the URL resolver takes them in).
     Labels(&'static str),
     /// Nothing is set; the text says what happens then (off, or the platform's own default).
@@ -49,6 +51,11 @@ impl DefaultValue {
         }
     }
 
+    /// The boolean of a boolean default, false for any other.
+    pub const fn flag(self) -> bool {
+        matches!(self, DefaultValue::Bool(true))
+    }
+
     /// The labels of a label-list default, one per line; "" for any other.
     pub const fn labels(self) -> &'static str {
         match self {
@@ -66,6 +73,18 @@ impl DefaultValue {
     }
 }
 
+/// Where an option may be set besides a call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// Per call only: it means nothing shared by every call of a client.
+    Call,
+    /// Per call, or client-wide in a `TileClient` config; not per host (a JS value the client
+    /// keeps for all its hosts).
+    Client,
+    /// Per call, client-wide, or for one host in `hosts`.
+    Host,
+}
+
 /// One option as declared here.
 #[derive(Debug, Clone, Copy)]
 pub struct Spec {
@@ -77,13 +96,15 @@ pub struct Spec {
     pub ts_type: &'static str,
     /// Its default.
     pub default: DefaultValue,
+    /// Where else it may be set.
+    pub scope: Scope,
     /// What it does, one paragraph (Markdown: the `.d.ts` and the docs table show it as is).
     pub doc: &'static str,
 }
 
 /// Declares the options: the [`Key`] enum, its names and [`SPECS`], from one list.
 macro_rules! registry {
-    ($( $key:ident $name:literal : $ts:literal = $default:expr, $doc:literal; )*) => {
+    ($( $key:ident $name:literal : $ts:literal = $default:expr, $scope:ident, $doc:literal; )*) => {
         /// A key of the `fetchTile` options. Fields are bound to keys by name, never by a position
         /// in a list.
         #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -101,11 +122,27 @@ macro_rules! registry {
                     $( Key::$key => $name, )*
                 }
             }
+
+            // Asked by the parsers at run time: matches, not a look-up in SPECS, so a module that
+            // never asks for the docs does not carry them.
+            /// This key's default.
+            pub const fn default(self) -> DefaultValue {
+                match self {
+                    $( Key::$key => $default, )*
+                }
+            }
+
+            /// Where else this key may be set.
+            pub const fn scope(self) -> Scope {
+                match self {
+                    $( Key::$key => Scope::$scope, )*
+                }
+            }
         }
 
         /// Every option, in the order the documentation lists them.
         pub const SPECS: [Spec; COUNT] = [$(
-            Spec { key: Key::$key, name: $name, ts_type: $ts, default: $default, doc: $doc },
+            Spec { key: Key::$key, name: $name, ts_type: $ts, default: $default, scope: Scope::$scope, doc: $doc },
         )*];
 
         /// How many options there are.
@@ -116,59 +153,59 @@ macro_rules! registry {
 use DefaultValue::*;
 
 registry! {
-    Preset "preset": r#""interactive" | "batch""# = Text("interactive", "interactive"),
+    Preset "preset": r#""interactive" | "batch""# = Text("interactive", "interactive"), Host,
         "The named set of defaults: `\"interactive\"` (a person is looking at the map) or \
          `\"batch\"` (seeding, prefetching, offline packs: nobody is waiting, the server's health \
          matters more). It sets every default that says \"batch\" below; an explicit field wins.";
-    BaseDelayMs "baseDelayMs": "number" = Number(100.0, 500.0),
+    BaseDelayMs "baseDelayMs": "number" = Number(100.0, 500.0), Host,
         "The first retry's backoff ceiling; it doubles per retry up to `maxDelayMs`.";
-    MaxDelayMs "maxDelayMs": "number" = Number(2000.0, 30_000.0),
+    MaxDelayMs "maxDelayMs": "number" = Number(2000.0, 30_000.0), Host,
         "The cap of every backoff delay.";
-    AttemptTimeoutMs "attemptTimeoutMs": "number" = Number(4000.0, 60_000.0),
+    AttemptTimeoutMs "attemptTimeoutMs": "number" = Number(4000.0, 60_000.0), Host,
         "One attempt, body included, is aborted after this.";
-    DeadlineMs "deadlineMs": "number" = Number(6000.0, 180_000.0),
+    DeadlineMs "deadlineMs": "number" = Number(6000.0, 180_000.0), Host,
         "Bounds the whole call: attempts and sleeps.";
-    Jitter "jitter": r#""full" | "equal" | "decorrelated" | "none" | "additive""# = Text("full", "full"),
+    Jitter "jitter": r#""full" | "equal" | "decorrelated" | "none" | "additive""# = Text("full", "full"), Host,
         "How the ceiling c = min(maxDelayMs, baseDelayMs·2^(n−1)) of retry n is randomised: \
          `\"full\"` U(0, c); `\"equal\"` c/2 + U(0, c/2); `\"decorrelated\"` min(maxDelayMs, \
          U(baseDelayMs, 3·previous)); `\"none\"` c; `\"additive\"` c + U(0, jitterMs).";
-    JitterMs "jitterMs": "number" = Number(100.0, 100.0),
+    JitterMs "jitterMs": "number" = Number(100.0, 100.0), Host,
         "The random addend of `jitter: \"additive\"`.";
-    RetryAfterMaxMs "retryAfterMaxMs": "number" = Number(60_000.0, 60_000.0),
+    RetryAfterMaxMs "retryAfterMaxMs": "number" = Number(60_000.0, 60_000.0), Host,
         "A longer `Retry-After` is clamped to this before it is used as the delay's floor.";
-    RetryOn "retryOn": "number[]" = Statuses(&[408, 425, 429, 500, 502, 503, 504]),
+    RetryOn "retryOn": "number[]" = Statuses(&[408, 425, 429, 500, 502, 503, 504]), Host,
         "Statuses that are retried.";
-    EmptyOn "emptyOn": "number[]" = Statuses(&[204]),
+    EmptyOn "emptyOn": "number[]" = Statuses(&[204]), Host,
         "Statuses that mean \"no tile here\": the call resolves with `empty: true`.";
-    Accept "accept": "string" = Unset("no header, no check"),
+    Accept "accept": "string" = Unset("no header, no check"), Host,
         "Sent as the `Accept` header; a response whose `Content-Type` contradicts it is retried.";
-    Headers "headers": "HeadersInit" = Unset("none"),
+    Headers "headers": "HeadersInit" = Unset("none"), Client,
         "Extra request headers; a `User-Agent` here replaces tilefetch's own (sent where a script \
          may set one: Node, Deno, Bun, workerd).";
     Credentials "credentials": "RequestCredentials" =
-        Unset("`\"same-origin\"`, the platform's default: not sent, so workerd accepts the request"),
+        Unset("`\"same-origin\"`, the platform's default: not sent, so workerd accepts the request"), Host,
         "The fetch `credentials` mode.";
-    Mode "mode": r#""cors" | "no-cors" | "same-origin""# = Unset("`\"cors\"`, the platform's default: not sent"),
+    Mode "mode": r#""cors" | "no-cors" | "same-origin""# = Unset("`\"cors\"`, the platform's default: not sent"), Host,
         "The fetch request mode.";
-    ReferrerPolicy "referrerPolicy": "ReferrerPolicy" = Unset("the platform's: not sent"),
+    ReferrerPolicy "referrerPolicy": "ReferrerPolicy" = Unset("the platform's: not sent"), Host,
         "The fetch referrer policy.";
-    Cache "cache": "RequestCache" = Unset("`\"default\"`, the platform's default: not sent"),
+    Cache "cache": "RequestCache" = Unset("`\"default\"`, the platform's default: not sent"), Host,
         "The fetch cache mode.";
-    Signal "signal": "AbortSignal | null" = Unset("none"),
+    Signal "signal": "AbortSignal | null" = Unset("none"), Call,
         "Aborts the request in flight and any backoff sleep at once; the call rejects with kind \
          `\"aborted\"`.";
-    OnRetry "onRetry": "(info: RetryInfo) => void" = Unset("none"),
+    OnRetry "onRetry": "(info: RetryInfo) => void" = Unset("none"), Call,
         "Called before each backoff sleep with `{attempt, delayMs, reason, status, retryAfterMs}`; \
          what it throws is ignored.";
-    StartJitterMs "startJitterMs": "number" = Number(0.0, 0.0),
+    StartJitterMs "startJitterMs": "number" = Number(0.0, 0.0), Host,
         "Delays the first attempt by U(0, startJitterMs), so batch jobs that restart together do \
          not arrive together.";
-    Subdomains "subdomains": "string[]" = Labels("a\nb\nc"),
+    Subdomains "subdomains": "string[]" = Labels("a\nb\nc"), Client,
         "What `{s}` in a URL template expands to, one mirror each (a retry goes to the next).";
-    MaxAgeS "maxAgeS": "number" = Unset("off"),
+    MaxAgeS "maxAgeS": "number" = Unset("off"), Host,
         "A tile whose `Age` header says a cache has held it longer than this many seconds is \
          fetched once more, at once, with a cache-busting query parameter (`_tf`).";
-    Hedge "hedge": r#""auto" | "off" | number"# = Text("auto", "off"),
+    Hedge "hedge": r#""auto" | "off" | number"# = Text("auto", "off"), Host,
         "When an attempt has not answered, one more goes beside it (to the next mirror when there \
          are several) and the first tile wins; the other is aborted. `\"auto\"`: after the host's \
          p95 of answered attempts (at least 50 ms) once it has answered 20, and after 1,000 ms \
@@ -176,16 +213,222 @@ registry! {
          retry budget, takes over the hedged attempt's slot (or another mirror's next free one), \
          and never goes to a paused, paced or not-closed host.";
     Fetch "fetch": "(input: string | Request, init: RequestInit) => Promise<Response>" =
-        Unset("the global `fetch`"),
+        Unset("the global `fetch`"), Client,
         "What every attempt (hedges included) calls instead of the global `fetch`, with the same \
          arguments: the URL or `Request`, and an init whose `signal` aborts the attempt. A call \
          that joins an identical one in flight is served by that call's `fetch`. Not per host.";
-    MaxBytes "maxBytes": "number" = Number(33_554_432.0, 67_108_864.0),
+    MaxBytes "maxBytes": "number" = Number(33_554_432.0, 67_108_864.0), Host,
         "The largest body a tile may have, in bytes, after any `Content-Encoding` is decoded \
          (32 MiB; 64 MiB for preset `\"batch\"`). A larger declared `Content-Length` is refused \
          before the body is read; a body without one is cut as soon as it passes the bound. \
          Either rejects at once with kind `\"too-large\"`: not retried, not held against the host.";
 }
+
+/// One setting of a `TileClient` config, declared like an option.
+#[derive(Debug, Clone, Copy)]
+pub struct Setting {
+    /// The object it sits in (`breaker` for `breaker.openMs`), or "" at the top level.
+    pub object: &'static str,
+    /// Its name within that object.
+    pub key: &'static str,
+    /// Its TypeScript type.
+    pub ts_type: &'static str,
+    /// Its default; the core's settings types take theirs from here.
+    pub default: DefaultValue,
+    /// What it does, one paragraph.
+    pub doc: &'static str,
+}
+
+impl Setting {
+    /// Its name, dotted when it sits in an object (`breaker.openMs`).
+    pub fn name(&self) -> String {
+        if self.object.is_empty() {
+            self.key.to_string()
+        } else {
+            [self.object, ".", self.key].concat()
+        }
+    }
+}
+
+/// `maxConcurrent`.
+pub const MAX_CONCURRENT: Setting = Setting {
+    object: "",
+    key: "maxConcurrent",
+    ts_type: "number",
+    default: Number(16.0, 16.0),
+    doc: "Attempts in flight at once to one host; the rest wait in a queue. Aborting a queued call \
+          removes it at once; time queued counts against the deadline.",
+};
+/// `queueOrder`.
+pub const QUEUE_ORDER: Setting = Setting {
+    object: "",
+    key: "queueOrder",
+    ts_type: r#""fifo" | "lifo""#,
+    default: Text("fifo", "fifo"),
+    doc: "Which queued call goes next. With `\"lifo\"` the newest (the tiles a panning map shows \
+          now), except that a call with half its deadline or less left goes ahead of newer ones \
+          (oldest first), so newest-first never lets an old tile miss its deadline.",
+};
+// 10 in a row: at a 30 % failure rate that happens once in ~170 000 attempts, while an outage
+// produces it in milliseconds.
+/// `breaker.failureThreshold`.
+pub const BREAKER_FAILURE_THRESHOLD: Setting = Setting {
+    object: "breaker",
+    key: "failureThreshold",
+    ts_type: "number",
+    default: Number(10.0, 10.0),
+    doc: "Consecutive transient attempt failures (not calls; aborts do not count) that open the \
+          breaker.",
+};
+/// `breaker.openMs`.
+pub const BREAKER_OPEN_MS: Setting = Setting {
+    object: "breaker",
+    key: "openMs",
+    ts_type: "number",
+    default: Number(500.0, 2000.0),
+    doc: "The first open time (±20 % jitter); then half-open.",
+};
+/// `breaker.halfOpenProbes`.
+pub const BREAKER_HALF_OPEN_PROBES: Setting = Setting {
+    object: "breaker",
+    key: "halfOpenProbes",
+    ts_type: "number",
+    default: Number(1.0, 1.0),
+    doc: "Requests let through while half-open: a success closes the breaker, a failure opens it \
+          again ×1.5 longer.",
+};
+// A map should see a recovered host within about a second, and one probe a second is nothing to
+// a host.
+/// `breaker.maxOpenMs`.
+pub const BREAKER_MAX_OPEN_MS: Setting = Setting {
+    object: "breaker",
+    key: "maxOpenMs",
+    ts_type: "number",
+    default: Number(1000.0, 60_000.0),
+    doc: "The longest open time.",
+};
+// A host failing 30 % of attempts needs ~0.43 retries per call, and an outage is then held to
+// 1.5 requests per call before the breaker takes over.
+/// `retryBudget.ratio`.
+pub const RETRY_BUDGET_RATIO: Setting = Setting {
+    object: "retryBudget",
+    key: "ratio",
+    ts_type: "number",
+    default: Number(0.5, 0.5),
+    doc: "Retries may add at most this share of load on top of first attempts.",
+};
+/// `retryBudget.minPerSecond`.
+pub const RETRY_BUDGET_MIN_PER_SECOND: Setting = Setting {
+    object: "retryBudget",
+    key: "minPerSecond",
+    ts_type: "number",
+    default: Number(10.0, 10.0),
+    doc: "Retries always allowed per second, whatever the traffic.",
+};
+/// `learnRate`.
+pub const LEARN_RATE: Setting = Setting {
+    object: "",
+    key: "learnRate",
+    ts_type: "boolean",
+    default: Bool(true),
+    doc: "After a 429 from a host that served 5 or more requests in the last second, space \
+          attempts at 90 % of what it served, instead of pausing the host for the 429's \
+          `Retry-After` (which still floors the refused call's retry). Off: every 429 with \
+          `Retry-After` pauses the host.",
+};
+
+/// The settings a client applies per host, as defaults for every host or in `hosts` for one.
+pub const HOST_SETTINGS: [Setting; 9] = [
+    MAX_CONCURRENT,
+    QUEUE_ORDER,
+    BREAKER_FAILURE_THRESHOLD,
+    BREAKER_OPEN_MS,
+    BREAKER_HALF_OPEN_PROBES,
+    BREAKER_MAX_OPEN_MS,
+    RETRY_BUDGET_RATIO,
+    RETRY_BUDGET_MIN_PER_SECOND,
+    LEARN_RATE,
+];
+
+/// The settings only a client takes, not a `hosts` entry.
+pub const CLIENT_SETTINGS: [Setting; 2] = [
+    Setting {
+        object: "",
+        key: "hosts",
+        ts_type: "Record<string, HostOptions>",
+        default: Unset("none"),
+        doc: "Per-host overrides, keyed by `host[:port]` (lowercase): the settings above and the \
+              fetchTile options that may be set per host.",
+    },
+    Setting {
+        object: "",
+        key: "onEvent",
+        ts_type: "(event: TileEvent) => void",
+        default: Unset("none"),
+        doc: "Called for each attempt, hedge, retry, queue wait, breaker change, pause and give-up. \
+              What it throws is ignored.",
+    },
+];
+
+/// The names of the edge gate's settings, as pkg/worker/gate.js sends them (it asks the names
+/// from the registry's JSON; the worker's `gate` config documents and checks their values).
+pub const GATE_KEYS: [&str; 6] =
+    ["failureThreshold", "openMs", "maxOpenMs", "ratePerSecond", "burst", "probeLeaseMs"];
+
+/// The keys of the settings in `object`, or the top-level keys (objects once) for "": the key
+/// lists the parsers check against.
+const fn keys_in<const N: usize, const M: usize>(settings: &[Setting; M], object: &str) -> [&'static str; N] {
+    let mut keys = [""; N];
+    let mut n = 0;
+    let mut i = 0;
+    while i < M {
+        let setting = settings[i];
+        let key = if object.is_empty() && !setting.object.is_empty() {
+            setting.object
+        } else if const_eq(setting.object, object) {
+            setting.key
+        } else {
+            ""
+        };
+        let mut seen = key.is_empty();
+        let mut k = 0;
+        while k < n {
+            seen = seen || const_eq(keys[k], key);
+            k += 1;
+        }
+        if !seen {
+            keys[n] = key;
+            n += 1;
+        }
+        i += 1;
+    }
+    assert!(n == N, "the key count declared for the list");
+    keys
+}
+
+const fn const_eq(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+/// The keys of the host settings (`breaker` and `retryBudget` being objects).
+pub const HOST_KEYS: [&str; 5] = keys_in(&HOST_SETTINGS, "");
+/// The keys of `breaker`.
+pub const BREAKER_KEYS: [&str; 4] = keys_in(&HOST_SETTINGS, "breaker");
+/// The keys of `retryBudget`.
+pub const BUDGET_KEYS: [&str; 2] = keys_in(&HOST_SETTINGS, "retryBudget");
+/// The keys only a client takes.
+pub const CLIENT_KEYS: [&str; 2] = keys_in(&CLIENT_SETTINGS, "");
 
 impl Key {
     /// The key spelled `name`, if there is one.
@@ -193,14 +436,9 @@ impl Key {
         Key::ALL.into_iter().find(|key| key.name() == name)
     }
 
-    /// This key's declaration.
+    /// This key's declaration (its docs included: for the build's generator and tests).
     pub const fn spec(self) -> &'static Spec {
         &SPECS[self as usize]
-    }
-
-    /// This key's default.
-    pub const fn default(self) -> DefaultValue {
-        self.spec().default
     }
 }
 
@@ -232,11 +470,23 @@ mod tests {
     }
 
     #[test]
+    fn the_settings_key_lists_are_the_declared_names() {
+        assert_eq!(HOST_KEYS, ["maxConcurrent", "queueOrder", "breaker", "retryBudget", "learnRate"]);
+        assert_eq!(BREAKER_KEYS, ["failureThreshold", "openMs", "halfOpenProbes", "maxOpenMs"]);
+        assert_eq!(BUDGET_KEYS, ["ratio", "minPerSecond"]);
+        assert_eq!(CLIENT_KEYS, ["hosts", "onEvent"]);
+        assert_eq!(BREAKER_OPEN_MS.name(), "breaker.openMs");
+        assert_eq!(MAX_CONCURRENT.name(), "maxConcurrent");
+    }
+
+    #[test]
     fn every_declaration_is_documented_and_typed() {
-        for spec in SPECS {
-            assert!(spec.doc.ends_with('.'), "{}: one paragraph ending with a full stop", spec.name);
-            assert!(!spec.doc.contains("  ") && !spec.doc.contains('\n'), "{}: one line", spec.name);
-            assert!(!spec.ts_type.is_empty(), "{}", spec.name);
+        let options = SPECS.iter().map(|spec| (spec.name, spec.doc, spec.ts_type));
+        let settings = HOST_SETTINGS.iter().chain(&CLIENT_SETTINGS).map(|s| (s.key, s.doc, s.ts_type));
+        for (name, doc, ts_type) in options.chain(settings) {
+            assert!(doc.ends_with('.'), "{name}: one paragraph ending with a full stop");
+            assert!(!doc.contains("  ") && !doc.contains('\n'), "{name}: one line");
+            assert!(!ts_type.is_empty(), "{name}");
         }
     }
 }

@@ -1,65 +1,104 @@
 // The option registry (src/options/registry.rs, printed by examples/option_registry.rs) is the one
-// declaration of fetchTile's options; what the package and the docs say about them is written
-// from it by scripts/options-from-registry.mjs (scripts/build.sh). These check the built package
-// and the docs against the registry, option by option: the types a TypeScript user sees (read by
-// the TypeScript compiler from pkg/index.d.ts, as an editor reads it), their `@default`s, the
-// names the adapters ask, and docs/reference.md's table.
+// declaration of fetchTile's options, a TileClient's settings and the edge gate's setting names;
+// what the package and the docs say about them is written from it by
+// scripts/options-from-registry.mjs (scripts/build.sh). These check the built package and the docs
+// against the registry, field by field: the types a TypeScript user sees (read by the TypeScript
+// compiler from pkg/index.d.ts, as an editor reads it) with their `@default`s and docs, the names
+// the adapters and the edge gate ask, and the docs' tables.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import ts from "typescript";
-import { readRegistry, defaultTag, referenceWithTable } from "../../scripts/options-from-registry.mjs";
-import { FETCH_TILE_OPTIONS } from "../../pkg/gen/options.js";
+import { readRegistry, defaultTag, docTables, withTable } from "../../scripts/options-from-registry.mjs";
+import { FETCH_TILE_OPTIONS, GATE_KEYS } from "../../pkg/gen/options.js";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const registry = readRegistry();
 
-/** FetchTileOptions as the compiler sees it from the package's entry: name → {type, default}. */
-function declaredOptions() {
-  const entry = path.join(ROOT, "pkg/index.d.ts");
-  const program = ts.createProgram([entry], { strict: true, noEmit: true, module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext });
-  const checker = program.getTypeChecker();
-  const diagnostics = ts.getPreEmitDiagnostics(program).map((d) => ts.flattenDiagnosticMessageText(d.messageText, "\n"));
-  assert.deepEqual(diagnostics, [], "pkg/index.d.ts compiles");
-  const module = checker.getSymbolAtLocation(program.getSourceFile(entry));
-  const exported = checker.getExportsOfModule(module).find((s) => s.name === "FetchTileOptions");
-  assert.ok(exported, "pkg/index.d.ts exports FetchTileOptions");
-  const type = checker.getDeclaredTypeOfSymbol(checker.getAliasedSymbol(exported));
-  const options = new Map();
-  for (const property of checker.getPropertiesOfType(type)) {
-    const declaration = property.valueDeclaration;
-    const tag = property.getJsDocTags(checker).find((t) => t.name === "default");
-    options.set(property.name, {
-      type: declaration.type.getText(),
-      optional: (property.flags & ts.SymbolFlags.Optional) !== 0,
-      default: tag ? ts.displayPartsToString(tag.text) : undefined,
-      doc: ts.displayPartsToString(property.getDocumentationComment(checker)).replace(/\s+/g, " "),
-    });
-  }
-  return options;
+// The package's types as the compiler sees them from its entry.
+const entry = path.join(ROOT, "pkg/index.d.ts");
+const program = ts.createProgram([entry], { strict: true, noEmit: true, module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext });
+const checker = program.getTypeChecker();
+const exported = checker.getExportsOfModule(checker.getSymbolAtLocation(program.getSourceFile(entry)));
+
+/** The fields of the exported type `name`, dotted where they sit in an object: name → what the compiler sees. */
+function fieldsOf(name) {
+  const symbol = exported.find((s) => s.name === name);
+  assert.ok(symbol, `pkg/index.d.ts exports ${name}`);
+  const fields = new Map();
+  const walk = (type, prefix) => {
+    for (const property of checker.getPropertiesOfType(type)) {
+      // A field of a mapped type (`Omit<…>`) has its declaration through its origin.
+      const declaration = property.valueDeclaration ?? property.declarations?.[0];
+      const tag = property.getJsDocTags(checker).find((t) => t.name === "default");
+      const nested = declaration.type && ts.isTypeLiteralNode(declaration.type);
+      if (nested) {
+        walk(checker.getTypeFromTypeNode(declaration.type), `${prefix}${property.name}.`);
+        continue;
+      }
+      fields.set(`${prefix}${property.name}`, {
+        type: declaration.type.getText(),
+        optional: (property.flags & ts.SymbolFlags.Optional) !== 0,
+        default: tag ? ts.displayPartsToString(tag.text) : undefined,
+        doc: ts.displayPartsToString(property.getDocumentationComment(checker)).replace(/\s+/g, " "),
+      });
+    }
+  };
+  walk(checker.getDeclaredTypeOfSymbol(symbol.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(symbol) : symbol), "");
+  return fields;
 }
 
-const declared = declaredOptions();
+/** Each declaration is a field of `fields` with its type, `@default` and doc. */
+function assertDeclared(fields, declarations, where) {
+  for (const declaration of declarations) {
+    const seen = fields.get(declaration.name);
+    assert.ok(seen, `${where}: ${declaration.name} is declared`);
+    assert.equal(seen.type, declaration.type, `${where}.${declaration.name}: type`);
+    assert.ok(seen.optional, `${where}.${declaration.name}: optional`);
+    assert.equal(seen.default, defaultTag(declaration), `${where}.${declaration.name}: @default`);
+    assert.equal(seen.doc, declaration.doc, `${where}.${declaration.name}: documentation`);
+  }
+}
 
-test("the .d.ts declares every option of the registry, and no other, with its type, default and doc", () => {
+test("pkg/index.d.ts compiles", () => {
+  assert.deepEqual(
+    ts.getPreEmitDiagnostics(program).map((d) => ts.flattenDiagnosticMessageText(d.messageText, "\n")),
+    [],
+  );
+});
+
+test("FetchTileOptions: every option of the registry, and no other, with its type, default and doc", () => {
+  const fields = fieldsOf("FetchTileOptions");
   assert.ok(registry.fetchTile.length >= 24, `the registry has ${registry.fetchTile.length} options`);
   assert.deepEqual(
-    [...declared.keys()],
+    [...fields.keys()],
     registry.fetchTile.map((o) => o.name),
     "the same names, in the same order",
   );
-  for (const option of registry.fetchTile) {
-    const seen = declared.get(option.name);
-    assert.equal(seen.type, option.type, `${option.name}: type`);
-    assert.ok(seen.optional, `${option.name}: optional`);
-    assert.equal(seen.default, defaultTag(option), `${option.name}: @default`);
-    assert.equal(seen.doc, option.doc, `${option.name}: documentation`);
-  }
+  assertDeclared(fields, registry.fetchTile, "FetchTileOptions");
+});
+
+test("HostSettings, HostOptions and TileClientConfig: the registry's settings, and the options each scope allows", () => {
+  const host = fieldsOf("HostSettings");
+  assert.deepEqual(
+    [...host.keys()],
+    registry.hostSettings.map((s) => s.name),
+  );
+  assertDeclared(host, registry.hostSettings, "HostSettings");
+  const names = (scopes) => registry.fetchTile.filter((o) => scopes.includes(o.scope)).map((o) => o.name);
+  const perHost = fieldsOf("HostOptions");
+  assert.deepEqual([...perHost.keys()].sort(), [...names(["host"]), ...host.keys()].sort(), "HostOptions");
+  const client = fieldsOf("TileClientConfig");
+  const clientNames = [...names(["host", "client"]), ...host.keys(), ...registry.clientSettings.map((s) => s.name)];
+  assert.deepEqual([...client.keys()].sort(), clientNames.sort(), "TileClientConfig");
+  assertDeclared(client, registry.clientSettings, "TileClientConfig");
+  assert.deepEqual(names(["call"]), ["signal", "onRetry"], "per call only");
 });
 
 test("the @default tags say the registry's values as JavaScript writes them", () => {
+  const fields = fieldsOf("FetchTileOptions");
   const expected = {
     preset: '"interactive"',
     baseDelayMs: "100 (batch: 500)",
@@ -67,21 +106,34 @@ test("the @default tags say the registry's values as JavaScript writes them", ()
     subdomains: '["a", "b", "c"]',
     hedge: '"auto" (batch: "off")',
     maxBytes: "33554432 (batch: 67108864)",
+    maxAgeS: "undefined (off)",
   };
-  for (const [name, tag] of Object.entries(expected)) assert.equal(declared.get(name).default, tag, name);
-  assert.match(declared.get("maxAgeS").default, /^undefined \(off\)$/);
+  for (const [name, tag] of Object.entries(expected)) assert.equal(fields.get(name).default, tag, name);
+  const host = fieldsOf("HostSettings");
+  assert.equal(host.get("breaker.openMs").default, "500 (batch: 2000)");
+  assert.equal(host.get("learnRate").default, "true");
 });
 
-test("the names the adapters ask are the registry's", () => {
+test("the names the adapters and the edge gate ask are the registry's", async () => {
   assert.deepEqual(
     [...FETCH_TILE_OPTIONS],
     registry.fetchTile.map((o) => o.name),
   );
   assert.ok(Object.isFrozen(FETCH_TILE_OPTIONS));
+  assert.deepEqual([...GATE_KEYS], registry.gateKeys);
+  // What the worker sends its gate: every key the core reads, and only those.
+  const { gateSettings } = await import("../../pkg/worker/gate.js");
+  assert.deepEqual(
+    Object.keys(gateSettings({ failureThreshold: 3, openMs: 10, maxOpenMs: 20, burst: 1, ratePerSecond: null, binding: "X" }, 1000)),
+    registry.gateKeys,
+  );
 });
 
-test("docs/reference.md's options table is the registry's", () => {
+test("the docs' tables are the registry's", () => {
+  for (const [page, table] of Object.entries(docTables(registry))) {
+    const text = fs.readFileSync(path.join(ROOT, page), "utf8");
+    assert.equal(text, withTable(text, table, page), `${page}: run node scripts/options-from-registry.mjs`);
+  }
   const reference = fs.readFileSync(path.join(ROOT, "docs/reference.md"), "utf8");
-  assert.equal(reference, referenceWithTable(reference, registry), "run node scripts/options-from-registry.mjs");
   for (const option of registry.fetchTile) assert.ok(reference.includes(`| \`${option.name}\` |`), option.name);
 });

@@ -1,6 +1,6 @@
 // The modules a worker needs in Miniflare, named relative to the repo root: the workerd entry of
 // the package with the build it loads (pkg/workerd.js, the edge build's glue and compiled wasm),
-// and for a tile proxy pkg/worker.js and pkg/worker/*. Shared by tests/workerd/*.test.mjs and
+// and for a tile proxy pkg/worker.js, pkg/worker/* and the option registry's names (pkg/gen/options.js). Shared by tests/workerd/*.test.mjs and
 // bench/edge-scale.mjs.
 import fs from "node:fs";
 import path from "node:path";
@@ -24,6 +24,7 @@ export function proxyModules(entry = "tests/workerd/fixtures/proxy-worker.mjs") 
   return [
     first,
     js("pkg/worker.js"),
+    js("pkg/gen/options.js"),
     ...fs
       .readdirSync(path.join(ROOT, "pkg/worker"))
       .filter((f) => f.endsWith(".js"))

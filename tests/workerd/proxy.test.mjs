@@ -855,6 +855,7 @@ describe("examples/worker: the example runs from the packed tarball", () => {
         .filter((f) => f.endsWith(".js"))
         .map((f) => js(`worker/${f}`)),
       js("workerd.js"),
+      js("gen/options.js"),
       js("gen/tilefetch_edge.js"),
       { type: "CompiledWasm", path: path.join(installed, "gen/tilefetch_edge_bg.wasm") },
     ];
