@@ -401,3 +401,18 @@ fn the_parsers_read_what_they_claim() {
     assert_eq!(side.functions["makeX"], ["retryAfterMs", "b"]);
     assert_eq!(side.types["T"], BTreeSet::from(["contentType".to_string()]));
 }
+
+/// A crossing with many parameters is a positional protocol in all but name: past six, the values
+/// cross as a named object (an extern type with setters or getters, checked above like the rest).
+#[test]
+fn no_crossing_has_more_than_six_parameters() {
+    let mut wide = Vec::new();
+    for (file, side) in rust_declarations() {
+        for (name, params) in &side.functions {
+            if params.len() > 6 {
+                wide.push(format!("{file}: {name} takes {} parameters", params.len()));
+            }
+        }
+    }
+    assert!(wide.is_empty(), "{}", wide.join("\n"));
+}

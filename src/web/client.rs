@@ -13,12 +13,12 @@ use web_sys::Response;
 
 use super::abort::{AbortWatch, Stop};
 use super::effects::{AbortableSleep, JsClock, JsRandom, Timer};
-use super::js_options::{build_request, read_entries, read_urls};
+use super::js_options::{build_request, read_entries, read_urls, BuiltRequest};
 use super::transport::{FetchTransport, WebBody};
 use super::wire::{
     add_host_stats, make_attempt_event, make_breaker_event, make_cors_event, make_give_up_event,
-    make_hedge_event, make_host_settings, make_host_stats, make_pause_event, make_queue_event,
-    make_retry_event, make_retry_info, make_tile,
+    make_hedge_event, make_host_settings, make_pause_event, make_queue_event, make_retry_event,
+    make_retry_info, make_tile, Named,
 };
 use super::{early_error, failure_to_js};
 use crate::client::{flight_key, Callers, FlightTable, HostRegistry, HostSnapshot, Joinable};
@@ -74,7 +74,7 @@ impl ClientInner {
             // Redacted only when needed: a call that prepares well shows its resolved URL.
             early_error(e, &url.as_string().map(|u| redact_url(&u)).unwrap_or_default())
         })?;
-        let Prepared { options, url_lines, route, inputs, init, headers, signal, on_retry, fetch } = prepared;
+        let Prepared { options, url_lines, route, request, headers, signal, on_retry } = prepared;
         let redacted_url = redact_url(pieces(&url_lines, b'\n').next().unwrap_or(""));
         let own_abort = AbortWatch::new(signal);
         if own_abort.is_aborted() {
@@ -103,10 +103,8 @@ impl ClientInner {
                     called,
                     options: options.clone(),
                     route: route.clone(),
-                    inputs,
-                    init,
+                    request,
                     on_retry,
-                    fetch,
                     url: redacted_url.clone(),
                 };
                 super::task::spawn(async move {
@@ -163,25 +161,23 @@ impl ClientInner {
         };
         // Borrowed, not moved out of `js`: each early return then drops `js` whole.
         let headers = js.headers.as_ref().or(self.headers.as_ref());
-        let (inputs, init, sent) = build_request(&url_lines, &options, headers)?;
+        let fetch = js.fetch.as_ref().or(self.fetch.as_ref());
+        let (request, sent) = build_request(&url_lines, &options, headers, fetch)?;
         let route = hosts.iter().map(|host| self.host(host)).collect();
         Ok(Prepared {
             options,
             url_lines,
             route,
-            inputs,
-            init,
+            request,
             headers: sent,
             signal: js.signal,
             on_retry: js.on_retry,
-            fetch: js.fetch.or_else(|| self.fetch.clone()),
         })
     }
 
     async fn run_flight(&self, flight: &Flight, run: FlightRun) -> Result<SharedTile, JsValue> {
         let abort = AbortWatch::of_stop(flight.stop.clone());
-        let transport =
-            FetchTransport::new(&run.inputs, &run.init, run.fetch.as_ref(), run.options.max_bytes, &abort);
+        let transport = FetchTransport::new(&run.request, &abort);
         let sleeper = AbortableSleep { abort: &abort };
         let effects = Runtime {
             transport: &transport,
@@ -248,36 +244,37 @@ impl ClientInner {
             .collect();
         let stats = js_sys::Object::new();
         for (name, s) in entries {
-            let mut give_up_kinds = String::new();
-            let mut give_up_counts = Vec::new();
-            for (kind, n) in &s.give_ups {
-                give_up_kinds.push_str(kind);
-                give_up_kinds.push(' ');
-                give_up_counts.push(*n as f64);
+            let host_stats = Named::new();
+            let counts = [
+                ("requests", s.requests),
+                ("attempts", s.attempts),
+                ("retries", s.retries),
+                ("successes", s.successes),
+                ("aborted", s.aborted),
+                ("coalesced", s.coalesced),
+                ("hedges", s.hedges),
+                ("hedgesWon", s.hedges_won),
+                ("inFlight", s.in_flight as u64),
+                ("queued", s.queued as u64),
+            ];
+            for (field, count) in counts {
+                host_stats.number(field, count as f64);
             }
-            let host_stats = make_host_stats(
-                s.requests as f64,
-                s.attempts as f64,
-                s.retries as f64,
-                s.successes as f64,
-                s.aborted as f64,
-                s.coalesced as f64,
-                s.hedges as f64,
-                s.hedges_won as f64,
-                s.in_flight as f64,
-                s.queued as f64,
-                s.breaker_state,
-                s.breaker_changed_at,
-                s.retry_tokens,
-                s.paused_until,
-                s.rate_limit_per_second,
-                s.p50,
-                s.p95,
-                s.p99,
-                &give_up_kinds,
-                &give_up_counts,
-                s.cors_refused,
-            );
+            let give_ups = host_stats.object("giveUps");
+            for (kind, n) in &s.give_ups {
+                give_ups.number(kind, *n as f64);
+            }
+            host_stats
+                .object("breaker")
+                .text("state", Some(s.breaker_state))
+                .number("changedAt", s.breaker_changed_at);
+            host_stats
+                .number("retryTokens", s.retry_tokens)
+                .number("pausedUntil", s.paused_until)
+                .number("rateLimitPerSecond", s.rate_limit_per_second);
+            host_stats.object("latencyMs").number("p50", s.p50).number("p95", s.p95).number("p99", s.p99);
+            host_stats.flag("corsRefused", s.cors_refused);
+            let host_stats = host_stats.0;
             add_host_stats(&stats, &name, &host_stats);
         }
         stats.into()
@@ -289,14 +286,13 @@ struct Prepared {
     /// The mirrors' URLs, one per line (as resolved, and as sent).
     url_lines: String,
     route: Vec<SharedHost>,
-    inputs: js_sys::Array,
-    init: web_sys::RequestInit,
-    /// The headers `init` carries, as `name:value;` each.
+    /// Its inputs, init, `fetch` (the call's, else the client's; none: the global one) and
+    /// `maxBytes`, kept in JS.
+    request: BuiltRequest,
+    /// The headers the request carries, as `name:value;` each.
     headers: String,
     signal: Option<web_sys::AbortSignal>,
     on_retry: Option<Function>,
-    /// The call's `fetch`, else the client's; `None`: the global one.
-    fetch: Option<Function>,
 }
 
 struct FlightRun {
@@ -304,10 +300,8 @@ struct FlightRun {
     called: f64,
     options: Options,
     route: Vec<SharedHost>,
-    inputs: js_sys::Array,
-    init: web_sys::RequestInit,
+    request: BuiltRequest,
     on_retry: Option<Function>,
-    fetch: Option<Function>,
     url: String,
 }
 

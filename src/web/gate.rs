@@ -7,7 +7,7 @@ use wasm_bindgen::prelude::*;
 
 use super::effects::JsRandom;
 use super::js_options::read_entries;
-use super::wire::{make_gate_state, make_gate_verdict};
+use super::wire::{make_gate_verdict, Named};
 use crate::gate::{Gate, GateConfig, Outcome, Verdict};
 use crate::options::{entries_of, Value};
 use crate::platform::Random;
@@ -83,16 +83,22 @@ impl UpstreamGateState {
         let open_until = self.gate.open_until(now_ms);
         let paused_until = self.gate.paused_until(now_ms);
         let wait = open_until.unwrap_or(now_ms).max(paused_until.unwrap_or(now_ms)) - now_ms;
-        make_gate_state(
-            self.gate.state(now_ms).name(),
-            open_until,
-            paused_until,
-            wait.max(0.0).ceil(),
-            counts.admitted as f64,
-            counts.denied as f64,
-            counts.ok as f64,
-            counts.failed as f64,
-            counts.opened as f64,
-        )
+        let state = Named::new();
+        state
+            .text("state", Some(self.gate.state(now_ms).name()))
+            .number("openUntil", open_until)
+            .number("pausedUntil", paused_until)
+            .number("retryAfterMs", wait.max(0.0).ceil());
+        let counted = [
+            ("admitted", counts.admitted),
+            ("denied", counts.denied),
+            ("ok", counts.ok),
+            ("failed", counts.failed),
+            ("opened", counts.opened),
+        ];
+        for (name, count) in counted {
+            state.number(name, count as f64);
+        }
+        state.0
     }
 }

@@ -2,10 +2,10 @@
 //! plus the JS values a call keeps (signal, headers, callbacks), and the URL (or mirror list, or
 //! `{s}` template) into absolute http(s) URLs. Nothing here may throw or panic on any input.
 
-use js_sys::{Array, Function};
+use js_sys::Function;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
-use web_sys::{AbortSignal, RequestInit};
+use web_sys::AbortSignal;
 
 use super::wire::{kind_of, read_fields, ValueKind};
 use crate::format::concat;
@@ -135,24 +135,17 @@ extern "C" {
 
     /// See request.js.
     #[wasm_bindgen(js_name = buildRequest)]
-    #[allow(clippy::too_many_arguments)]
     fn build_request_js(
         url_lines: &str,
         headers: Option<&JsValue>,
-        accept: Option<&str>,
-        credentials: Option<&str>,
-        mode: Option<&str>,
-        cache: Option<&str>,
-        referrer_policy: Option<&str>,
-        user_agent: Option<&str>,
+        fields: &str,
+        custom: Option<&Function>,
+        max_bytes: f64,
     ) -> BuiltRequest;
 
-    /// The request, or the platform's refusal of a field (`BuiltRequest` in request.js).
-    type BuiltRequest;
-    #[wasm_bindgen(method, getter)]
-    fn inputs(this: &BuiltRequest) -> Array;
-    #[wasm_bindgen(method, getter)]
-    fn init(this: &BuiltRequest) -> RequestInit;
+    /// A call's request, or the platform's refusal of a field (`BuiltRequest` in request.js);
+    /// `fetchWhole` (transport.js) sends its attempts.
+    pub type BuiltRequest;
     #[wasm_bindgen(method, getter)]
     fn headers(this: &BuiltRequest) -> String;
     #[wasm_bindgen(method, getter, js_name = refusedField)]
@@ -186,24 +179,35 @@ impl UrlRefusal {
     }
 }
 
-/// The fetch input per mirror (a URL, or a `Request` checked once when the call sets fields a
-/// platform may refuse: workerd refuses `cache` on old compatibility dates), the init every
-/// attempt sends, and its headers as one string (`name:value;` each, empty without headers).
+/// A call's request: the fetch input per mirror (a URL, or a `Request` checked once when the
+/// call sets fields a platform may refuse: workerd refuses `cache` on old compatibility dates),
+/// the init every attempt sends, the `fetch` option (`custom`) and `maxBytes`, kept in JS for
+/// `fetchWhole`; and its headers as one string (`name:value;` each, empty without headers).
 pub fn build_request(
     url_lines: &str,
     options: &Options,
     headers: Option<&JsValue>,
-) -> Result<(Array, RequestInit, String), Error> {
-    let built = build_request_js(
-        url_lines,
-        headers,
-        options.accept.as_deref(),
-        options.credentials,
-        options.mode,
-        options.cache,
-        options.referrer_policy,
-        super::default_user_agent(),
-    );
+    custom: Option<&Function>,
+) -> Result<(BuiltRequest, String), Error> {
+    // The fields the call set, each by its option's name ("name=value" per line).
+    let mut fields = String::new();
+    let named = [
+        (Key::Accept.name(), options.accept.as_deref()),
+        ("userAgent", super::default_user_agent()),
+        (Key::Cache.name(), options.cache),
+        (Key::Credentials.name(), options.credentials),
+        (Key::Mode.name(), options.mode),
+        (Key::ReferrerPolicy.name(), options.referrer_policy),
+    ];
+    for (name, value) in named {
+        if let Some(value) = value {
+            fields.push_str(name);
+            fields.push('=');
+            fields.push_str(value);
+            fields.push('\n');
+        }
+    }
+    let built = build_request_js(url_lines, headers, &fields, custom, options.max_bytes);
     match built.refused_field() {
         Some(field) => {
             let message = built.message();
@@ -214,7 +218,10 @@ pub fn build_request(
             };
             Err(Error::invalid_options(&field, message))
         }
-        None => Ok((built.inputs(), built.init(), built.headers())),
+        None => {
+            let sent = built.headers();
+            Ok((built, sent))
+        }
     }
 }
 

@@ -18,7 +18,7 @@ use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 
 use self::client::ClientInner;
-use self::wire::make_tile_error;
+use self::wire::{make_tile_error, Named};
 use crate::retry::{Cause, Failure};
 use crate::Error;
 
@@ -156,16 +156,19 @@ fn failure_to_js(failure: &Failure<JsValue>, attempts: u32, elapsed_ms: f64, url
         Some(Cause::Attempt(last)) => failure_to_js(last, attempts, elapsed_ms, url),
     };
     let exception = error.exception();
-    make_tile_error(
-        &message,
-        error.kind(),
-        error.status(),
-        attempts,
-        elapsed_ms,
-        error.retry_after_ms(),
-        exception.and_then(|e| e.code.as_deref()),
-        exception.and_then(|e| e.text.as_deref()),
-        url,
-        &cause,
-    )
+    let tile_error = Named(make_tile_error(&message, error.kind(), attempts, elapsed_ms, url, &cause));
+    // Set only when there: an error without a status has no `status` field.
+    if let Some(status) = error.status() {
+        tile_error.number("status", f64::from(status));
+    }
+    if let Some(after) = error.retry_after_ms() {
+        tile_error.number("retryAfterMs", after);
+    }
+    if let Some(code) = exception.and_then(|e| e.code.as_deref()) {
+        tile_error.text("exceptionCode", Some(code));
+    }
+    if let Some(text) = exception.and_then(|e| e.text.as_deref()) {
+        tile_error.text("exceptionText", Some(text));
+    }
+    tile_error.0
 }

@@ -76,27 +76,46 @@ export function resolveUrls(url, labelLines) {
 }
 
 /**
- * What buildRequest gives: the request, or the platform's refusal of a field.
+ * What the module reads of buildRequest's answer: the request's headers, or the platform's
+ * refusal of a field. The answer also holds what `fetchWhole` (transport.js) takes from it:
+ * `inputs` (the fetch input per mirror), `init` (what every attempt sends, its signal set per
+ * attempt), `custom` (the `fetch` option) and `maxBytes`.
  * @typedef {object} BuiltRequest
- * @property {Array<string | Request>} [inputs] the fetch input per mirror
- * @property {RequestInit} [init] what every attempt sends (its signal set per attempt)
  * @property {string} [headers] the headers sent, "name:value;" each, for telling identical calls apart
  * @property {string} [refusedField] the option the platform refused
  * @property {string} [message] the platform's words for the refusal
  */
 
+/** The fetch init fields a call may set, in the order a refusal's message is searched for the
+ * field to blame: Chromium's and undici's "'only-if-cached' can be set only with 'same-origin'
+ * mode" is about `cache`. */
+const INIT_FIELDS = ["cache", "credentials", "mode", "referrerPolicy"];
+
+/** `lines` ("name=value" each; a value may be empty) as an object of the names. */
+function namedFields(lines) {
+  const fields = Object.create(null);
+  for (const line of lines.split("\n")) {
+    const at = line.indexOf("=");
+    if (at > 0) fields[line.slice(0, at)] = line.slice(at + 1);
+  }
+  return fields;
+}
+
 /**
  * The fetch input per mirror and the init every attempt sends; or, when the platform refuses,
- * the field to blame. Only fields the caller set are sent (workerd rejects some outright), and a
- * `Request` is built per mirror only when such a field is set, so a refusal is the caller's error,
- * reported at once, not a network failure retried until the deadline. `urlLines` has one URL per
- * line; an option not set is undefined (the referrer policy "" is a value). `userAgent`, when
- * given, is sent unless the caller's headers have a User-Agent; being the same for every call, it
- * is left out of the headers string.
+ * the field to blame. `urlLines` has one URL per line; `fields` names the request fields the
+ * call set, "name=value" per line, among `accept`, `userAgent` and the fetch init's `cache`,
+ * `credentials`, `mode` and `referrerPolicy` (the referrer policy "" is a value). Only fields
+ * the caller set are sent (workerd rejects some outright), and a `Request` is built per mirror
+ * only when such a field is set, so a refusal is the caller's error, reported at once, not a
+ * network failure retried until the deadline. `userAgent` is sent unless the caller's headers
+ * have a User-Agent; being the same for every call, it is left out of the headers string.
+ * `custom` (the `fetch` option, or undefined) and `maxBytes` are kept for `fetchWhole`.
  * @returns {BuiltRequest}
  */
-export function buildRequest(urlLines, headers, accept, credentials, mode, cache, referrerPolicy, userAgent) {
+export function buildRequest(urlLines, headers, fields, custom, maxBytes) {
   const urls = urlLines.split("\n");
+  const { accept, userAgent, ...named } = namedFields(fields);
   const init = {};
   let sent = "";
   if (headers !== undefined || accept !== undefined) {
@@ -115,25 +134,16 @@ export function buildRequest(urlLines, headers, accept, credentials, mode, cache
   } else if (userAgent !== undefined) {
     init.headers = { "user-agent": userAgent };
   }
-  // In the order a refusal's message is searched for the field to blame: Chromium's and
-  // undici's "'only-if-cached' can be set only with 'same-origin' mode" is about `cache`.
-  const fields = { cache, credentials, mode, referrerPolicy };
-  let refusable = false;
-  for (const name in fields) {
-    if (fields[name] !== undefined) {
-      init[name] = fields[name];
-      refusable = true;
-    }
-  }
-  if (!refusable) return { inputs: urls, init, headers: sent };
+  const set = INIT_FIELDS.filter((name) => named[name] !== undefined);
+  for (const name of set) init[name] = named[name];
+  if (set.length === 0) return { inputs: urls, init, headers: sent, custom, maxBytes };
   try {
-    return { inputs: urls.map((url) => new Request(url, init)), init, headers: sent };
+    return { inputs: urls.map((url) => new Request(url, init)), init, headers: sent, custom, maxBytes };
   } catch (refusal) {
     let message = "";
     try {
       message = String(refusal?.message ?? "");
     } catch {}
-    const set = Object.keys(fields).filter((name) => fields[name] !== undefined);
     return { refusedField: set.find((name) => message.includes(name)) ?? "options", message };
   }
 }

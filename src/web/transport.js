@@ -18,13 +18,20 @@
  */
 
 /**
- * Fetches mirror `index` of `inputs` (URL strings or Requests) with `custom` (the `fetch` option)
- * or else the platform's `scope.fetch`, past every cache when `bust`,
- * past the platform's HTTP cache when `hedge` (see `pastLocalCache`), its body bounded by
+ * Fetches mirror `index` of a call's request (what `buildRequest` in request.js built: its
+ * `inputs`, URL strings or Requests, and `init`) under `signal`, with the call's `custom` (the
+ * `fetch` option) or else the platform's `fetch`, past every cache when `bust`, past the
+ * platform's HTTP cache when `hedge` (see `pastLocalCache`), its body bounded by the request's
  * `maxBytes` (see `readBounded`). Rejects as `fetch` or the body read does.
  * @returns {Promise<Fetched>}
  */
-export async function fetchWhole(scope, custom, inputs, index, init, bust, hedge, maxBytes) {
+export async function fetchWhole(request, index, signal, bust, hedge) {
+  const { inputs, custom, maxBytes } = request;
+  // A copy per attempt: a `fetch` option may read its init after an await (the edge proxy's
+  // gate does), by when a hedge beside it has started with a signal of its own.
+  const init = { ...request.init, signal };
+  // Whatever `globalThis` is here: Window, WorkerGlobalScope, Node's global or workerd's.
+  const scope = globalThis;
   let input = inputs[Math.min(index, inputs.length - 1)];
   if (bust) input = busted(input, init);
   const sent = hedge ? pastLocalCache(init) : init;

@@ -1,13 +1,14 @@
 //! One attempt: the global `fetch`, the whole body read, under an AbortController that the
 //! attempt timeout and the caller's signal both trigger.
 
-use js_sys::{Array, Function, Promise, Uint8Array};
+use js_sys::{Promise, Uint8Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
-use web_sys::{AbortController, RequestInit, Response};
+use web_sys::{AbortController, AbortSignal, Response};
 
 use super::abort::AbortWatch;
 use super::effects::Timer;
+use super::js_options::BuiltRequest;
 use super::task::PromiseFuture;
 use crate::classify::{ResponseFacts, HEAD_BYTES, TAIL_BYTES};
 use crate::platform::{Attempt, Transport};
@@ -18,16 +19,12 @@ use crate::redact::redact_text;
 extern "C" {
     /// `fetch` and the body read; resolves with a [`Fetched`].
     #[wasm_bindgen(js_name = fetchWhole)]
-    #[allow(clippy::too_many_arguments)]
     fn fetch_whole(
-        scope: &JsValue,
-        custom: Option<&Function>,
-        inputs: &Array,
+        request: &BuiltRequest,
         index: u32,
-        init: &RequestInit,
+        signal: &AbortSignal,
         bust: bool,
         hedge: bool,
-        max_bytes: f64,
     ) -> Promise;
 
     /// A response and what classification reads of it (`Fetched` in transport.js).
@@ -83,28 +80,15 @@ pub struct WebBody {
 }
 
 pub struct FetchTransport<'a> {
-    /// Whatever `globalThis` is here: Window, WorkerGlobalScope, Node's global or workerd's.
-    scope: JsValue,
-    /// The `fetch` option: called instead of `scope.fetch` when given.
-    custom: Option<&'a Function>,
-    /// Per mirror: the URL string, or a `Request` when the call set fields a platform may refuse.
-    inputs: &'a Array,
-    /// The same for every attempt but its signal.
-    init: &'a RequestInit,
-    /// `maxBytes`: a larger body is refused or cut.
-    max_bytes: f64,
+    /// The call's request (`buildRequest` in request.js): its inputs per mirror, the init every
+    /// attempt sends, the `fetch` option and `maxBytes`.
+    request: &'a BuiltRequest,
     abort: &'a AbortWatch,
 }
 
 impl<'a> FetchTransport<'a> {
-    pub fn new(
-        inputs: &'a Array,
-        init: &'a RequestInit,
-        custom: Option<&'a Function>,
-        max_bytes: f64,
-        abort: &'a AbortWatch,
-    ) -> FetchTransport<'a> {
-        FetchTransport { scope: js_sys::global().into(), custom, inputs, init, max_bytes, abort }
+    pub fn new(request: &'a BuiltRequest, abort: &'a AbortWatch) -> FetchTransport<'a> {
+        FetchTransport { request, abort }
     }
 
     async fn request(
@@ -114,17 +98,7 @@ impl<'a> FetchTransport<'a> {
         hedge: bool,
         controller: &AbortController,
     ) -> Result<(ResponseFacts, WebBody), JsValue> {
-        self.init.set_signal(Some(&controller.signal()));
-        let fetched = fetch_whole(
-            &self.scope,
-            self.custom,
-            self.inputs,
-            mirror as u32,
-            self.init,
-            cache_bust,
-            hedge,
-            self.max_bytes,
-        );
+        let fetched = fetch_whole(self.request, mirror as u32, &controller.signal(), cache_bust, hedge);
         let fetched: Fetched = PromiseFuture::new(fetched).await?.unchecked_into();
         let body = WebBody { response: fetched.response(), data: fetched.data() };
         Ok((facts(&fetched, &body.data), body))

@@ -9,18 +9,38 @@ export class TileError extends Error {
     super(message, fields.cause === undefined ? undefined : { cause: fields.cause });
     this.name = "TileError";
     this.kind = fields.kind;
-    if (fields.status !== undefined) this.status = fields.status;
     this.attempts = fields.attempts;
     this.elapsedMs = fields.elapsedMs;
-    if (fields.retryAfterMs !== undefined) this.retryAfterMs = fields.retryAfterMs;
-    if (fields.exceptionCode !== undefined) this.exceptionCode = fields.exceptionCode;
-    if (fields.exceptionText !== undefined) this.exceptionText = fields.exceptionText;
     this.url = fields.url;
   }
 }
 
-export function makeTileError(message, kind, status, attempts, elapsedMs, retryAfterMs, exceptionCode, exceptionText, url, cause) {
-  return new TileError(message, { kind, status, attempts, elapsedMs, retryAfterMs, exceptionCode, exceptionText, url, cause });
+// The fields every TileError has; the module sets those an error may have (status, retryAfterMs,
+// exceptionCode, exceptionText) by name, with setNumber and setText.
+export function makeTileError(message, kind, attempts, elapsedMs, url, cause) {
+  return new TileError(message, { kind, attempts, elapsedMs, url, cause });
+}
+
+// Objects the module builds field by field (a host's stats, a gate's state, a TileError's optional
+// fields): each value crosses with its name, which the module holds (src/web/wire.rs, `Named`).
+// A value that is not there (undefined) is null.
+export function setNumber(object, name, value) {
+  object[name] = value ?? null;
+}
+
+export function setText(object, name, value) {
+  object[name] = value ?? null;
+}
+
+export function setFlag(object, name, value) {
+  object[name] = value;
+}
+
+// A new object as field `name` of `object`.
+export function addObject(object, name) {
+  const child = {};
+  object[name] = child;
+  return child;
 }
 
 // A tile for one caller of a (possibly shared) request. The first caller gets the body and headers
@@ -41,62 +61,8 @@ export function makeGateVerdict(allow, probe, retryAfterMs, reason, state) {
   return { allow, probe, retryAfterMs, reason, state };
 }
 
-export function makeGateState(state, openUntil, pausedUntil, retryAfterMs, admitted, denied, ok, failed, opened) {
-  return { state, openUntil, pausedUntil, retryAfterMs, admitted, denied, ok, failed, opened };
-}
-
 export function makeRetryInfo(attempt, delayMs, reason, status, retryAfterMs) {
   return { attempt, delayMs, reason, status, retryAfterMs };
-}
-
-// One host's entry of `stats()`. Values that may be missing come as undefined and read as null;
-// the give-ups come as two lists of the same length: kinds (separated by spaces) and counts.
-export function makeHostStats(
-  requests,
-  attempts,
-  retries,
-  successes,
-  aborted,
-  coalesced,
-  hedges,
-  hedgesWon,
-  inFlight,
-  queued,
-  breakerState,
-  breakerChangedAt,
-  retryTokens,
-  pausedUntil,
-  rateLimitPerSecond,
-  p50,
-  p95,
-  p99,
-  giveUpKinds,
-  giveUpCounts,
-  corsRefused,
-) {
-  const giveUps = {};
-  giveUpKinds.split(" ").forEach((kind, i) => {
-    if (kind) giveUps[kind] = giveUpCounts[i];
-  });
-  return {
-    requests,
-    attempts,
-    retries,
-    successes,
-    aborted,
-    coalesced,
-    hedges,
-    hedgesWon,
-    inFlight,
-    queued,
-    giveUps,
-    breaker: { state: breakerState, changedAt: breakerChangedAt },
-    retryTokens,
-    pausedUntil: pausedUntil ?? null,
-    rateLimitPerSecond: rateLimitPerSecond ?? null,
-    latencyMs: { p50: p50 ?? null, p95: p95 ?? null, p99: p99 ?? null },
-    corsRefused,
-  };
 }
 
 // Adds a host's entry to `stats`: defined, not assigned, so a host named `__proto__` is a key

@@ -10,45 +10,12 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import ts from "typescript";
 import { readRegistry, defaultTag, docTables, withTable } from "../../scripts/options-from-registry.mjs";
 import { FETCH_TILE_OPTIONS, GATE_KEYS } from "../../pkg/gen/options.js";
+import { diagnostics, fieldsOf } from "./dts.mjs";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const registry = readRegistry();
-
-// The package's types as the compiler sees them from its entry.
-const entry = path.join(ROOT, "pkg/index.d.ts");
-const program = ts.createProgram([entry], { strict: true, noEmit: true, module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext });
-const checker = program.getTypeChecker();
-const exported = checker.getExportsOfModule(checker.getSymbolAtLocation(program.getSourceFile(entry)));
-
-/** The fields of the exported type `name`, dotted where they sit in an object: name → what the compiler sees. */
-function fieldsOf(name) {
-  const symbol = exported.find((s) => s.name === name);
-  assert.ok(symbol, `pkg/index.d.ts exports ${name}`);
-  const fields = new Map();
-  const walk = (type, prefix) => {
-    for (const property of checker.getPropertiesOfType(type)) {
-      // A field of a mapped type (`Omit<…>`) has its declaration through its origin.
-      const declaration = property.valueDeclaration ?? property.declarations?.[0];
-      const tag = property.getJsDocTags(checker).find((t) => t.name === "default");
-      const nested = declaration.type && ts.isTypeLiteralNode(declaration.type);
-      if (nested) {
-        walk(checker.getTypeFromTypeNode(declaration.type), `${prefix}${property.name}.`);
-        continue;
-      }
-      fields.set(`${prefix}${property.name}`, {
-        type: declaration.type.getText(),
-        optional: (property.flags & ts.SymbolFlags.Optional) !== 0,
-        default: tag ? ts.displayPartsToString(tag.text) : undefined,
-        doc: ts.displayPartsToString(property.getDocumentationComment(checker)).replace(/\s+/g, " "),
-      });
-    }
-  };
-  walk(checker.getDeclaredTypeOfSymbol(symbol.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(symbol) : symbol), "");
-  return fields;
-}
 
 /** Each declaration is a field of `fields` with its type, `@default` and doc. */
 function assertDeclared(fields, declarations, where) {
@@ -63,10 +30,7 @@ function assertDeclared(fields, declarations, where) {
 }
 
 test("pkg/index.d.ts compiles", () => {
-  assert.deepEqual(
-    ts.getPreEmitDiagnostics(program).map((d) => ts.flattenDiagnosticMessageText(d.messageText, "\n")),
-    [],
-  );
+  assert.deepEqual(diagnostics(), []);
 });
 
 test("FetchTileOptions: every option of the registry, and no other, with its type, default and doc", () => {

@@ -282,39 +282,53 @@ describe("buildRequest and resolveUrls (src/web/request.js)", async () => {
     assert.equal(new Set(Object.values(URL_REFUSALS)).size, Object.keys(URL_REFUSALS).length, "one code per refusal");
   });
 
-  // buildRequest(urlLines, headers, accept, credentials, mode, cache, referrerPolicy, userAgent)
+  // buildRequest(urlLines, headers, fields, custom, maxBytes): `fields` names what the call set,
+  // "name=value" per line, as src/web/js_options.rs writes them.
   test("plain URLs stay strings; headers and accept are sent and listed for the flight key", () => {
-    const { inputs, init, headers, refusedField } = buildRequest("https://a.example/1\nhttps://b.example/1", { "x-key": "1" }, "image/*");
+    const custom = () => {};
+    const { inputs, init, headers, refusedField, ...kept } = buildRequest(
+      "https://a.example/1\nhttps://b.example/1",
+      { "x-key": "1" },
+      "accept=image/*\n",
+      custom,
+      1000,
+    );
     assert.equal(refusedField, undefined);
     assert.deepEqual(inputs, ["https://a.example/1", "https://b.example/1"]);
     assert.equal(init.headers.get("accept"), "image/*");
     assert.equal(headers, "accept:image/*;x-key:1;");
     assert.equal("referrerPolicy" in init, false);
+    assert.deepEqual(kept, { custom, maxBytes: 1000 }, "what fetchWhole takes from the request");
   });
 
   test('a set field builds a Request per mirror; the referrer policy "" is a value, not absence', () => {
-    const { inputs, init, headers } = buildRequest("https://a.example/1", undefined, undefined, undefined, undefined, undefined, "");
+    const { inputs, init, headers } = buildRequest("https://a.example/1", undefined, "referrerPolicy=\n");
     assert.equal(init.referrerPolicy, "");
     assert.ok(inputs[0] instanceof Request);
     assert.equal(headers, "");
   });
 
   test("a user agent is sent unless the caller's headers have one, and is not part of the flight key", () => {
-    const ua = "tilefetch/test";
-    const plain = buildRequest("https://a.example/1", undefined, undefined, undefined, undefined, undefined, undefined, ua);
+    const ua = "tilefetch/0.1.0 (+https://www.npmjs.com/package/tilefetch)";
+    const plain = buildRequest("https://a.example/1", undefined, `userAgent=${ua}\n`);
     assert.equal(plain.init.headers["user-agent"], ua);
-    const own = buildRequest("https://a.example/1", { "User-Agent": "mine" }, undefined, undefined, undefined, undefined, undefined, ua);
+    const own = buildRequest("https://a.example/1", { "User-Agent": "mine" }, `userAgent=${ua}\n`);
     assert.equal(own.init.headers.get("user-agent"), "mine");
     assert.equal(own.headers, "user-agent:mine;");
   });
 
   test("what the platform refuses comes back as the field and its message", () => {
-    const { refusedField, message } = buildRequest("https://a.example/1", undefined, undefined, undefined, "navigate");
+    const { refusedField, message } = buildRequest("https://a.example/1", undefined, "mode=navigate\n");
     assert.equal(refusedField, "mode");
     assert.match(message, /mode|navigate/i);
-    assert.deepEqual(buildRequest("https://a.example/1", 5), { refusedField: "headers", message: "is not a valid headers init" });
+    assert.deepEqual(buildRequest("https://a.example/1", 5, ""), { refusedField: "headers", message: "is not a valid headers init" });
     // "'only-if-cached' can be set only with 'same-origin' mode" names a mode the caller never
     // set: the field to blame is among those set.
-    assert.equal(buildRequest("https://a.example/1", undefined, undefined, undefined, undefined, "only-if-cached").refusedField, "cache");
+    assert.equal(buildRequest("https://a.example/1", undefined, "cache=only-if-cached\n").refusedField, "cache");
+  });
+
+  test("a field name the request does not know is not sent", () => {
+    const { init } = buildRequest("https://a.example/1", undefined, "method=DELETE\n__proto__=x\nnoequals\n");
+    assert.deepEqual(Object.keys(init), []);
   });
 });
