@@ -1,0 +1,242 @@
+//! What an attempt's outcome means for its call and its host: a tile, or the failure (retryable
+//! with the server's wait, or final) and the report its host learns from.
+
+use std::rc::Rc;
+
+use super::outcome::{Cause, Failure};
+use crate::classify::{classify, is_stale, Verdict};
+use crate::host::slots::Permit;
+use crate::host::state::{Report, SharedHost};
+use crate::options::Options;
+use crate::platform::{Attempt, Clock};
+use crate::Error;
+
+/// An attempt on its way: where it went, what it holds, and when it left.
+pub(super) struct Sent {
+    pub(super) mirror: usize,
+    /// The host slot it holds; `None` once a hedge to the same host has taken it over.
+    pub(super) permit: Option<Permit>,
+    pub(super) probe: bool,
+    pub(super) name: Rc<str>,
+    pub(super) budget: f64,
+    pub(super) at_ms: f64,
+}
+
+/// What an attempt's outcome means, before its host learns from it.
+pub(super) enum Judged<B, C> {
+    /// A tile (`stale`: a cache has held it longer than `maxAgeS`).
+    Tile { body: B, empty: bool, stale: bool },
+    /// No tile: what the host learns, and the failure (retryable with the server's wait, or final).
+    NotTile { report: Report, verdict: Result<(Failure<C>, Option<f64>), Failure<C>> },
+}
+
+pub(super) fn judge<B, C>(
+    outcome: Attempt<B, C>,
+    options: &Options,
+    sent: &Sent,
+    epoch_ms: f64,
+) -> Judged<B, C> {
+    let budget = sent.budget;
+    let (report, verdict) = match outcome {
+        Attempt::Aborted => (Report::Abandoned, Err(Failure::of(Error::Aborted))),
+        Attempt::TimedOut => {
+            // Cut short by this call's deadline, the attempt says nothing about the host.
+            let report =
+                if budget < options.attempt_timeout_ms { Report::Abandoned } else { Report::Transient };
+            (report, Ok((Failure::of(Error::Timeout { after_ms: budget }), None)))
+        }
+        // The same answer on every attempt: final, and the host is alive.
+        Attempt::CorsRefused => (Report::CorsRefused, Err(Failure::of(Error::Cors))),
+        // The host is serving; the URL is wrong. Final, and nothing held against the host.
+        Attempt::TooLarge { bytes, declared } => (
+            Report::Alive,
+            Err(Failure::of(Error::TooLarge { bytes, max_bytes: options.max_bytes, declared })),
+        ),
+        Attempt::Failed { message, cause } => (
+            Report::Transient,
+            Ok((Failure { error: Error::Network { message }, cause: Some(Cause::Platform(cause)) }, None)),
+        ),
+        Attempt::Response(facts, body) => match classify(&facts, options, epoch_ms) {
+            Verdict::Deliver { empty } => {
+                return Judged::Tile { body, empty, stale: is_stale(&facts, options) }
+            }
+            Verdict::Reject(error) => (Report::Alive, Err(Failure::of(error))),
+            Verdict::Retry { error, retry_after_ms } => {
+                let throttled = facts.status == 429 || (facts.status == 503 && retry_after_ms.is_some());
+                let report = if throttled {
+                    Report::Throttled {
+                        wait_ms: retry_after_ms.map(|w| w.min(options.retry_after_max_ms)),
+                        too_many: facts.status == 429,
+                        sent_ms: sent.at_ms,
+                    }
+                } else {
+                    Report::Transient
+                };
+                (report, Ok((Failure::of(error), retry_after_ms)))
+            }
+        },
+    };
+    Judged::NotTile { report, verdict }
+}
+
+impl<B, C> Judged<B, C> {
+    /// A tile, or the caller's abort: either ends the race of an attempt and its hedge.
+    pub(super) fn ends_race(&self) -> bool {
+        match self {
+            Judged::Tile { .. } => true,
+            Judged::NotTile { verdict, .. } => matches!(verdict, Err(f) if f.error == Error::Aborted),
+        }
+    }
+}
+
+/// Judges an attempt that landed; a tile's time teaches its host what a healthy answer takes.
+pub(super) fn landed<B, C>(
+    sent: Sent,
+    outcome: Attempt<B, C>,
+    route: &[SharedHost],
+    options: &Options,
+    clock: &impl Clock,
+) -> (Sent, Judged<B, C>) {
+    let now = clock.now_ms();
+    let mut judged = judge(outcome, options, &sent, clock.epoch_ms());
+    let host = &route[sent.mirror];
+    match &mut judged {
+        Judged::Tile { .. } => host.borrow_mut().counters.attempt_latency.record(now - sent.at_ms),
+        Judged::NotTile { report, verdict: Ok((_, retry_after_ms @ Some(_))) } => {
+            weigh_retry_after(report, retry_after_ms, host, options, now);
+        }
+        Judged::NotTile { .. } => {}
+    }
+    (sent, judged)
+}
+
+/// Evidence over a header. A Retry-After that this call's deadline could never wait for (an hour,
+/// a day) from a host that is answering other requests right now is not believed: the response
+/// is retried like one without the header, and the host is not paused (one bad header would
+/// otherwise fail every tile of a healthy host). From a host that answers nothing else it is
+/// believed (a real quota): the call rejects `rate-limited` and the host pauses, until an answer
+/// in flight contradicts it.
+fn weigh_retry_after(
+    report: &mut Report,
+    retry_after_ms: &mut Option<f64>,
+    host: &SharedHost,
+    options: &Options,
+    now: f64,
+) {
+    let Some(wait) = *retry_after_ms else { return };
+    // Implausible for any call of these options, whenever it lands: not just for what is left of
+    // this one (late in a call even a 1 s header would not fit, and is still honest).
+    if wait.min(options.retry_after_max_ms) < options.deadline_ms {
+        return;
+    }
+    if host.borrow().is_answering(now) {
+        *retry_after_ms = None;
+        *report = match *report {
+            Report::Throttled { too_many: true, sent_ms, .. } => {
+                Report::Throttled { wait_ms: None, too_many: true, sent_ms }
+            }
+            _ => Report::Transient,
+        };
+    } else {
+        host.borrow_mut().doubt_pause();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::classify::ResponseFacts;
+    use crate::host::state::HostState;
+    use crate::host::HostConfig;
+    use crate::options::Value;
+
+    const PNG: &[u8] = b"\x89PNG\r\n\x1a\n....\0\0\0\0IEND\xaeB`\x82";
+
+    fn sent(budget: f64) -> Sent {
+        Sent { mirror: 0, permit: None, probe: false, name: "h".into(), budget, at_ms: 5.0 }
+    }
+
+    fn response(status: u16, retry_after: Option<&str>, body: &[u8]) -> Attempt<(), ()> {
+        let facts = ResponseFacts {
+            status,
+            content_type: Some("image/png".into()),
+            retry_after: retry_after.map(str::to_string),
+            body_len: body.len(),
+            head: body.to_vec(),
+            tail: body.to_vec(),
+            ..ResponseFacts::default()
+        };
+        Attempt::Response(facts, ())
+    }
+
+    /// The report and, for no tile, the failure's kind and whether it may be retried.
+    fn judged(outcome: Attempt<(), ()>, budget: f64) -> (Option<Report>, &'static str, bool) {
+        let options = Options::parse(&[]).unwrap();
+        match judge(outcome, &options, &sent(budget), 0.0) {
+            Judged::Tile { .. } => (None, "tile", false),
+            Judged::NotTile { report, verdict: Ok((failure, _)) } => {
+                (Some(report), failure.error.kind(), true)
+            }
+            Judged::NotTile { report, verdict: Err(failure) } => (Some(report), failure.error.kind(), false),
+        }
+    }
+
+    #[test]
+    fn each_outcome_means_a_report_and_a_failure() {
+        let full = 4000.0;
+        assert_eq!(judged(response(200, None, PNG), full), (None, "tile", false));
+        assert_eq!(judged(Attempt::Aborted, full), (Some(Report::Abandoned), "aborted", false));
+        assert_eq!(judged(Attempt::TimedOut, full), (Some(Report::Transient), "timeout", true));
+        // Cut short by the call's deadline, not the attempt timeout: nothing said of the host.
+        assert_eq!(judged(Attempt::TimedOut, 100.0), (Some(Report::Abandoned), "timeout", true));
+        assert_eq!(judged(Attempt::CorsRefused, full), (Some(Report::CorsRefused), "cors", false));
+        let too_large = Attempt::TooLarge { bytes: 1e9, declared: true };
+        assert_eq!(judged(too_large, full), (Some(Report::Alive), "too-large", false));
+        let failed = Attempt::Failed { message: "reset".into(), cause: () };
+        assert_eq!(judged(failed, full), (Some(Report::Transient), "network", true));
+        assert_eq!(judged(response(404, None, b""), full), (Some(Report::Alive), "http", false));
+        assert_eq!(judged(response(500, None, b""), full), (Some(Report::Transient), "http", true));
+        let refused = Report::Throttled { wait_ms: Some(2000.0), too_many: true, sent_ms: 5.0 };
+        assert_eq!(judged(response(429, Some("2"), b""), full), (Some(refused), "http", true));
+        let unavailable = Report::Throttled { wait_ms: Some(2000.0), too_many: false, sent_ms: 5.0 };
+        assert_eq!(judged(response(503, Some("2"), b""), full), (Some(unavailable), "http", true));
+        assert_eq!(judged(response(503, None, b""), full), (Some(Report::Transient), "http", true));
+    }
+
+    #[test]
+    fn a_platform_failure_is_kept_as_the_cause() {
+        let options = Options::parse(&[]).unwrap();
+        let failed = Attempt::<(), &str>::Failed { message: "reset".into(), cause: "the TypeError" };
+        let Judged::NotTile { verdict: Ok((failure, None)), .. } =
+            judge(failed, &options, &sent(4000.0), 0.0)
+        else {
+            panic!("a network failure is retried")
+        };
+        assert!(matches!(failure.cause, Some(Cause::Platform("the TypeError"))));
+    }
+
+    /// "Evidence over a header": an hour's Retry-After is dropped when the host answers others,
+    /// and doubted (kept, the pause marked doubtful) when it answers nothing else.
+    #[test]
+    fn an_implausible_retry_after_is_weighed_against_what_the_host_does() {
+        let options = Options::parse(&[("deadlineMs", Value::Number(6000.0))]).unwrap();
+        let hour = Some(3_600_000.0);
+        let throttled = Report::Throttled { wait_ms: hour, too_many: true, sent_ms: 0.0 };
+
+        let quiet = HostState::new("quiet.example", &HostConfig::DEFAULT, 0.0).shared();
+        let (mut report, mut wait) = (throttled, hour);
+        weigh_retry_after(&mut report, &mut wait, &quiet, &options, 10.0);
+        assert_eq!((report, wait), (throttled, hour), "believed: nothing contradicts it");
+
+        let busy = HostState::new("busy.example", &HostConfig::DEFAULT, 0.0).shared();
+        busy.borrow_mut().report(5.0, false, Report::Alive, 0.5);
+        let (mut report, mut wait) = (throttled, hour);
+        weigh_retry_after(&mut report, &mut wait, &busy, &options, 10.0);
+        assert_eq!(wait, None, "not believed from a host that answers");
+        assert_eq!(report, Report::Throttled { wait_ms: None, too_many: true, sent_ms: 0.0 });
+
+        let (mut report, mut wait) = (throttled, Some(2000.0));
+        weigh_retry_after(&mut report, &mut wait, &busy, &options, 10.0);
+        assert_eq!(wait, Some(2000.0), "a wait the call could make is always believed");
+    }
+}
