@@ -15,7 +15,7 @@
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
-use tilefetch::backoff::{Backoff, Jitter};
+use tilefetch::timing::backoff::{Backoff, Jitter};
 
 const BASE_MS: f64 = 5.0;
 const CAP_MS: f64 = 2000.0;

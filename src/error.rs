@@ -1,10 +1,10 @@
 //! The one error type of the crate. The wasm layer turns it into a JS `TileError` whose `kind`
-//! is [`Error::kind`] and whose message is [`Error::message`] (written with [`crate::format`]).
+//! is [`Error::kind`] and whose message is [`Error::message`] (written with [`crate::text::format`]).
 
 use core::fmt;
 
-use crate::format::{concat, decimal_text, number_text};
-use crate::ogc_exception::OgcException;
+use crate::response::ogc_exception::OgcException;
+use crate::text::format::{concat, decimal_text, number_text};
 
 /// Why a tile could not be delivered (or why one attempt failed, when it is a `cause`).
 #[non_exhaustive]

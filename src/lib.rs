@@ -2,10 +2,13 @@
 //!
 //! The crate is split into a pure core and a thin platform layer:
 //!
-//! * [`options`], [`backoff`], [`deadline`], [`retry_after`], [`classify`], [`redact`] and
-//!   [`retry`] are plain Rust with no web types. Time enters as numbers (milliseconds) and
-//!   randomness as a number in `[0, 1)`, so all of it is tested natively with `cargo test`.
-//! * `web` (only on `wasm32`) implements the [`platform`] traits with the global `fetch`,
+//! * The pure core, plain Rust with no web types: [`options`] (the option registry, `fetchTile`'s
+//!   options, a client's config), [`timing`] (the retry arithmetic: backoff, deadline,
+//!   Retry-After), [`response`] (what a response means), [`host`] (what calls to a host share,
+//!   and the edge gate), [`client`] (what a client keeps between calls), [`retry`] (the loop, over
+//!   the [`retry::platform`] traits), [`redact`] and [`error`]. Time enters as numbers
+//!   (milliseconds) and randomness as a number in `[0, 1)`, so all of it is tested natively.
+//! * `web` (only on `wasm32`) implements the platform traits with the global `fetch`,
 //!   `AbortController` and timers, and exports `fetchTile` to JavaScript.
 // `deny`, not `forbid`: the wasm allocator (web/heap.rs) is the one module allowed unsafe code,
 // each block of it with the SAFETY argument that earns it.
@@ -13,28 +16,18 @@
 // Every public item says what it is; backon and gloo deny it too.
 #![deny(missing_docs)]
 
-pub mod backoff;
-pub mod classify;
 pub mod client;
-pub mod client_config;
-pub mod deadline;
 pub mod error;
-mod format;
-pub mod gate;
 pub mod host;
-mod http_date;
-pub mod ogc_exception;
 pub mod options;
-pub mod platform;
-mod race;
 pub mod redact;
+pub mod response;
 pub mod retry;
-pub mod retry_after;
-pub mod size_class;
-mod status_set;
-pub mod text;
-mod validate;
-mod value;
+// The allocator's arithmetic: used by web/heap.rs on wasm32 only, tested natively.
+#[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+mod size_class;
+mod text;
+pub mod timing;
 
 pub use error::Error;
 pub use options::Options;

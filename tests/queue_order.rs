@@ -8,7 +8,7 @@ use sim::*;
 use tilefetch::host::slots::QueueOrder;
 use tilefetch::host::HostConfig;
 use tilefetch::options::Value;
-use tilefetch::platform::Sleep;
+use tilefetch::retry::platform::Sleep;
 use tilefetch::retry::{fetch_with_retries, Runtime, LIFO_URGENT_SHARE};
 use tilefetch::{Error, Options};
 

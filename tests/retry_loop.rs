@@ -7,14 +7,14 @@ use std::future::Future;
 use std::pin::pin;
 use std::task::{Context, Poll, Waker};
 
-use tilefetch::classify::ResponseFacts;
 use tilefetch::host::breaker::BreakerConfig;
 use tilefetch::host::budget::BudgetConfig;
 use tilefetch::host::state::{Report, SharedHost};
 use tilefetch::host::{HostConfig, HostState};
-use tilefetch::ogc_exception::OgcException;
 use tilefetch::options::{Preset, Value};
-use tilefetch::platform::{Attempt, Cancel, Clock, Random, Sleep, Transport, Woke};
+use tilefetch::response::classify::ResponseFacts;
+use tilefetch::response::ogc_exception::OgcException;
+use tilefetch::retry::platform::{Attempt, Cancel, Clock, Random, Sleep, Transport, Woke};
 use tilefetch::retry::{fetch_with_retries, Cause, Delivered, Event, GaveUp, RetryInfo, Runtime};
 use tilefetch::{Error, Options};
 

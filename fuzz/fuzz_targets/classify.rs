@@ -3,9 +3,9 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use tilefetch::classify::{classify, ResponseFacts, Verdict, HEAD_BYTES, TAIL_BYTES};
-use tilefetch::ogc_exception::MAX_TEXT_CHARS;
 use tilefetch::options::{Options, Preset};
+use tilefetch::response::classify::{classify, ResponseFacts, Verdict, HEAD_BYTES, TAIL_BYTES};
+use tilefetch::response::ogc_exception::MAX_TEXT_CHARS;
 use tilefetch_fuzz::Bytes;
 
 fuzz_target!(|data: &[u8]| {

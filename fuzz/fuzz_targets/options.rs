@@ -3,7 +3,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use tilefetch::client_config::ClientConfig;
+use tilefetch::options::client_config::ClientConfig;
 use tilefetch::options::Options;
 use tilefetch::MAX_DELAY_MS;
 use tilefetch_fuzz::Bytes;

@@ -2,7 +2,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use tilefetch::retry_after::parse_retry_after;
+use tilefetch::timing::retry_after::parse_retry_after;
 use tilefetch::MAX_DELAY_MS;
 use tilefetch_fuzz::Bytes;
 

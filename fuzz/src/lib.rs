@@ -3,7 +3,7 @@
 //! the names the parsers know, so the fuzzer reaches their deep branches, not only "unknown key".
 #![forbid(unsafe_code)]
 
-use tilefetch::client_config::{BREAKER_KEYS, BUDGET_KEYS, CLIENT_KEYS, HOST_KEYS};
+use tilefetch::options::client_config::{BREAKER_KEYS, BUDGET_KEYS, CLIENT_KEYS, HOST_KEYS};
 use tilefetch::options::{Value, KEYS};
 
 /// Names worth trying besides the keys the parsers define: host patterns and preset names.

@@ -1,5 +1,5 @@
 // UpstreamGate: one Durable Object per upstream host holds what every isolate should share about
-// that host: the core's own breaker, Retry-After pause and (optional) rate (src/gate.rs, through
+// that host: the core's own breaker, Retry-After pause and (optional) rate (src/host/gate.rs, through
 // the wasm module's UpstreamGateState). Isolates ask it before each upstream attempt (`admit`)
 // and tell it what the attempt met (`report`); see worker/gated-fetch.js. Without the binding
 // each isolate relies on its own TileClient only.

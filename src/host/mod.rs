@@ -1,10 +1,11 @@
 //! What one host's calls share: a concurrency queue, a circuit breaker, a retry budget, a
 //! rate-limit pause and an adaptive rate, and statistics. Pure state machines driven by explicit
-//! time;
-//! the retry loop turns them into waits over the platform traits.
+//! time; the retry loop turns them into waits over the platform traits. `gate` is the same state
+//! shared by a fleet of edge isolates.
 
 pub mod breaker;
 pub mod budget;
+pub mod gate;
 pub mod latency;
 pub mod rate;
 pub mod slots;

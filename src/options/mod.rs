@@ -5,15 +5,19 @@
 //! `undefined` and `null` mean "not given". Each option is declared once, with its default
 //! and documentation, in `registry.rs`.
 
+pub mod client_config;
 pub mod registry;
+pub(crate) mod status_set;
+pub(crate) mod validate;
+pub mod value;
 
-pub use crate::value::{entries_of, Entry, Value};
 pub use registry::{DefaultValue, Key, Spec, KEYS, SPECS};
+pub use value::{entries_of, Entry, Value};
 
-use crate::backoff::{Backoff, Jitter};
-use crate::format::{concat, decimal_text};
-use crate::status_set::StatusSet;
-use crate::validate::{describe, millis, one_of, unknown_among, wrong_type};
+use crate::options::status_set::StatusSet;
+use crate::options::validate::{describe, millis, one_of, unknown_among, wrong_type};
+use crate::text::format::{concat, decimal_text};
+use crate::timing::backoff::{Backoff, Jitter};
 use crate::Error;
 
 /// Named sets of defaults; explicit fields override them. Each option's default per preset is
@@ -239,7 +243,7 @@ impl Options {
             }
             Jitter | Credentials | Mode | ReferrerPolicy | Cache => {
                 let allowed: &[&'static str] = match field {
-                    Jitter => &crate::backoff::Jitter::NAMES,
+                    Jitter => &crate::timing::backoff::Jitter::NAMES,
                     Credentials => &CREDENTIALS,
                     Mode => &MODES,
                     ReferrerPolicy => &REFERRER_POLICIES,
@@ -250,7 +254,7 @@ impl Options {
                     .ok_or_else(|| one_of(key, allowed, value))?;
                 let name = Some(allowed[chosen]);
                 match field {
-                    Jitter => self.jitter = crate::backoff::Jitter::ALL[chosen],
+                    Jitter => self.jitter = crate::timing::backoff::Jitter::ALL[chosen],
                     Credentials => self.credentials = name,
                     Mode => self.mode = name,
                     ReferrerPolicy => self.referrer_policy = name,

@@ -5,13 +5,13 @@ use std::rc::Rc;
 
 use super::outcome::Event;
 use super::Runtime;
-use crate::deadline::Deadline;
 use crate::host::breaker::BreakerState;
 use crate::host::slots::{Permit, QueueOrder};
 use crate::host::state::{next_change, Change, Decision, Hold, Report, SharedHost};
 use crate::options::Options;
-use crate::platform::{Cancel, Clock, Random, Sleep, Woke};
-use crate::race::{race, Either};
+use crate::retry::platform::{Cancel, Clock, Random, Sleep, Woke};
+use crate::retry::race::{race, Either};
+use crate::timing::deadline::Deadline;
 use crate::Error;
 
 /// The most a call adds to a host's pause so that paused calls do not all wake together.

@@ -7,12 +7,12 @@ use super::admission::report_to_host;
 use super::judge::{landed, Judged, Sent};
 use super::outcome::{Event, Failure};
 use super::{Call, Runtime};
-use crate::deadline::Deadline;
 use crate::host::slots::Permit;
 use crate::host::state::{Report, SharedHost};
 use crate::options::{Hedge, Options};
-use crate::platform::{Cancel, Clock, Random, Sleep, Transport, Woke};
-use crate::race::{race, Either};
+use crate::retry::platform::{Cancel, Clock, Random, Sleep, Transport, Woke};
+use crate::retry::race::{race, Either};
+use crate::timing::deadline::Deadline;
 use crate::Error;
 
 /// Hedges one call may send: one covers a hung attempt, more would multiply a slow host's load.

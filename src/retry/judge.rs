@@ -4,11 +4,11 @@
 use std::rc::Rc;
 
 use super::outcome::{Cause, Failure};
-use crate::classify::{classify, is_stale, Verdict};
 use crate::host::slots::Permit;
 use crate::host::state::{Report, SharedHost};
 use crate::options::Options;
-use crate::platform::{Attempt, Clock};
+use crate::response::classify::{classify, is_stale, Verdict};
+use crate::retry::platform::{Attempt, Clock};
 use crate::Error;
 
 /// An attempt on its way: where it went, what it holds, and when it left.
@@ -145,10 +145,10 @@ fn weigh_retry_after(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::classify::ResponseFacts;
     use crate::host::state::HostState;
     use crate::host::HostConfig;
     use crate::options::Value;
+    use crate::response::classify::ResponseFacts;
 
     const PNG: &[u8] = b"\x89PNG\r\n\x1a\n....\0\0\0\0IEND\xaeB`\x82";
 

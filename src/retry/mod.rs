@@ -5,12 +5,14 @@
 //! Its parts: `admission` (may an attempt go, and where), `hedge` (a second attempt beside a
 //! slow one), `judge` (what an outcome means) and `outcome` (what the caller is told).
 //!
-//! [`platform`]: crate::platform
+//! [`platform`]: crate::retry::platform
 
 mod admission;
 mod hedge;
 mod judge;
 mod outcome;
+pub mod platform;
+pub(crate) mod race;
 
 pub use self::admission::LIFO_URGENT_SHARE;
 use self::admission::{is_ready, pick_mirror, report_to_host, wait_for_admission};
@@ -18,11 +20,11 @@ use self::hedge::send;
 pub use self::hedge::{hedge_delay, HEDGE_COLD_MS, HEDGE_FLOOR_MS, HEDGE_MIN_SAMPLES, MAX_HEDGES_PER_CALL};
 use self::judge::{Judged, Sent};
 pub use self::outcome::{Cause, Delivered, Event, Failure, GaveUp, RetryInfo};
-use crate::backoff::clamp_delay;
-use crate::deadline::Deadline;
 use crate::host::state::{Report, SharedHost};
 use crate::options::Options;
-use crate::platform::{Cancel, Clock, Random, Sleep, Transport, Woke};
+use crate::retry::platform::{Cancel, Clock, Random, Sleep, Transport, Woke};
+use crate::timing::backoff::clamp_delay;
+use crate::timing::deadline::Deadline;
 use crate::Error;
 
 /// The platform a call runs on.

@@ -11,7 +11,7 @@ use std::task::{Context, Poll, Waker};
 use wasm_bindgen::prelude::*;
 use web_sys::AbortSignal;
 
-use crate::platform::Cancel;
+use crate::retry::platform::Cancel;
 
 #[wasm_bindgen(module = "/src/web/abort.js")]
 extern "C" {

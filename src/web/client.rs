@@ -22,13 +22,13 @@ use super::wire::{
 };
 use super::{early_error, failure_to_js};
 use crate::client::{flight_key, Callers, FlightTable, HostRegistry, HostSnapshot, Joinable};
-use crate::client_config::ClientConfig;
 use crate::host::state::{Hold, SharedHost};
 use crate::host::{host_key, HostState};
+use crate::options::client_config::ClientConfig;
 use crate::options::{entries_of, Options};
-use crate::platform::Clock;
-use crate::race::{race, Either};
 use crate::redact::redact_url;
+use crate::retry::platform::Clock;
+use crate::retry::race::{race, Either};
 use crate::retry::{fetch_with_retries, Cause, Delivered, Event, GaveUp, Runtime};
 use crate::text::pieces;
 use crate::Error;

@@ -9,9 +9,9 @@ use std::task::{Context, Poll, Waker};
 use wasm_bindgen::prelude::*;
 
 use super::abort::AbortWatch;
-use crate::backoff::clamp_delay;
-use crate::platform::{Clock, Random, Sleep, Woke};
-use crate::race::{race, Either};
+use crate::retry::platform::{Clock, Random, Sleep, Woke};
+use crate::retry::race::{race, Either};
+use crate::timing::backoff::clamp_delay;
 
 #[wasm_bindgen]
 extern "C" {

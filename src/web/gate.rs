@@ -1,4 +1,4 @@
-//! `UpstreamGateState`: the core's gate ([`crate::gate`]) for the `UpstreamGate` Durable Object
+//! `UpstreamGateState`: the core's gate ([`crate::host::gate`]) for the `UpstreamGate` Durable Object
 //! of tilefetch/worker (pkg/worker/gate.js), which holds one per upstream host. Values in and out
 //! by name: the config and each report are read as named fields, verdicts and the state are
 //! built by wire.js from named parameters.
@@ -8,9 +8,9 @@ use wasm_bindgen::prelude::*;
 use super::effects::JsRandom;
 use super::js_options::read_entries;
 use super::wire::{make_gate_verdict, Named};
-use crate::gate::{Gate, GateConfig, Outcome, Verdict};
+use crate::host::gate::{Gate, GateConfig, Outcome, Verdict};
 use crate::options::{entries_of, Value};
-use crate::platform::Random;
+use crate::retry::platform::Random;
 
 /// One upstream host's shared breaker, pause and rate.
 #[wasm_bindgen(js_name = UpstreamGateState)]

@@ -8,9 +8,9 @@ use wasm_bindgen::JsCast;
 use web_sys::AbortSignal;
 
 use super::wire::{kind_of, read_fields, ValueKind};
-use crate::format::concat;
 use crate::options::{Key, Options, Value};
 use crate::redact::{redact_text, redact_url};
+use crate::text::format::concat;
 use crate::Error;
 
 /// The JS values of an options object that stay JS values.

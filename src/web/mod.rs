@@ -1,4 +1,4 @@
-//! The platform layer: the JS exports and the [`platform`](crate::platform) traits implemented
+//! The platform layer: the JS exports and the [`platform`](crate::retry::platform) traits implemented
 //! over the global scope. Compiled only for `wasm32`.
 
 mod abort;
@@ -51,7 +51,7 @@ fn default_user_agent() -> Option<&'static str> {
 #[cfg(feature = "edge")]
 #[wasm_bindgen(js_name = isRequestError)]
 pub fn is_request_error(code: &str) -> bool {
-    crate::ogc_exception::is_request_error(code)
+    crate::response::ogc_exception::is_request_error(code)
 }
 
 /// Whether a query parameter name names a secret (src/redact.rs): asked by the edge proxy's
@@ -136,8 +136,8 @@ fn failure_to_js(failure: &Failure<JsValue>, attempts: u32, elapsed_ms: f64, url
     let mut message = error.message();
     if let Some(Cause::Attempt(last)) = &failure.cause {
         let plural = if attempts == 1 { "" } else { "s" };
-        let count = crate::format::decimal_text(u64::from(attempts));
-        message.push_str(&crate::format::concat(&[
+        let count = crate::text::format::decimal_text(u64::from(attempts));
+        message.push_str(&crate::text::format::concat(&[
             " after ",
             &count,
             " attempt",

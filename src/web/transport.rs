@@ -10,10 +10,10 @@ use super::abort::AbortWatch;
 use super::effects::Timer;
 use super::js_options::BuiltRequest;
 use super::task::PromiseFuture;
-use crate::classify::{ResponseFacts, HEAD_BYTES, TAIL_BYTES};
-use crate::platform::{Attempt, Transport};
-use crate::race::{race, Either};
 use crate::redact::redact_text;
+use crate::response::classify::{ResponseFacts, HEAD_BYTES, TAIL_BYTES};
+use crate::retry::platform::{Attempt, Transport};
+use crate::retry::race::{race, Either};
 
 #[wasm_bindgen(module = "/src/web/transport.js")]
 extern "C" {

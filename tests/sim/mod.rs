@@ -11,13 +11,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::task::{Context, Poll, Wake, Waker};
 
-use tilefetch::classify::ResponseFacts;
 use tilefetch::host::breaker::BreakerConfig;
 use tilefetch::host::budget::BudgetConfig;
 use tilefetch::host::state::SharedHost;
 use tilefetch::host::{HostConfig, HostState};
 use tilefetch::options::Value;
-use tilefetch::platform::{Attempt, Cancel, Clock, Random, Sleep, Transport, Woke};
+use tilefetch::response::classify::ResponseFacts;
+use tilefetch::retry::platform::{Attempt, Cancel, Clock, Random, Sleep, Transport, Woke};
 use tilefetch::retry::{fetch_with_retries, Delivered, Event, GaveUp, Runtime};
 use tilefetch::Options;
 

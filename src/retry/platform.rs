@@ -4,7 +4,7 @@
 
 use core::future::Future;
 
-use crate::classify::ResponseFacts;
+use crate::response::classify::ResponseFacts;
 
 /// The clocks: monotonic and wall-clock time, in ms.
 pub trait Clock {

@@ -13,9 +13,9 @@
 use crate::host::breaker::{BreakerConfig, BreakerState};
 use crate::host::state::{Change, Decision, Hold, Report};
 use crate::host::{HostConfig, HostState};
+use crate::options::value::{Entry, Value};
 use crate::options::{Options, Preset};
-use crate::retry_after::parse_retry_after;
-use crate::value::{Entry, Value};
+use crate::timing::retry_after::parse_retry_after;
 use crate::Error;
 
 pub use crate::options::registry::GATE_KEYS;
@@ -40,7 +40,7 @@ impl GateConfig {
         let mut values = [None; GATE_KEYS.len()];
         for (key, value) in entries {
             let Some(i) = GATE_KEYS.iter().position(|k| k == key) else {
-                return Err(crate::validate::unknown_among(key, &[&GATE_KEYS]));
+                return Err(crate::options::validate::unknown_among(key, &[&GATE_KEYS]));
             };
             values[i] = match value {
                 Value::Absent => None,
@@ -263,7 +263,7 @@ impl Gate {
             return Report::Alive;
         }
         let wait = if status == 429 || status == 503 {
-            let server_now = date.and_then(crate::http_date::parse_http_date);
+            let server_now = date.and_then(crate::timing::http_date::parse_http_date);
             retry_after.and_then(|v| parse_retry_after(v, server_now, now_ms))
         } else {
             None
@@ -454,10 +454,11 @@ mod tests {
             ("ratePerSecond", Value::Absent),
             ("burst", n(1.0)),
         ];
-        let entries = crate::value::entries_of(&owned);
+        let entries = crate::options::value::entries_of(&owned);
         assert_eq!(GateConfig::from_entries(&entries), Ok(CONFIG), "order does not matter, names do");
-        let field = |owned: &[(&str, Value)]| match GateConfig::from_entries(&crate::value::entries_of(owned))
-        {
+        let field = |owned: &[(&str, Value)]| match GateConfig::from_entries(
+            &crate::options::value::entries_of(owned),
+        ) {
             Err(Error::InvalidOptions { field, .. }) => field,
             other => panic!("{other:?}"),
         };

@@ -1,7 +1,7 @@
 //! The `Retry-After` header: delta-seconds or an HTTP-date, to a wait in milliseconds.
 
-use crate::backoff::clamp_delay;
-use crate::http_date::parse_http_date;
+use crate::timing::backoff::clamp_delay;
+use crate::timing::http_date::parse_http_date;
 
 /// Parses a Retry-After value into how long to wait from now, in milliseconds.
 ///

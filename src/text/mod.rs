@@ -1,8 +1,11 @@
 //! Searching and splitting the short ASCII-structured strings tilefetch looks into (a URL, a
 //! header value, an option name). std's `str` methods with `&str` and `char`
-//! patterns bring its two-way and memchr searchers and UTF-8 decoding, ~3 KB of the shipped wasm
-//! built for long haystacks these never are. Every separator here is ASCII, and an ASCII byte
-//! never occurs inside a multi-byte UTF-8 character, so splitting at one keeps valid UTF-8.
+//! patterns bring its two-way and memchr searchers and UTF-8 decoding into the shipped wasm
+//! (their cost: ARCHITECTURE.md's ledger), built for long haystacks these never are. Every
+//! separator here is ASCII, and an ASCII byte never occurs inside a multi-byte UTF-8 character, so
+//! splitting at one keeps valid UTF-8. `format` writes text and numbers the same way.
+
+pub(crate) mod format;
 
 /// The byte offset of the first `needle` in `haystack` (0 for an empty needle).
 pub fn find(haystack: &str, needle: &str) -> Option<usize> {

@@ -2,14 +2,14 @@
 //! overrides per `host[:port]`, validated into a [`ClientConfig`]. Nested fields are named by
 //! their path in errors (`breaker.openMs`, `hosts["tiles.example.com"].deadlineMs`).
 
-use crate::format::{concat, decimal_text};
 use crate::host::breaker::BreakerConfig;
 use crate::host::budget::BudgetConfig;
 use crate::host::slots::QueueOrder;
 use crate::host::HostConfig;
 use crate::options::registry::Scope;
+use crate::options::validate::{millis, one_of, unknown_among, wrong_type};
 use crate::options::{entries_of, Entry, Key, Options, Preset, Value, KEYS};
-use crate::validate::{millis, one_of, unknown_among, wrong_type};
+use crate::text::format::{concat, decimal_text};
 use crate::Error;
 
 pub use crate::options::registry::{BREAKER_KEYS, BUDGET_KEYS, CLIENT_KEYS, HOST_KEYS};

@@ -2,8 +2,8 @@
 //! give: each names the field, says what it must be and what it got, and suggests the key meant
 //! when an unknown one looks like a typo ("did you mean").
 
-use crate::format::{concat, number_text};
-use crate::value::Value;
+use crate::options::value::Value;
+use crate::text::format::{concat, number_text};
 use crate::Error;
 
 /// A value as a message shows it: short strings quoted, numbers as JS prints them, else its type.

@@ -1,10 +1,10 @@
 //! What one HTTP response means for a tile: deliver it, retry, or give up.
 
-use crate::format::concat;
-use crate::ogc_exception::{read_report, OgcException};
 use crate::options::Options;
-use crate::retry_after::parse_retry_after;
+use crate::response::ogc_exception::{read_report, OgcException};
+use crate::text::format::concat;
 use crate::text::{before_any, contains, decimal_value, find_bytes, pieces};
+use crate::timing::retry_after::parse_retry_after;
 use crate::Error;
 
 /// How many leading body bytes classification looks at (copied out of the JS heap).
@@ -95,7 +95,7 @@ pub fn classify(facts: &ResponseFacts, options: &Options, client_now_ms: f64) ->
     };
     if options.retry_on.contains(status) {
         let retry_after_ms = if status == 429 || status == 503 {
-            let server_now = facts.date.as_deref().and_then(crate::http_date::parse_http_date);
+            let server_now = facts.date.as_deref().and_then(crate::timing::http_date::parse_http_date);
             facts.retry_after.as_deref().and_then(|v| parse_retry_after(v, server_now, client_now_ms))
         } else {
             None
@@ -334,7 +334,7 @@ mod tests {
                 Some("image/png"),
                 None,
             ] {
-                for code in crate::ogc_exception::PERMANENT_CODES {
+                for code in crate::response::ogc_exception::PERMANENT_CODES {
                     for status in [200, 400, 404, 429, 500, 503] {
                         let body = template.replace("CODE", code);
                         let verdict = classify(&response(status, content_type, body.as_bytes()), &o, 0.0);
