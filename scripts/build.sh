@@ -4,14 +4,13 @@
 # binaryen. Prints the gzip -9 size of what a page downloads and fails above SIZE_BUDGET_BYTES.
 #
 # The release module is built with nightly's build-std, panic=immediate-abort and std's
-# optimize_for_size: std's panic formatting and location strings are ~8 KB of gzip that no caller
-# can ever see (a panic traps either way, and no caller input may reach one). Tests, clippy and
-# the wasm-bindgen tests use stable. Without the reference-types feature wasm-bindgen keeps JS values
-# in a table of its glue instead of an externref table: 0.9 KB less to download.
-# MIR inlining (off by default at opt-level "z"), with every small function inlinable across crates
-# and no shared generic copies, lets LLVM fold the async state machines and std's helpers into
-# less code: 5.1 KB less gzip. The hint threshold 35 sits mid-way in a flat range (30–40 measured
-# within 60 B; 100, the default, costs 0.8 KB).
+# optimize_for_size: std's panic formatting and location strings are gzip that no caller can ever
+# see (a panic traps either way, and no caller input may reach one). Tests, clippy and the
+# wasm-bindgen tests use stable. Without the reference-types feature wasm-bindgen keeps JS values
+# in a table of its glue instead of an externref table, which downloads smaller. MIR inlining (off
+# by default at opt-level "z"), with every small function inlinable across crates and no shared
+# generic copies, lets LLVM fold the async state machines and std's helpers into less code; the
+# hint threshold 35 sits mid-way in a flat range. What each saves: ARCHITECTURE.md's ledger.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -1,7 +1,8 @@
 // Gives the wasm module's imports and exports one-or-two-letter names and rewrites the glue to
 // match. wasm-bindgen names each import `__wbg_<name>_<16 hex digits>` and each closure entry
 // after its full Rust type (up to 300 characters); those names ship twice (in the .wasm and in
-// the glue), and hex digits are what gzip cannot shrink: ~3 KB of the download.
+// the glue), and hex digits are what gzip cannot shrink (what renaming saves: ARCHITECTURE.md's
+// ledger).
 //
 //   node scripts/shrink-names.mjs GLUE.js MAPPING.json MODULE.wasm
 //

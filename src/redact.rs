@@ -106,7 +106,8 @@ pub fn is_secret_name(raw: &str) -> bool {
 }
 
 /// Percent-decodes (and `+` → space), ASCII-lowercases and drops `-`, `_` and spaces. Works
-/// on bytes: secret names are ASCII, and Unicode case tables would cost the wasm module ~10 KB.
+/// on bytes: secret names are ASCII, and Unicode case tables would grow the wasm module
+/// (ARCHITECTURE.md's ledger).
 fn normalise(raw: &str) -> Vec<u8> {
     let bytes = raw.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());

@@ -1,6 +1,6 @@
 //! Text for messages without `core::fmt`: strings joined, integers in decimal digits, and
-//! numbers as JavaScript prints them. `core::fmt` and Rust's float formatting would add ~20 KB to
-//! the wasm module for what these few loops do.
+//! numbers as JavaScript prints them. `core::fmt` and Rust's float formatting would add more to
+//! the wasm module than these few loops are (ARCHITECTURE.md's ledger).
 
 /// Joins `parts` into one string.
 pub(crate) fn concat(parts: &[&str]) -> String {
@@ -29,7 +29,7 @@ pub(crate) fn decimal_text(mut n: u64) -> String {
 
 /// A number for a message: as JS prints integers below 1e15 and fractions of up to three
 /// decimals; other fractions rounded to three, and 1e15 or more as "1e+15+". Written by hand
-/// because Rust's float formatting would add ~20 KB to the wasm module.
+/// because Rust's float formatting would add more to the wasm module (ARCHITECTURE.md's ledger).
 pub(crate) fn number_text(n: f64) -> String {
     if n.is_nan() {
         return "NaN".into();

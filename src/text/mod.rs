@@ -46,7 +46,7 @@ pub fn rsplit_at_byte(text: &str, byte: u8) -> Option<(&str, &str)> {
 
 /// The text before the first of `bytes` (ASCII), or all of it.
 pub fn before_any<'a>(text: &'a str, bytes: &[u8]) -> &'a str {
-    // Not `bytes.contains(&b)`: that is memchr, 400 bytes of wasm to search three bytes.
+    // Not `bytes.contains(&b)`: that is memchr, more wasm than a loop to search three bytes.
     #[allow(clippy::manual_contains)]
     let end = text.bytes().position(|b| bytes.iter().any(|x| *x == b)).unwrap_or(text.len());
     text.get(..end).unwrap_or(text)

@@ -25,7 +25,8 @@ pub fn parse_retry_after(value: &str, server_now_ms: Option<f64>, client_now_ms:
     Some(clamp_delay(at - now))
 }
 
-/// `12` or `1.5` to seconds; by hand, since `str::parse::<f64>` costs the wasm module ~10 KB.
+/// `12` or `1.5` to seconds; by hand, since `str::parse::<f64>` would add its float parser to the
+/// wasm module (ARCHITECTURE.md's ledger).
 fn seconds(text: &str) -> Option<f64> {
     let (whole, fraction) = match crate::text::split_at_byte(text, b'.') {
         Some((w, f)) if !w.is_empty() && !f.is_empty() && !f.bytes().any(|b| b == b'.') => (w, f),

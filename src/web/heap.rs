@@ -1,5 +1,5 @@
 //! The module's allocator: power-of-two blocks, one free list per size, fresh memory from
-//! `memory.grow`. std's allocator for wasm (dlmalloc) is ~5 KB of the download; loading tiles
+//! `memory.grow`. std's allocator for wasm (dlmalloc) is larger (ARCHITECTURE.md's ledger); loading tiles
 //! allocates the same few sizes over and over (option entries, URLs, messages), which per-size
 //! free lists serve without a search, and a steady workload settles at a steady memory size
 //! (the soak test counts the module's memory over 100,000 calls). Freed blocks are reused for
