@@ -113,12 +113,30 @@ impl Clock for JsClock {
     }
 }
 
-/// `Math.random()`: jitter needs spread, not secrecy, and this costs no extra code or entropy.
+thread_local! {
+    /// The jitter's generator (wyrand), seeded at its first use: one draw from the platform per
+    /// module, not a crossing per jitter.
+    static JITTER: RefCell<Option<fastrand::Rng>> = const { RefCell::new(None) };
+}
+
+/// Jitter needs spread between clients and between calls, not secrecy: a fast generator, seeded
+/// from the platform's CSPRNG so that clients started together do not jitter alike.
 pub struct JsRandom;
 
 impl Random for JsRandom {
     fn unit(&self) -> f64 {
-        js_sys::Math::random()
+        JITTER
+            .with(|jitter| jitter.borrow_mut().get_or_insert_with(|| fastrand::Rng::with_seed(seed())).f64())
+    }
+}
+
+/// 64 bits from `crypto.getRandomValues` (getrandom); where a platform has no Web Crypto, the
+/// clocks' finest digits, which differ between clients all the same.
+fn seed() -> u64 {
+    let mut bytes = [0u8; 8];
+    match getrandom::fill(&mut bytes) {
+        Ok(()) => u64::from_le_bytes(bytes),
+        Err(_) => (js_sys::Date::now() as u64) ^ ((performance_now() * 1e6) as u64).rotate_left(29),
     }
 }
 

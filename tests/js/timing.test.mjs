@@ -247,3 +247,29 @@ describe("AbortSignal", { concurrency: true }, () => {
     assert.ok(elapsed() < 600);
   });
 });
+
+// The jitter's generator is seeded once per module from crypto.getRandomValues (getrandom): its
+// draws must spread over the whole range, call after call (a constant or stuck generator would
+// make every client retry in step).
+describe("the jitter's randomness", () => {
+  test("twenty retries' full-jitter delays are twenty different numbers in [0, baseDelayMs)", async () => {
+    const client = new TileClient();
+    try {
+      const delays = [];
+      for (let i = 0; i < 20; i++) {
+        const url = tileUrl(srv, "jitter-spread", [4, i, 1], { f: 503, n: 1 });
+        await client.fetchTile(url, { baseDelayMs: 10, maxDelayMs: 10, onRetry: (info) => delays.push(info.delayMs) });
+      }
+      assert.equal(delays.length, 20);
+      assert.ok(
+        delays.every((d) => d >= 0 && d < 10),
+        `within the ceiling: ${delays}`,
+      );
+      assert.equal(new Set(delays).size, 20, `all different: ${delays}`);
+      const mean = delays.reduce((a, b) => a + b, 0) / delays.length;
+      assert.ok(mean > 2 && mean < 8, `spread around the middle: mean ${mean}`);
+    } finally {
+      client.free();
+    }
+  });
+});
