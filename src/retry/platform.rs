@@ -1,5 +1,5 @@
 //! The effects the retry loop needs, as small traits. The wasm layer implements them with the
-//! global `fetch`, `AbortController`, `setTimeout`, `performance.now()` and `Math.random()`; the
+//! global `fetch`, `AbortController`, `setTimeout`, `performance.now()` and a generator seeded by getrandom; the
 //! native tests implement them with a virtual clock and scripted responses.
 
 use core::future::Future;
