@@ -1,6 +1,6 @@
 //! The effects the retry loop needs, as small traits. The wasm layer implements them with the
-//! global `fetch`, `AbortController`, `setTimeout`, `performance.now()` and a generator seeded by getrandom; the
-//! native tests implement them with a virtual clock and scripted responses.
+//! global `fetch`, `AbortController`, `setTimeout`, `performance.now()` and a generator seeded by
+//! getrandom; the native tests implement them with a virtual clock and scripted responses.
 
 use core::future::Future;
 
