@@ -139,7 +139,7 @@ where
         if !deadline.fits_sleep(fx.clock.now_ms(), stagger) {
             return Err(give_up(Failure::of(out_of_time()), 0));
         }
-        if fx.sleeper.sleep(stagger).await == Woke::Aborted {
+        if fx.sleeper.backoff(stagger).await == Woke::Aborted {
             return Err(give_up(Failure::of(Error::Aborted), 0));
         }
     }
@@ -269,7 +269,7 @@ where
                 retry_after_ms,
             },
         });
-        if fx.sleeper.sleep(delay).await == Woke::Aborted {
+        if fx.sleeper.backoff(delay).await == Woke::Aborted {
             return Err(give_up(Failure::of(Error::Aborted), attempts));
         }
         last = Some(failure);

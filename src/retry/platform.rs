@@ -33,6 +33,12 @@ pub enum Woke {
 pub trait Sleep {
     /// Waits `ms` milliseconds (already clamped to the timer range), or until the caller aborts.
     fn sleep(&self, ms: f64) -> impl Future<Output = Woke>;
+
+    /// [`Sleep::sleep`] for a retry's backoff and a start jitter, which only a failing or
+    /// restarting call waits: a platform may serve them with a timer that costs more per wait.
+    fn backoff(&self, ms: f64) -> impl Future<Output = Woke> {
+        self.sleep(ms)
+    }
 }
 
 /// The result of one request, body read included.

@@ -146,6 +146,17 @@ pub struct AbortableSleep<'a> {
 }
 
 impl Sleep for AbortableSleep<'_> {
+    /// A retry's backoff, off the hot path: gloo-timers' `TimeoutFuture` (a closure per timer).
+    /// Waits every tile may make (a hedge's delay, a queue) stay on the registry's one handler
+    /// (`Timer`), which costs an attempt no allocation (ARCHITECTURE.md's ledger).
+    async fn backoff(&self, ms: f64) -> Woke {
+        let timer = gloo_timers::future::TimeoutFuture::new(clamp_delay(ms).ceil() as u32);
+        match race(timer, self.abort.fired()).await {
+            Either::Left(()) => Woke::Elapsed,
+            Either::Right(()) => Woke::Aborted,
+        }
+    }
+
     async fn sleep(&self, ms: f64) -> Woke {
         match race(Timer::new(ms), self.abort.fired()).await {
             Either::Left(()) => Woke::Elapsed,
