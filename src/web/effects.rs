@@ -131,12 +131,44 @@ impl Random for JsRandom {
 }
 
 /// 64 bits from `crypto.getRandomValues` (getrandom); where a platform has no Web Crypto, the
-/// clocks' finest digits, which differ between clients all the same.
+/// monotonic clock's finest digits, which differ between clients all the same.
 fn seed() -> u64 {
-    let mut bytes = [0u8; 8];
-    match getrandom::fill(&mut bytes) {
-        Ok(()) => u64::from_le_bytes(bytes),
-        Err(_) => (js_sys::Date::now() as u64) ^ ((performance_now() * 1e6) as u64).rotate_left(29),
+    let mut bytes = (performance_now() * 1e6).to_bits().to_le_bytes();
+    let _ = getrandom::fill(&mut bytes);
+    u64::from_le_bytes(bytes)
+}
+
+/// A retry's backoff on gloo-timers' `Timeout` (cleared when dropped), which wakes the task.
+struct Backoff {
+    ms: u32,
+    timeout: Option<gloo_timers::callback::Timeout>,
+    state: Rc<TimerState>,
+}
+
+impl Backoff {
+    fn new(ms: f64) -> Backoff {
+        Backoff { ms: clamp_delay(ms).ceil() as u32, timeout: None, state: Rc::default() }
+    }
+}
+
+impl Future for Backoff {
+    type Output = ();
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        if self.state.fired.get() {
+            return Poll::Ready(());
+        }
+        self.state.waker.set(Some(cx.waker().clone()));
+        if self.timeout.is_none() {
+            let state = self.state.clone();
+            self.timeout = Some(gloo_timers::callback::Timeout::new(self.ms, move || {
+                state.fired.set(true);
+                if let Some(waker) = state.waker.take() {
+                    waker.wake();
+                }
+            }));
+        }
+        Poll::Pending
     }
 }
 
@@ -146,12 +178,11 @@ pub struct AbortableSleep<'a> {
 }
 
 impl Sleep for AbortableSleep<'_> {
-    /// A retry's backoff, off the hot path: gloo-timers' `TimeoutFuture` (a closure per timer).
+    /// A retry's backoff, off the hot path: gloo-timers' `Timeout` (a closure per timer).
     /// Waits every tile may make (a hedge's delay, a queue) stay on the registry's one handler
     /// (`Timer`), which costs an attempt no allocation (ARCHITECTURE.md's ledger).
     async fn backoff(&self, ms: f64) -> Woke {
-        let timer = gloo_timers::future::TimeoutFuture::new(clamp_delay(ms).ceil() as u32);
-        match race(timer, self.abort.fired()).await {
+        match race(Backoff::new(ms), self.abort.fired()).await {
             Either::Left(()) => Woke::Elapsed,
             Either::Right(()) => Woke::Aborted,
         }
