@@ -1,16 +1,75 @@
 //! `UpstreamGateState`: the core's gate ([`crate::host::gate`]) for the `UpstreamGate` Durable Object
 //! of tilefetch/worker (pkg/worker/gate.js), which holds one per upstream host. Values in and out
-//! by name: the config and each report are read as named fields, verdicts and the state are
-//! built by wire.js from named parameters.
+//! by name: the config is read as the registry's named settings (`GATE_KEYS`), and the messages
+//! (an admit, a report, a verdict, the state) are serde structs, read and written by
+//! serde-wasm-bindgen (the edge build's script limit is megabytes; a page never loads this).
 
+use serde::{Deserialize, Serialize};
 use wasm_bindgen::prelude::*;
 
 use super::effects::JsRandom;
 use super::js_options::read_entries;
-use super::wire::{make_gate_verdict, Named};
 use crate::host::gate::{Gate, GateConfig, Outcome, Verdict};
-use crate::options::{entries_of, Value};
+use crate::options::entries_of;
 use crate::retry::platform::Random;
+
+/// What an isolate says with each admit (pkg/worker/gated-fetch.js): how many of its attempts
+/// got a tile since its last admit (their reports, batched), the latest `okAgeMs` ago.
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", default)]
+struct Admit {
+    ok: Option<f64>,
+    ok_age_ms: Option<f64>,
+}
+
+/// One attempt's outcome as an isolate reports it: `status` null (and not `abandoned`) is a
+/// failure without a response.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Report {
+    probe: Option<bool>,
+    abandoned: Option<bool>,
+    status: Option<f64>,
+    retry_after: Option<String>,
+    date: Option<String>,
+}
+
+/// The answer to an admit.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct AdmitVerdict {
+    allow: bool,
+    probe: bool,
+    retry_after_ms: f64,
+    reason: &'static str,
+    state: &'static str,
+}
+
+/// A snapshot for tests and debugging.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct GateSnapshot {
+    state: &'static str,
+    open_until: Option<f64>,
+    paused_until: Option<f64>,
+    retry_after_ms: f64,
+    admitted: f64,
+    denied: f64,
+    ok: f64,
+    failed: f64,
+    opened: f64,
+}
+
+/// A message read by name; `None` for one that is no object or whose fields have the wrong
+/// types: it tells nothing, and is ignored (never a panic).
+fn read<T: for<'de> Deserialize<'de>>(value: &JsValue) -> Option<T> {
+    serde_wasm_bindgen::from_value(value.clone()).ok()
+}
+
+/// A message written by name (an object; `None` fields as `null`).
+fn write(value: &impl Serialize) -> JsValue {
+    value.serialize(&serde_wasm_bindgen::Serializer::json_compatible()).unwrap_or(JsValue::NULL)
+}
 
 /// One upstream host's shared breaker, pause and rate.
 #[wasm_bindgen(js_name = UpstreamGateState)]
@@ -36,45 +95,45 @@ impl UpstreamGateState {
     /// many of the isolate's attempts got a tile since its last admit (their reports, batched),
     /// the latest `admit.okAgeMs` ago.
     pub fn admit(&mut self, admit: &JsValue, now_ms: f64) -> JsValue {
-        if let Ok((entries, _)) = read_entries(admit, "admit") {
-            let number = |name: &str| match entries.iter().find(|(k, _)| k == name) {
-                Some((_, Value::Number(n))) if n.is_finite() => Some(*n),
-                _ => None,
-            };
-            if let Some(n) = number("ok").filter(|n| *n >= 1.0) {
-                self.gate.answered(now_ms, n.min(1000.0) as u32, number("okAgeMs").unwrap_or(0.0));
-            }
+        let admit: Admit = read(admit).unwrap_or_default();
+        if let Some(n) = admit.ok.filter(|n| n.is_finite() && *n >= 1.0) {
+            let age = admit.ok_age_ms.filter(|age| age.is_finite()).unwrap_or(0.0);
+            self.gate.answered(now_ms, n.min(1000.0) as u32, age);
         }
         let verdict = self.gate.admit(now_ms);
         let state = self.gate.state(now_ms).name();
-        match verdict {
-            Verdict::Allow { probe } => {
-                make_gate_verdict(true, probe, 0.0, if probe { "probe" } else { "ok" }, state)
-            }
-            Verdict::Refuse { reason, wait_ms } => {
-                make_gate_verdict(false, false, wait_ms.ceil(), reason.name(), state)
-            }
-        }
+        write(&match verdict {
+            Verdict::Allow { probe } => AdmitVerdict {
+                allow: true,
+                probe,
+                retry_after_ms: 0.0,
+                reason: if probe { "probe" } else { "ok" },
+                state,
+            },
+            Verdict::Refuse { reason, wait_ms } => AdmitVerdict {
+                allow: false,
+                probe: false,
+                retry_after_ms: wait_ms.ceil(),
+                reason: reason.name(),
+                state,
+            },
+        })
     }
 
     /// One attempt's outcome, `{probe, status, retryAfter, date, abandoned}`: `status` null
     /// (and not `abandoned`) is a failure without a response.
     pub fn report(&mut self, report: &JsValue, now_ms: f64) {
-        let Ok((entries, _)) = read_entries(report, "report") else { return };
-        let field = |name: &str| entries.iter().find(|(k, _)| k == name).map(|(_, v)| v);
-        let text = |name: &str| match field(name) {
-            Some(Value::Text(t)) => Some(t.as_str()),
-            _ => None,
-        };
-        let probe = matches!(field("probe"), Some(Value::Bool(true)));
-        let outcome = match (field("abandoned"), field("status")) {
-            (Some(Value::Bool(true)), _) => Outcome::Abandoned,
-            (_, Some(Value::Number(n))) if (100.0..=599.0).contains(n) => {
-                Outcome::Status { status: *n as u16, retry_after: text("retryAfter"), date: text("date") }
-            }
+        let Some(report) = read::<Report>(report) else { return };
+        let outcome = match (report.abandoned, report.status) {
+            (Some(true), _) => Outcome::Abandoned,
+            (_, Some(n)) if (100.0..=599.0).contains(&n) => Outcome::Status {
+                status: n as u16,
+                retry_after: report.retry_after.as_deref(),
+                date: report.date.as_deref(),
+            },
             _ => Outcome::Failed,
         };
-        self.gate.report(now_ms, probe, outcome, JsRandom.unit());
+        self.gate.report(now_ms, report.probe == Some(true), outcome, JsRandom.unit());
     }
 
     /// A snapshot for tests and debugging.
@@ -83,22 +142,16 @@ impl UpstreamGateState {
         let open_until = self.gate.open_until(now_ms);
         let paused_until = self.gate.paused_until(now_ms);
         let wait = open_until.unwrap_or(now_ms).max(paused_until.unwrap_or(now_ms)) - now_ms;
-        let state = Named::new();
-        state
-            .text("state", Some(self.gate.state(now_ms).name()))
-            .number("openUntil", open_until)
-            .number("pausedUntil", paused_until)
-            .number("retryAfterMs", wait.max(0.0).ceil());
-        let counted = [
-            ("admitted", counts.admitted),
-            ("denied", counts.denied),
-            ("ok", counts.ok),
-            ("failed", counts.failed),
-            ("opened", counts.opened),
-        ];
-        for (name, count) in counted {
-            state.number(name, count as f64);
-        }
-        state.0
+        write(&GateSnapshot {
+            state: self.gate.state(now_ms).name(),
+            open_until,
+            paused_until,
+            retry_after_ms: wait.max(0.0).ceil(),
+            admitted: counts.admitted as f64,
+            denied: counts.denied as f64,
+            ok: counts.ok as f64,
+            failed: counts.failed as f64,
+            opened: counts.opened as f64,
+        })
     }
 }

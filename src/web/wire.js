@@ -21,8 +21,8 @@ export function makeTileError(message, kind, attempts, elapsedMs, url, cause) {
   return new TileError(message, { kind, attempts, elapsedMs, url, cause });
 }
 
-// Objects the module builds field by field (a host's stats, a gate's state, a TileError's optional
-// fields): each value crosses with its name, which the module holds (src/web/wire.rs, `Named`).
+// Objects the module builds field by field (a host's stats, a TileError's optional fields): each
+// value crosses with its name, which the module holds (src/web/wire.rs, `Named`).
 // A value that is not there (undefined) is null.
 export function setNumber(object, name, value) {
   object[name] = value ?? null;
@@ -54,11 +54,6 @@ export function makeTile(response, data, first, attempts, elapsedMs, empty) {
 // What `TileClient.hostSettings(host)` returns.
 export function makeHostSettings(maxConcurrent, halfOpenProbes, deadlineMs, maxOpenMs) {
   return { maxConcurrent, halfOpenProbes, deadlineMs, maxOpenMs };
-}
-
-// What an upstream gate (src/web/gate.rs) answers an isolate's admit, and its state.
-export function makeGateVerdict(allow, probe, retryAfterMs, reason, state) {
-  return { allow, probe, retryAfterMs, reason, state };
 }
 
 export function makeRetryInfo(attempt, delayMs, reason, status, retryAfterMs) {

@@ -94,15 +94,6 @@ extern "C" {
     #[wasm_bindgen(js_name = makeGiveUpEvent)]
     pub fn make_give_up_event(host: &str, kind: &str, attempts: u32) -> JsValue;
 
-    #[wasm_bindgen(js_name = makeGateVerdict)]
-    pub fn make_gate_verdict(
-        allow: bool,
-        probe: bool,
-        retry_after_ms: f64,
-        reason: &str,
-        state: &str,
-    ) -> JsValue;
-
     /// A [`ValueKind`] code; never throws.
     #[wasm_bindgen(js_name = kindOf)]
     pub fn kind_of(value: &JsValue) -> u32;
@@ -121,8 +112,8 @@ extern "C" {
     pub fn values(this: &Fields) -> Array;
 }
 
-/// A JS object built field by field, each value with its name: a host's stats, a gate's state,
-/// a `TileError`'s optional fields. The names are the ones the `.d.ts` promises (tests/js checks
+/// A JS object built field by field, each value with its name: a host's stats, a `TileError`'s
+/// optional fields. The names are the ones the `.d.ts` promises (tests/js checks
 /// the objects against it); a value that is not there is `null`.
 pub struct Named(pub JsValue);
 

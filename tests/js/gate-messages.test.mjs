@@ -1,0 +1,59 @@
+// The edge build's gate (src/web/gate.rs, UpstreamGateState) reads its messages and writes its
+// answers by name through serde-wasm-bindgen. Loaded here in Node as workerd would load it
+// (initSync with the compiled module), and spoken to as pkg/worker/gate.js speaks: every field
+// of a verdict and a snapshot by name, admits and reports that move the breaker, and messages
+// no isolate would send answered without a throw (a panic would trap the module).
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import { gateSettings } from "../../pkg/worker/gate.js";
+import { initSync, UpstreamGateState } from "../../pkg/gen/tilefetch_edge.js";
+
+initSync({ module: new WebAssembly.Module(fs.readFileSync(new URL("../../pkg/gen/tilefetch_edge_bg.wasm", import.meta.url))) });
+
+const config = () => gateSettings({ failureThreshold: 3, openMs: 1000, maxOpenMs: 5000, ratePerSecond: null, burst: 1 }, 6000);
+
+test("an admit's verdict and the snapshot carry their fields by name", () => {
+  const now = 1_000_000;
+  const gate = new UpstreamGateState("tiles.example", config(), now);
+  assert.deepEqual(gate.admit({ op: "admit", ok: 0, okAgeMs: 0 }, now), { allow: true, probe: false, retryAfterMs: 0, reason: "ok", state: "closed" });
+  for (let i = 0; i < 3; i++) gate.report({ op: "report", probe: false, status: 503, retryAfter: null, date: null }, now + i);
+  const refused = gate.admit({ op: "admit", ok: 0, okAgeMs: 0 }, now + 10);
+  assert.equal(refused.allow, false);
+  assert.equal(refused.reason, "open");
+  assert.equal(refused.state, "open");
+  assert.ok(refused.retryAfterMs > 0 && refused.retryAfterMs <= 1200, `${refused.retryAfterMs}`);
+  const snapshot = gate.state(now + 10);
+  assert.deepEqual(Object.keys(snapshot), ["state", "openUntil", "pausedUntil", "retryAfterMs", "admitted", "denied", "ok", "failed", "opened"]);
+  assert.equal(snapshot.state, "open");
+  assert.equal(snapshot.pausedUntil, null);
+  assert.deepEqual([snapshot.admitted, snapshot.denied, snapshot.failed, snapshot.opened], [1, 1, 3, 1]);
+  gate.free();
+});
+
+test("a Retry-After reported by name pauses the host; successes told with an admit count", () => {
+  const now = 2_000_000;
+  const gate = new UpstreamGateState("tiles.example", config(), now);
+  gate.admit({ ok: 5, okAgeMs: 10 }, now);
+  assert.equal(gate.state(now).ok, 5, "okAgeMs and ok read by name");
+  gate.report({ probe: false, status: 429, retryAfter: "2", date: null }, now);
+  const verdict = gate.admit({ ok: 0 }, now + 1);
+  assert.equal(verdict.allow, false);
+  assert.equal(verdict.reason, "pause");
+  assert.ok(verdict.retryAfterMs > 1000, `${verdict.retryAfterMs}`);
+  gate.free();
+});
+
+test("messages no isolate sends are answered, never thrown at", () => {
+  const now = 3_000_000;
+  const gate = new UpstreamGateState("tiles.example", config(), now);
+  for (const odd of [undefined, null, 5, "x", [], { ok: "many" }, { ok: Infinity, okAgeMs: NaN }]) {
+    assert.equal(gate.admit(odd, now).allow, true, `admit(${JSON.stringify(odd)})`);
+  }
+  for (const odd of [undefined, null, 7, "x", { status: "503" }, { status: 9999 }, { probe: "yes", status: 200 }]) {
+    gate.report(odd, now);
+  }
+  assert.equal(gate.state(now).state, "closed");
+  assert.throws(() => new UpstreamGateState("h", { ...config(), openMs: -1 }, now), /openMs/);
+  gate.free();
+});
