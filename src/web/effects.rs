@@ -114,9 +114,9 @@ impl Clock for JsClock {
 }
 
 thread_local! {
-    /// The jitter's generator (wyrand), seeded at its first use: one draw from the platform per
-    /// module, not a crossing per jitter.
-    static JITTER: RefCell<Option<fastrand::Rng>> = const { RefCell::new(None) };
+    /// The state of the jitter's generator (wyrand), seeded at its first use: one draw from the
+    /// platform per module, not a crossing per jitter.
+    static JITTER: Cell<u64> = const { Cell::new(0) };
 }
 
 /// Jitter needs spread between clients and between calls, not secrecy: a fast generator, seeded
@@ -125,8 +125,17 @@ pub struct JsRandom;
 
 impl Random for JsRandom {
     fn unit(&self) -> f64 {
-        JITTER
-            .with(|jitter| jitter.borrow_mut().get_or_insert_with(|| fastrand::Rng::with_seed(seed())).f64())
+        JITTER.with(|jitter| {
+            // 0 is "not seeded yet" (a state that comes up once in 2^64 draws only reseeds).
+            let state = match jitter.get() {
+                0 => seed(),
+                state => state,
+            };
+            let mut rng = fastrand::Rng::with_seed(state);
+            let unit = rng.f64();
+            jitter.set(rng.get_seed());
+            unit
+        })
     }
 }
 
