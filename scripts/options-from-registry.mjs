@@ -3,8 +3,8 @@
 // adapters ask, and the edge gate's setting names), `pkg/gen/options.d.ts` (`FetchTileOptions`,
 // `HostSettings`, `HostOptions` and `TileClientConfig`, each field with its type, documentation
 // and `@default`), and the tables of docs/reference.md and docs/tile-client.md (between their
-// `<!-- options … -->` markers). Run by scripts/build.sh; `--check` only reports whether the
-// docs are current (exit 1 if not).
+// `<!-- options … -->` markers). Run by scripts/build.sh; with `--check` (the test command's
+// static checks) the docs are not written but checked (exit 1 when a table is not the registry's).
 //
 //   node scripts/options-from-registry.mjs [--check]
 import { execFileSync } from "node:child_process";
@@ -146,7 +146,11 @@ export function withTable(text, tableText, page = "the page") {
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const check = process.argv.includes("--check");
   const registry = readRegistry();
+  fs.mkdirSync(path.join(ROOT, "pkg/gen"), { recursive: true });
+  fs.writeFileSync(path.join(ROOT, "pkg/gen/options.d.ts"), optionsDts(registry));
+  fs.writeFileSync(path.join(ROOT, "pkg/gen/options.js"), optionsJs(registry));
   const stale = [];
   for (const [page, tableText] of Object.entries(docTables(registry))) {
     const file = path.join(ROOT, page);
@@ -154,16 +158,10 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     const current = withTable(text, tableText, page);
     if (current === text) continue;
     stale.push(page);
-    if (!process.argv.includes("--check")) fs.writeFileSync(file, current);
+    if (!check) fs.writeFileSync(file, current);
   }
-  if (process.argv.includes("--check")) {
-    if (stale.length) {
-      console.error(`${stale.join(", ")}: the tables are not the registry's; run node scripts/options-from-registry.mjs`);
-      process.exit(1);
-    }
-  } else {
-    fs.mkdirSync(path.join(ROOT, "pkg/gen"), { recursive: true });
-    fs.writeFileSync(path.join(ROOT, "pkg/gen/options.d.ts"), optionsDts(registry));
-    fs.writeFileSync(path.join(ROOT, "pkg/gen/options.js"), optionsJs(registry));
+  if (check && stale.length) {
+    console.error(`${stale.join(", ")}: the tables are not the registry's; run node scripts/options-from-registry.mjs and commit them`);
+    process.exit(1);
   }
 }

@@ -11,6 +11,7 @@ started=$SECONDS
 cargo fmt --all -- --check
 cargo clippy --quiet --all-targets -- -D warnings
 cargo test --quiet
+node scripts/options-from-registry.mjs --check
 node_modules/.bin/tsc -p tests/types
 node_modules/.bin/biome ci --colors=off .
 [ -f pkg/gen/tilefetch_bg.wasm ] || bash scripts/build.sh

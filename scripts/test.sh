@@ -42,6 +42,9 @@ cargo clippy --quiet --all-targets --target wasm32-unknown-unknown -- -D warning
 # The edge build's own exports (src/web/gate.rs, two in src/web/mod.rs) exist only with its feature.
 cargo clippy --quiet --all-targets --target wasm32-unknown-unknown --features edge -- -D warnings
 (cd fuzz && cargo fmt -- --check && cargo +nightly clippy --quiet --bins -- -D warnings)
+# The options' .d.ts, written from the core's registry (the build writes it again); the docs'
+# option tables must be the registry's as committed.
+node scripts/options-from-registry.mjs --check
 node_modules/.bin/tsc -p tests/types
 node_modules/.bin/biome ci --colors=off .
 
