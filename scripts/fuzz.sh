@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Fuzzes the pure parsers with cargo-fuzz (nightly, libFuzzer): Retry-After, the options and
-# client config reader, URL redaction and response classification (fuzz/fuzz_targets/).
+# client config reader, URL redaction, response classification and stated rate limits
+# (fuzz/fuzz_targets/).
 #
 #   scripts/fuzz.sh short   fixed runs per target, fixed seed (the test command runs this)
 #   scripts/fuzz.sh long    60 s per target (the bench command runs this)
@@ -17,7 +18,7 @@ case "$mode" in
   long) limit=(-max_total_time=60) ;;
   *) echo "usage: scripts/fuzz.sh short|long" >&2; exit 2 ;;
 esac
-targets=(retry_after options redact classify)
+targets=(retry_after options redact classify rate_limit)
 
 if ! build_log=$(cargo +nightly fuzz build 2>&1); then
   echo "$build_log" >&2

@@ -3,3 +3,4 @@
 
 pub mod classify;
 pub mod ogc_exception;
+pub mod rate_limit;
