@@ -49,9 +49,14 @@ export class TileClient {
 export type TileEvent =
   | { type: "attempt"; host: string; attempt: number; probe: boolean }
   | { type: "retry"; host: string; attempt: number; delayMs: number; reason: TileErrorKind; status?: number; retryAfterMs?: number }
-  | { type: "queue"; host: string; hold: "slot" | "pause" | "breaker" | "rate"; waitMs: number }
+  | { type: "queue"; host: string; hold: "slot" | "pause" | "breaker" | "rate" | "quota"; waitMs: number }
   | { type: "breaker"; host: string; state: "closed" | "open" | "half-open" }
   | { type: "pause"; host: string; until: number }
+  /**
+   * The rate limit the host states (`RateLimit`, `X-RateLimit-*`) now paces its requests at
+   * `perSecond` until `until` (epoch ms); said when pacing starts.
+   */
+  | { type: "pacing"; host: string; perSecond: number; until: number }
   | { type: "hedge"; host: string; attempt: number; afterMs: number }
   /** The host was found to answer without CORS headers (once, until it sends them again). */
   | { type: "cors"; host: string }
@@ -87,6 +92,29 @@ export interface HostStats {
    * page or worker could not read it: its calls end as kind "cors" (see `TileErrorKind`).
    */
   corsRefused: boolean;
+  /**
+   * The rate limit the host last stated (`RateLimit` and `RateLimit-Policy`, or the legacy
+   * `X-RateLimit-*` fields), while it is in force; null when it states none (or a page may not
+   * read it: see the README's retry rules).
+   */
+  statedLimit: StatedLimit | null;
+}
+
+/** A host's stated rate limit, as `stats()` shows it. */
+export interface StatedLimit {
+  /** The `RateLimit-Policy` name it reports on; null for the legacy fields. */
+  policy: string | null;
+  /** The policy's quota (`q`) and window in seconds (`w`), when the host sent the policy. */
+  quota: number | null;
+  windowS: number | null;
+  /** The quota the host said remains (`r`). */
+  remaining: number;
+  /** Seconds it said until more quota comes (`t`), or null. */
+  resetS: number | null;
+  /** The rate (requests per second) the statement paces the host at, or null when it does not. */
+  pacedPerSecond: number | null;
+  /** Epoch ms when the statement lapses (the next answer restates it). */
+  until: number;
 }
 
 /** A delivered tile. */

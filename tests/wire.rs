@@ -50,6 +50,7 @@ fn bracketed(text: &str, open: usize) -> (&str, usize) {
     let (o, c) = match bytes[open] {
         b'(' => (b'(', b')'),
         b'{' => (b'{', b'}'),
+        b'[' => (b'[', b']'),
         other => panic!("not a bracket: {}", other as char),
     };
     let mut depth = 0;
@@ -415,4 +416,16 @@ fn no_crossing_has_more_than_six_parameters() {
         }
     }
     assert!(wide.is_empty(), "{}", wide.join("\n"));
+}
+
+/// The rate-limit fields the JS half reads are the ones the parser looks for, by name: a field
+/// missing from either list would be stated by servers and never paced by.
+#[test]
+fn the_rate_limit_fields_read_are_the_ones_parsed() {
+    let js = std::fs::read_to_string(web_dir().join("transport.js")).unwrap();
+    let start = js.find("const RATE_LIMIT_FIELDS = [").expect("RATE_LIMIT_FIELDS in transport.js");
+    let (list, _) = bracketed(&js, start + js[start..].find('[').unwrap());
+    let read: Vec<String> =
+        split_params(list).iter().map(|name| name.trim_matches('"').to_string()).collect();
+    assert_eq!(read, tilefetch::response::rate_limit::FIELDS);
 }

@@ -46,6 +46,28 @@ pub struct HostSnapshot {
     pub give_ups: Vec<(&'static str, u64)>,
     /// Whether the host's last answer came without CORS headers (a browser withheld it).
     pub cors_refused: bool,
+    /// The rate limit the host last stated, while it is in force.
+    pub stated_limit: Option<StatedLimit>,
+}
+
+/// A host's stated rate limit as `stats()` shows it (`RateLimit`, `RateLimit-Policy`,
+/// `X-RateLimit-*`). The partition key is not shown: it may be derived from a credential.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StatedLimit {
+    /// The policy's name; `None` for the legacy fields.
+    pub policy: Option<String>,
+    /// The policy's quota and window (seconds), when stated.
+    pub quota: Option<f64>,
+    /// See [`StatedLimit::quota`].
+    pub window_s: Option<f64>,
+    /// The quota the host said remains.
+    pub remaining: f64,
+    /// The seconds it said until more comes.
+    pub reset_s: Option<f64>,
+    /// The rate (requests per second, to 1 decimal) the statement paces the host at.
+    pub paced_per_second: Option<f64>,
+    /// When the statement lapses.
+    pub until: f64,
 }
 
 impl HostSnapshot {
@@ -76,6 +98,15 @@ impl HostSnapshot {
             p99: c.latency.percentile(0.99),
             give_ups: c.give_ups.clone(),
             cors_refused: host.cors_refused(),
+            stated_limit: host.stated(now_ms).map(|(stated, per_second, stated_until)| StatedLimit {
+                policy: stated.policy.clone(),
+                quota: stated.quota,
+                window_s: stated.window_s,
+                remaining: stated.remaining,
+                reset_s: stated.reset_s,
+                paced_per_second: per_second.map(|r| (r * 10.0).round() / 10.0),
+                until: to_epoch(stated_until),
+            }),
         }
     }
 }

@@ -74,6 +74,8 @@ pub enum Refusal {
     Probe,
     /// The configured rate.
     Rate,
+    /// The quota the upstream states, spread until more comes.
+    Quota,
 }
 
 impl Refusal {
@@ -84,6 +86,7 @@ impl Refusal {
             Refusal::Open => "open",
             Refusal::Probe => "probe",
             Refusal::Rate => "rate",
+            Refusal::Quota => "quota",
         }
     }
 }
@@ -190,6 +193,7 @@ impl Gate {
                     Hold::Pause => Refusal::Pause,
                     Hold::Breaker => Refusal::Open,
                     Hold::Rate => Refusal::Rate,
+                    Hold::Quota => Refusal::Quota,
                 };
                 Verdict::Refuse { reason, wait_ms: (at - now_ms).max(1.0) }
             }

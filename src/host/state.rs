@@ -9,8 +9,10 @@ use std::task::{Context, Poll, Waker};
 use super::breaker::{Admission, Breaker, BreakerConfig, BreakerState};
 use super::budget::{BudgetConfig, RetryBudget};
 use super::latency::Latency;
+use super::quota::StatedQuota;
 use super::rate::AdaptiveRate;
 use super::slots::{QueueOrder, Slots};
+use crate::response::rate_limit::Stated;
 
 /// Per-host settings of a client (the defaults, overridden per host by `hosts`).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -52,6 +54,8 @@ pub enum Hold {
     Breaker,
     /// The learned request rate.
     Rate,
+    /// The quota the host states (`RateLimit`), spread until more comes.
+    Quota,
 }
 
 /// What [`HostState::decide`] tells a call that wants to send an attempt.
@@ -106,6 +110,13 @@ pub enum Change {
     },
     /// The host was found to answer without CORS headers (said once, until it sends them).
     CorsRefused,
+    /// The quota the host states now paces its requests (it did not before).
+    Pacing {
+        /// Requests per second the quota allows until more comes.
+        per_second: f64,
+        /// When the statement lapses (monotonic ms).
+        until_ms: f64,
+    },
 }
 
 /// Per-host counters for `stats()`.
@@ -158,6 +169,9 @@ pub struct HostState {
     /// The statistics of `stats()`.
     pub counters: Counters,
     rate: AdaptiveRate,
+    quota: StatedQuota,
+    /// The attempt whose answer set the stated quota in force (see [`HostState::on_stated`]).
+    stated_seq: u64,
     learn_rate: bool,
     paused_until: f64,
     /// The pause comes from a Retry-After no call could have waited for, which nothing the host
@@ -189,6 +203,8 @@ impl HostState {
             budget: RetryBudget::new(config.budget, now_ms),
             counters: Counters::default(),
             rate: AdaptiveRate::new(now_ms),
+            quota: StatedQuota::default(),
+            stated_seq: 0,
             learn_rate: config.learn_rate,
             paused_until: f64::NEG_INFINITY,
             doubtful_pause: false,
@@ -221,13 +237,46 @@ impl HostState {
         self.rate.rate()
     }
 
+    /// The rate limit the host last stated, while it is in force: what it stated, the rate
+    /// (requests per second) it paces the host at, and when it lapses (monotonic ms).
+    pub fn stated(&self, now_ms: f64) -> Option<(&Stated, Option<f64>, f64)> {
+        let stated = self.quota.stated(now_ms)?;
+        Some((stated, self.quota.pacing(now_ms), self.quota.until_ms(now_ms)?))
+    }
+
+    /// Takes in the rate limit an answer stated (any answer: a tile, an error, a 429) to the
+    /// host's attempt number `seq` (its `counters.attempts` when it was sent), the answering
+    /// attempt still holding its slot; `max_wait_ms` bounds the time it states
+    /// (`retryAfterMaxMs`). The other attempts in flight come off the stated quota: the host may
+    /// not have counted them (over parallel connections, one sent earlier may arrive later). An
+    /// answer to an attempt older than the one that set the statement in force says less than
+    /// it, and is passed over. While a statement is in force it paces the host instead of a
+    /// learned rate: the host knows its quota better than the client's guess from its 429s.
+    pub fn on_stated(&mut self, now_ms: f64, stated: Stated, seq: u64, max_wait_ms: f64) -> Option<Change> {
+        if seq <= self.stated_seq && self.quota.stated(now_ms).is_some() {
+            return None;
+        }
+        self.stated_seq = seq;
+        let later = self.slots.in_flight().saturating_sub(1);
+        if !self.quota.on_stated(now_ms, stated, later, max_wait_ms) {
+            return None;
+        }
+        let per_second = self.quota.pacing(now_ms)?;
+        Some(Change::Pacing { per_second, until_ms: self.quota.until_ms(now_ms)? })
+    }
+
     /// May an attempt go now? A `Go` has taken its rate token and, when `probe`, a probe place:
     /// its outcome must be reported.
     pub fn decide(&mut self, now_ms: f64) -> Decision {
         if now_ms < self.paused_until {
             return Decision::WaitUntil(self.paused_until, Hold::Pause);
         }
-        if let Some(at) = self.rate.next_slot(now_ms) {
+        let stated = self.quota.stated(now_ms).is_some();
+        if stated {
+            if let Some(at) = self.quota.next_slot(now_ms) {
+                return Decision::WaitUntil(at, Hold::Quota);
+            }
+        } else if let Some(at) = self.rate.next_slot(now_ms) {
             return Decision::WaitUntil(at, Hold::Rate);
         }
         let probe = match self.breaker.admit(now_ms) {
@@ -236,16 +285,21 @@ impl HostState {
             Admission::WaitUntil(at) => return Decision::WaitUntil(at, Hold::Breaker),
             Admission::WaitForProbe => return Decision::WaitForProbe,
         };
-        self.rate.take(now_ms);
+        if stated {
+            self.quota.take(now_ms);
+        } else {
+            self.rate.take(now_ms);
+        }
         Decision::Go { probe }
     }
 
     /// Whether a hedge may go to this host now, without waiting: never while it is paused, a
-    /// learned rate paces it, or its breaker is not closed. A hedge that may go takes nothing a
-    /// waiting attempt would need but its slot (which the caller takes).
+    /// learned rate or its stated quota paces it, or its breaker is not closed. A hedge that may
+    /// go takes nothing a waiting attempt would need but its slot (which the caller takes).
     pub fn admit_hedge(&mut self, now_ms: f64) -> bool {
         now_ms >= self.paused_until
             && self.rate.rate().is_none()
+            && self.quota.pacing(now_ms).is_none()
             && self.breaker.state(now_ms) == BreakerState::Closed
     }
 

@@ -29,6 +29,9 @@ pub struct ResponseFacts {
     pub age: Option<String>,
     /// The response's `Date` header, the reference for an HTTP-date Retry-After.
     pub date: Option<String>,
+    /// The rate-limit fields of [`crate::response::rate_limit::FIELDS`] the response has, one
+    /// `name: value` line each; `None` when it has none.
+    pub rate_limit: Option<String>,
     /// The length of the whole body, in bytes.
     pub body_len: usize,
     /// The first [`HEAD_BYTES`] bytes of the body (fewer if it is shorter).

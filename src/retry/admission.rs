@@ -40,6 +40,9 @@ pub(super) fn report_to_host<T, K, S, R, C: Cancel>(
         Some(Change::Breaker(state)) => on_event(Event::Breaker { host: name.clone(), state }),
         Some(Change::Pause { until_ms }) => on_event(Event::Pause { host: name.clone(), until_ms }),
         Some(Change::CorsRefused) => on_event(Event::CorsRefused { host: name.clone() }),
+        Some(Change::Pacing { per_second, until_ms }) => {
+            on_event(Event::Pacing { host: name.clone(), per_second, until_ms })
+        }
         None => {}
     }
 }
@@ -159,7 +162,9 @@ where
                 }
                 if !deadline.fits_sleep(now, wait) {
                     return Err(match hold {
-                        Hold::Pause => Error::RateLimited { status: None, retry_after_ms: at - now },
+                        Hold::Pause | Hold::Quota => {
+                            Error::RateLimited { status: None, retry_after_ms: at - now }
+                        }
                         Hold::Breaker => Error::CircuitOpen { retry_after_ms: Some(at - now) },
                         Hold::Rate => out_of_time(),
                     });

@@ -70,14 +70,14 @@ where
     let after = if may_hedge { hedge_delay(options, &route[first.mirror]) } else { None };
     let Some(after) = after.filter(|after| *after < first.budget) else {
         let outcome = request.await;
-        return landed(first, outcome, route, options, fx.clock);
+        return landed(first, outcome, route, options, fx.clock, on_event);
     };
     // Whether the delay is the host's learned p95 (not the cold default or the caller's number):
     // only then is a lost attempt learned as taking it (see below).
     let learned = matches!(options.hedge, Hedge::Auto)
         && route[first.mirror].borrow().counters.attempt_latency.count() >= HEDGE_MIN_SAMPLES;
     match race(request.as_mut(), fx.sleeper.sleep(after)).await {
-        Either::Left(outcome) => return landed(first, outcome, route, options, fx.clock),
+        Either::Left(outcome) => return landed(first, outcome, route, options, fx.clock, on_event),
         Either::Right(Woke::Aborted) => {
             let aborted =
                 Judged::NotTile { report: Report::Abandoned, verdict: Err(Failure::of(Error::Aborted)) };
@@ -93,14 +93,14 @@ where
     let hedge_mirror = (first.mirror + 1) % route.len();
     if !may_hedge_to(&route[hedge_mirror], options, deadline, fx.clock.now_ms()) {
         let outcome = request.await;
-        return landed(first, outcome, route, options, fx.clock);
+        return landed(first, outcome, route, options, fx.clock, on_event);
     }
     let permit = if hedge_mirror == first.mirror {
         first.permit.take()
     } else {
         let slots = route[hedge_mirror].borrow().slots.clone();
         match race(request.as_mut(), slots.acquire_next()).await {
-            Either::Left(outcome) => return landed(first, outcome, route, options, fx.clock),
+            Either::Left(outcome) => return landed(first, outcome, route, options, fx.clock, on_event),
             Either::Right(permit) => Some(permit),
         }
     };
@@ -112,7 +112,7 @@ where
                 first.permit = permit;
             }
             let outcome = request.await;
-            return landed(first, outcome, route, options, fx.clock);
+            return landed(first, outcome, route, options, fx.clock, on_event);
         }
     };
     *attempts += 1;
@@ -130,18 +130,18 @@ where
     // the other awaited.
     match race(request.as_mut(), second.as_mut()).await {
         Either::Left(outcome) => {
-            let (first, judged) = landed(first, outcome, route, options, fx.clock);
+            let (first, judged) = landed(first, outcome, route, options, fx.clock, on_event);
             if judged.ends_race() {
                 return (first, judged);
             }
             learn_from_loser(first, &judged, route, fx, on_event);
             let outcome = second.await;
-            let (hedge, judged) = landed(hedge, outcome, route, options, fx.clock);
+            let (hedge, judged) = landed(hedge, outcome, route, options, fx.clock, on_event);
             won(&judged);
             (hedge, judged)
         }
         Either::Right(outcome) => {
-            let (hedge, judged) = landed(hedge, outcome, route, options, fx.clock);
+            let (hedge, judged) = landed(hedge, outcome, route, options, fx.clock, on_event);
             if judged.ends_race() {
                 // A hedged attempt that lost is learned as taking the hedge delay: recording only
                 // winners would pull the host's p95 (and with it the delay) down to the fastest
@@ -156,7 +156,7 @@ where
             }
             learn_from_loser(hedge, &judged, route, fx, on_event);
             let outcome = request.await;
-            landed(first, outcome, route, options, fx.clock)
+            landed(first, outcome, route, options, fx.clock, on_event)
         }
     }
 }
@@ -201,7 +201,8 @@ fn admit_hedge(
     let mut h = host.borrow_mut();
     h.counters.attempts += 1;
     h.counters.hedges += 1;
-    Ok(Sent { mirror, permit, probe: false, name: h.name.clone(), budget, at_ms: now })
+    let seq = h.counters.attempts;
+    Ok(Sent { mirror, permit, probe: false, name: h.name.clone(), budget, at_ms: now, seq })
 }
 
 #[cfg(test)]

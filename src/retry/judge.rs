@@ -3,11 +3,12 @@
 
 use std::rc::Rc;
 
-use super::outcome::{Cause, Failure};
+use super::outcome::{Cause, Event, Failure};
 use crate::host::slots::Permit;
-use crate::host::state::{Report, SharedHost};
+use crate::host::state::{Change, Report, SharedHost};
 use crate::options::Options;
-use crate::response::classify::{classify, is_stale, Verdict};
+use crate::response::classify::{classify, is_stale, ResponseFacts, Verdict};
+use crate::response::rate_limit::stated;
 use crate::retry::platform::{Attempt, Clock};
 use crate::Error;
 
@@ -20,6 +21,9 @@ pub(super) struct Sent {
     pub(super) name: Rc<str>,
     pub(super) budget: f64,
     pub(super) at_ms: f64,
+    /// Its number among the attempts sent to its host (`counters.attempts` once it was counted):
+    /// an answer's stated quota is newer than another's when its attempt went later.
+    pub(super) seq: u64,
 }
 
 /// What an attempt's outcome means, before its host learns from it.
@@ -89,17 +93,22 @@ impl<B, C> Judged<B, C> {
     }
 }
 
-/// Judges an attempt that landed; a tile's time teaches its host what a healthy answer takes.
+/// Judges an attempt that landed; a tile's time teaches its host what a healthy answer takes,
+/// and any answer's stated rate limit how to pace it.
 pub(super) fn landed<B, C>(
     sent: Sent,
     outcome: Attempt<B, C>,
     route: &[SharedHost],
     options: &Options,
     clock: &impl Clock,
+    on_event: &mut impl FnMut(Event),
 ) -> (Sent, Judged<B, C>) {
     let now = clock.now_ms();
-    let mut judged = judge(outcome, options, &sent, clock.epoch_ms());
     let host = &route[sent.mirror];
+    if let Attempt::Response(facts, _) = &outcome {
+        take_stated_limit(facts, host, options, now, clock.epoch_ms(), &sent, on_event);
+    }
+    let mut judged = judge(outcome, options, &sent, clock.epoch_ms());
     match &mut judged {
         Judged::Tile { .. } => host.borrow_mut().counters.attempt_latency.record(now - sent.at_ms),
         Judged::NotTile { report, verdict: Ok((_, retry_after_ms @ Some(_))) } => {
@@ -108,6 +117,26 @@ pub(super) fn landed<B, C>(
         Judged::NotTile { .. } => {}
     }
     (sent, judged)
+}
+
+/// The rate limit an answer states, for its host to pace by. Not from a cache's copy (an `Age`
+/// over 0): its quota is the one the host stated when the copy was made, as the draft says.
+fn take_stated_limit(
+    facts: &ResponseFacts,
+    host: &SharedHost,
+    options: &Options,
+    now: f64,
+    epoch_ms: f64,
+    sent: &Sent,
+    on_event: &mut impl FnMut(Event),
+) {
+    let Some(fields) = facts.rate_limit.as_deref() else { return };
+    let cached = facts.age.as_deref().is_some_and(|age| age.bytes().any(|b| (b'1'..=b'9').contains(&b)));
+    let Some(stated) = stated(fields, epoch_ms).filter(|_| !cached) else { return };
+    let change = host.borrow_mut().on_stated(now, stated, sent.seq, options.retry_after_max_ms);
+    if let Some(Change::Pacing { per_second, until_ms }) = change {
+        on_event(Event::Pacing { host: sent.name.clone(), per_second, until_ms });
+    }
 }
 
 /// Evidence over a header. A Retry-After that this call's deadline could never wait for (an hour,
@@ -153,7 +182,7 @@ mod tests {
     const PNG: &[u8] = b"\x89PNG\r\n\x1a\n....\0\0\0\0IEND\xaeB`\x82";
 
     fn sent(budget: f64) -> Sent {
-        Sent { mirror: 0, permit: None, probe: false, name: "h".into(), budget, at_ms: 5.0 }
+        Sent { mirror: 0, permit: None, probe: false, name: "h".into(), budget, at_ms: 5.0, seq: 1 }
     }
 
     fn response(status: u16, retry_after: Option<&str>, body: &[u8]) -> Attempt<(), ()> {

@@ -168,17 +168,18 @@ where
             return Err(give_up(Failure::after(out_of_time(), last), attempts));
         }
         attempts += 1;
-        let name = {
+        let (name, seq) = {
             let mut h = host.borrow_mut();
             h.counters.attempts += 1;
             if attempts > 1 {
                 h.counters.retries += 1;
             }
-            h.name.clone()
+            (h.name.clone(), h.counters.attempts)
         };
         on_event(Event::Attempt { host: name.clone(), attempt: attempts, probe });
 
-        let sent = Sent { mirror, permit: Some(permit), probe, name, budget, at_ms: fx.clock.now_ms() };
+        let at_ms = fx.clock.now_ms();
+        let sent = Sent { mirror, permit: Some(permit), probe, name, budget, at_ms, seq };
         let call = Call { route, options, deadline: &deadline, fx };
         let (landed, judged) = send(sent, bust_now, call, on_event, &mut attempts, &mut hedges).await;
         bust_now = false;

@@ -65,6 +65,15 @@ pub enum Event {
         /// When the pause ends (monotonic ms; `onEvent` is given epoch ms).
         until_ms: f64,
     },
+    /// The quota the host states now paces its requests.
+    Pacing {
+        /// The host's key (`host[:port]`).
+        host: Rc<str>,
+        /// Requests per second the stated quota allows until more comes.
+        per_second: f64,
+        /// When the statement lapses (monotonic ms; `onEvent` is given epoch ms).
+        until_ms: f64,
+    },
     /// An attempt had not answered after `after_ms`, so a hedge went beside it (to `host`).
     Hedge {
         /// The host's key (`host[:port]`) the hedge went to.

@@ -17,8 +17,8 @@ use super::js_options::{build_request, read_entries, read_urls, BuiltRequest};
 use super::transport::{FetchTransport, WebBody};
 use super::wire::{
     add_host_stats, make_attempt_event, make_breaker_event, make_cors_event, make_give_up_event,
-    make_hedge_event, make_host_settings, make_pause_event, make_queue_event, make_retry_event,
-    make_retry_info, make_tile, Named,
+    make_hedge_event, make_host_settings, make_pacing_event, make_pause_event, make_queue_event,
+    make_retry_event, make_retry_info, make_tile, Named,
 };
 use super::{early_error, failure_to_js};
 use crate::client::{flight_key, Callers, FlightTable, HostRegistry, HostSnapshot, Joinable};
@@ -274,6 +274,22 @@ impl ClientInner {
                 .number("rateLimitPerSecond", s.rate_limit_per_second);
             host_stats.object("latencyMs").number("p50", s.p50).number("p95", s.p95).number("p99", s.p99);
             host_stats.flag("corsRefused", s.cors_refused);
+            match &s.stated_limit {
+                None => {
+                    host_stats.number("statedLimit", None);
+                }
+                Some(limit) => {
+                    host_stats
+                        .object("statedLimit")
+                        .text("policy", limit.policy.as_deref())
+                        .number("quota", limit.quota)
+                        .number("windowS", limit.window_s)
+                        .number("remaining", limit.remaining)
+                        .number("resetS", limit.reset_s)
+                        .number("pacedPerSecond", limit.paced_per_second)
+                        .number("until", limit.until);
+                }
+            }
             let host_stats = host_stats.0;
             add_host_stats(&stats, &name, &host_stats);
         }
@@ -429,12 +445,16 @@ fn event_to_js(event: &Event) -> JsValue {
                 Some(Hold::Pause) => "pause",
                 Some(Hold::Breaker) => "breaker",
                 Some(Hold::Rate) => "rate",
+                Some(Hold::Quota) => "quota",
             };
             make_queue_event(host, hold, *wait_ms)
         }
         Event::Breaker { host, state } => make_breaker_event(host, state.name()),
         Event::Pause { host, until_ms } => {
             make_pause_event(host, JsClock.epoch_ms() + (until_ms - JsClock.now_ms()))
+        }
+        Event::Pacing { host, per_second, until_ms } => {
+            make_pacing_event(host, *per_second, JsClock.epoch_ms() + (until_ms - JsClock.now_ms()))
         }
         Event::Hedge { host, attempt, after_ms } => make_hedge_event(host, *attempt, *after_ms),
         Event::CorsRefused { host } => make_cors_event(host),

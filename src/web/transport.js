@@ -15,6 +15,8 @@
  * @property {string | undefined} retryAfter
  * @property {string | undefined} age
  * @property {string | undefined} date
+ * @property {string | undefined} rateLimit the rate-limit fields the response has, one
+ *   `name: value` line each (`rateLimitFields`), or undefined when it has none
  */
 
 /**
@@ -56,7 +58,23 @@ export async function fetchWhole(request, index, signal, bust, hedge) {
     retryAfter: header("retry-after"),
     age: header("age"),
     date: header("date"),
+    rateLimit: rateLimitFields(headers),
   };
+}
+
+// The fields a server states its rate limit in (`FIELDS` in src/response/rate_limit.rs; tests/wire.rs
+// checks that the two lists agree). None is CORS-safelisted: a page reads them only from a server
+// that exposes them (Access-Control-Expose-Headers).
+const RATE_LIMIT_FIELDS = ["ratelimit-policy", "ratelimit", "x-ratelimit-remaining", "x-ratelimit-reset", "ratelimit-reset"];
+
+/** The rate-limit fields `headers` has, as `name: value` lines, or undefined (most responses). */
+function rateLimitFields(headers) {
+  let lines;
+  for (const name of RATE_LIMIT_FIELDS) {
+    const value = headers.get(name);
+    if (value !== null) lines = `${lines ?? ""}${name}: ${value}\n`;
+  }
+  return lines;
 }
 
 /**

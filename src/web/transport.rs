@@ -47,6 +47,8 @@ extern "C" {
     fn age(this: &Fetched) -> Option<String>;
     #[wasm_bindgen(method, getter)]
     fn date(this: &Fetched) -> Option<String>;
+    #[wasm_bindgen(method, getter, js_name = rateLimit)]
+    fn rate_limit(this: &Fetched) -> Option<String>;
 
     /// The error's message, and its cause's code where there is one (see transport.js).
     /// Aborts an attempt that ran out of time with a `TimeoutError`, as `AbortSignal.timeout`
@@ -192,6 +194,7 @@ fn facts(fetched: &Fetched, data: &Uint8Array) -> ResponseFacts {
         retry_after: fetched.retry_after(),
         age: fetched.age(),
         date: fetched.date(),
+        rate_limit: fetched.rate_limit(),
         body_len: len as usize,
         head: data.subarray(0, head_end).to_vec(),
         tail: data.subarray(tail_start, len).to_vec(),

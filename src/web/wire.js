@@ -87,6 +87,10 @@ export function makePauseEvent(host, until) {
   return { type: "pause", host, until };
 }
 
+export function makePacingEvent(host, perSecond, until) {
+  return { type: "pacing", host, perSecond, until };
+}
+
 export function makeHedgeEvent(host, attempt, afterMs) {
   return { type: "hedge", host, attempt, afterMs };
 }

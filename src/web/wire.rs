@@ -85,6 +85,9 @@ extern "C" {
     #[wasm_bindgen(js_name = makePauseEvent)]
     pub fn make_pause_event(host: &str, until: f64) -> JsValue;
 
+    #[wasm_bindgen(js_name = makePacingEvent)]
+    pub fn make_pacing_event(host: &str, per_second: f64, until: f64) -> JsValue;
+
     #[wasm_bindgen(js_name = makeHedgeEvent)]
     pub fn make_hedge_event(host: &str, attempt: u32, after_ms: f64) -> JsValue;
 

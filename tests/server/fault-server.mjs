@@ -30,7 +30,10 @@
 //     a request that takes a token gets the tile (200), any other 429 + Retry-After from ra (none
 //     without ra). rate= default 10, burst= default rate; the first request's values stay for the
 //     run. The token is taken when the request arrives, so `delay` only delays the answer;
-//     X-Fault and the log's fault: "bucket" when served, "bucket-429" when refused).
+//     X-Fault and the log's fault: "bucket" when served, "bucket-429" when refused). stated=1: every
+//     bucket answer states the bucket (draft-ietf-httpapi-ratelimit-headers): RateLimit-Policy
+//     "tiles";q=<rate·w>;w=<burst/rate, whole seconds, at least 1> and RateLimit "tiles";r=<whole tokens left>;
+//     t=<whole seconds until the next token, 0 when the bucket is full>.
 // huge (200 image/png, chunked: the PNG signature, then zeros up to `size` bytes, default 600 MiB,
 //   written as the client reads), hugelen (the same with Content-Length: size), gzipbomb (200
 //   image/png, Content-Encoding: gzip, a small body that inflates to `size` bytes, default 64 MiB).
@@ -348,6 +351,17 @@ export function takeBucketToken(bucket, now) {
   return false;
 }
 
+/** The RateLimit-Policy and RateLimit fields a token bucket `{tokens, rate, burst}` states. */
+export function bucketStatement(bucket) {
+  const { tokens, rate, burst } = bucket;
+  const window = Math.max(1, Math.round(burst / rate));
+  const next = tokens >= burst ? 0 : Math.ceil((1 - (tokens % 1)) / rate);
+  return {
+    "RateLimit-Policy": `"tiles";q=${Math.round(rate * window)};w=${window}`,
+    RateLimit: `"tiles";r=${Math.floor(tokens)};t=${next}`,
+  };
+}
+
 export async function startFaultServer({ seed = 1, host = "127.0.0.1", port = 0, verbose = false } = {}) {
   if (host !== "127.0.0.1" && host !== "localhost" && host !== "::1") {
     throw new Error(`fault server binds loopback only (got host ${host})`);
@@ -439,6 +453,8 @@ export async function startFaultServer({ seed = 1, host = "127.0.0.1", port = 0,
     if (cookie && !hasCookie(req, cookie)) fault = "no-cookie";
     else if (outage) fault = "outage";
     else if (fault === "bucket") fault = takeToken(run, params) ? "bucket" : "bucket-429";
+    // What the bucket states when the request arrives (stated=1): the answer may come later.
+    const statedQuota = fault.startsWith("bucket") && params.get("stated") === "1" ? bucketStatement(buckets.get(run)) : {};
     let delay = Math.max(0, numParam(params, "delay", 0));
     // delayjitter=MS: a uniform extra delay in [0, MS), seeded per key and attempt.
     const jitter = numParam(params, "delayjitter", 0);
@@ -543,7 +559,7 @@ export async function startFaultServer({ seed = 1, host = "127.0.0.1", port = 0,
       if (fault === "none" || fault === "bucket") {
         // `age=S`: a cache has held this answer S seconds, except for cache-busted requests (`_tf`).
         const age = params.get("age") !== null && params.get("_tf") === null ? { Age: params.get("age") } : {};
-        return sendBody(200, "image/png", png(), age);
+        return sendBody(200, "image/png", png(), { ...age, ...statedQuota });
       }
       if (fault === "outage") {
         const ra = outage.retryAfter != null ? { "Retry-After": String(outage.retryAfter) } : {};
@@ -552,7 +568,10 @@ export async function startFaultServer({ seed = 1, host = "127.0.0.1", port = 0,
       if (fault === "no-cookie") return sendBody(403, "text/plain; charset=utf-8", "403 Forbidden: log in first\n");
       if (fault === "bucket-429") {
         const ra = retryAfterValue(params.get("ra"));
-        return sendBody(429, "text/plain; charset=utf-8", "429 Too Many Requests\n", ra != null ? { "Retry-After": ra } : {});
+        return sendBody(429, "text/plain; charset=utf-8", "429 Too Many Requests\n", {
+          ...(ra != null ? { "Retry-After": ra } : {}),
+          ...statedQuota,
+        });
       }
       if (RETRYABLE_FAULTS.has(fault) || PLAIN_FAULTS.has(fault)) {
         const status = Number(fault);

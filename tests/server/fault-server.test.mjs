@@ -7,7 +7,7 @@ import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
-import { startFaultServer, tilePng, crc32, prng, paretoDelay, PNG_SIGNATURE } from "./fault-server.mjs";
+import { startFaultServer, tilePng, crc32, prng, paretoDelay, PNG_SIGNATURE, bucketStatement } from "./fault-server.mjs";
 
 const SERVER_FILE = fileURLToPath(new URL("./fault-server.mjs", import.meta.url));
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -521,6 +521,25 @@ describe("concurrency, outage, token bucket", () => {
     } finally {
       await other.close();
     }
+  });
+
+  test("bucket, stated=1: every answer states the policy and what is left (RateLimit-Policy, RateLimit)", async () => {
+    const url = (i) => `${srv.url}/tile/5/${i}/1.png?run=bks&f=bucket&rate=2&burst=2&ra=1&stated=1`;
+    const answers = [];
+    for (let i = 0; i < 3; i++) answers.push(await get(url(i)));
+    assert.deepEqual(
+      answers.map((r) => r.status),
+      [200, 200, 429],
+    );
+    for (const r of answers) assert.equal(r.headers.get("ratelimit-policy"), '"tiles";q=2;w=1');
+    assert.deepEqual(
+      answers.map((r) => r.headers.get("ratelimit")),
+      ['"tiles";r=1;t=1', '"tiles";r=0;t=1', '"tiles";r=0;t=1'],
+    );
+    assert.equal(answers[2].headers.get("retry-after"), "1", "Retry-After with the statement");
+    const plain = await get(`${srv.url}/tile/5/0/1.png?run=bkp&f=bucket&rate=2&burst=2`);
+    assert.equal(plain.headers.get("ratelimit"), null, "without stated=1, nothing stated");
+    assert.deepEqual(bucketStatement({ tokens: 5, rate: 5, burst: 5 }), { "RateLimit-Policy": '"tiles";q=5;w=1', RateLimit: '"tiles";r=5;t=0' });
   });
 
   test("bucket: burst tokens at first, then rate per second; 429 + Retry-After from ra when empty", async () => {

@@ -27,6 +27,15 @@ pub enum Reply {
     Status(u16),
     /// A 429 with `Retry-After` in seconds.
     Throttle(u32),
+    /// A tile (`ok`) or a 429 with `Retry-After: 1`, stating the server's quota policy
+    /// (`RateLimit-Policy: "tiles";q=…;w=…`) and what remains (`RateLimit: "tiles";r=…;t=…`).
+    Stated {
+        ok: bool,
+        quota: u32,
+        window_s: u32,
+        remaining: u32,
+        reset_s: u32,
+    },
     Hang,
 }
 
@@ -177,6 +186,20 @@ impl Future for Request<'_> {
                 let mut facts = facts(429, "text/plain", b"slow down");
                 facts.retry_after = Some(seconds.to_string());
                 Attempt::Response(facts, b"slow down".to_vec())
+            }
+            Some(Reply::Stated { ok, quota, window_s, remaining, reset_s }) => {
+                let mut facts = if ok {
+                    facts(200, "image/png", b"tile")
+                } else {
+                    facts(429, "text/plain", b"slow down")
+                };
+                if !ok {
+                    facts.retry_after = Some("1".into());
+                }
+                facts.rate_limit = Some(format!(
+                    "ratelimit-policy: \"tiles\";q={quota};w={window_s}\nratelimit: \"tiles\";r={remaining};t={reset_s}\n"
+                ));
+                Attempt::Response(facts, if ok { b"tile".to_vec() } else { b"slow down".to_vec() })
             }
             // A hang, or an answer slower than the attempt's budget.
             _ => Attempt::TimedOut,

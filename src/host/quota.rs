@@ -1,0 +1,254 @@
+//! Pacing by the quota a host states (`RateLimit`, `X-RateLimit-*`: see
+//! [`crate::response::rate_limit`]). The quota the host says remains, less the requests already
+//! on their way to it, is spread evenly over the time until it says more is made available, so
+//! it lasts until then: a token bucket at that rate, holding at most a second's worth, so a
+//! view's tiles go at once while the quota allows and a host near the end of its quota is not
+//! refused. Every answer restates the quota and replaces what the last one said: the host counts
+//! what it served, the requests still on their way are taken off, and what is left is the new
+//! budget (a host that refills as it serves restates a full budget on every answer). When
+//! the time it stated has passed without a newer statement, the pacing lapses: whatever the host
+//! restored by then (a window's whole quota, a bucket's refill) is unknown, and the next answer
+//! says.
+//!
+//! A host with nothing left is asked at its policy's own rate (`q` per `w`), one request at a
+//! time: the stated time is whole seconds, and a token bucket's next token comes long before.
+//!
+//! Only the draft's "seconds until more quota" is trusted as far as `retryAfterMaxMs`, the
+//! bound every server-stated wait has: a host that states an hour's wait is waited for at most
+//! that long, and then asked again.
+
+use crate::response::rate_limit::Stated;
+
+/// A host's stated quota as its last answer gave it, and the pacing it sets.
+#[derive(Debug, Clone, Default)]
+pub struct StatedQuota {
+    current: Option<Pacing>,
+}
+
+#[derive(Debug, Clone)]
+struct Pacing {
+    /// What the host stated (for `stats()`).
+    stated: Stated,
+    /// When the statement lapses (monotonic ms): the stated time, clamped.
+    until_ms: f64,
+    /// Requests per ms the quota allows until then; `None`: the host stated that more is
+    /// available now, or nothing to spread it over.
+    rate: Option<f64>,
+    /// What the statement allows on average until it lapses, in requests per second: its
+    /// budget over its time, or the policy's rate when nothing is left.
+    per_second: f64,
+    tokens: f64,
+    burst: f64,
+    at_ms: f64,
+}
+
+impl StatedQuota {
+    /// Takes in a statement from an answer that arrived at `now_ms`, when `in_flight` other
+    /// requests were out (the host may not have counted them yet). `max_wait_ms`
+    /// bounds the stated time (`retryAfterMaxMs`). Returns whether the host is paced by its
+    /// stated quota now and was not before.
+    pub fn on_stated(&mut self, now_ms: f64, stated: Stated, in_flight: usize, max_wait_ms: f64) -> bool {
+        let was_pacing = self.pacing(now_ms).is_some();
+        // What the statement in force had refilled by now (a part of the next request's token).
+        let held = self.current.as_mut().filter(|p| p.until_ms > now_ms).map(|p| {
+            p.refill(now_ms);
+            p.tokens
+        });
+        let budget = (stated.remaining - in_flight as f64).max(0.0);
+        let horizon = stated.reset_s.map_or(0.0, |t| (t * 1000.0).min(max_wait_ms.max(0.0)));
+        let mut per_second = if horizon > 0.0 { budget / horizon * 1000.0 } else { f64::INFINITY };
+        let (rate, tokens) = if horizon <= 0.0 {
+            // More is available now (`t=0`), or the host did not say when: nothing to spread.
+            (None, 0.0)
+        } else if budget < 1.0 {
+            // Nothing left. The stated time is in whole seconds, and a token bucket's next token
+            // comes long before it: one request at a time at the policy's own rate (q per w),
+            // when the host stated one; a host whose quota is out until its window ends refuses
+            // it, and its Retry-After pauses it. Without a policy, wait for the stated time.
+            let per_ms = match (stated.quota, stated.window_s) {
+                (Some(q), Some(w)) if q >= 1.0 => q / (w * 1000.0),
+                _ => 0.0,
+            };
+            per_second = per_ms * 1000.0;
+            // Keeping what was refilled since the last request went: the answers to it come
+            // between, and each would otherwise restart the wait.
+            (Some(per_ms), held.unwrap_or(0.0).clamp(0.0, 1.0 - 1e-9))
+        } else {
+            // A second's worth at once, the rest spread: never more than the budget by the end.
+            let burst = (budget / horizon * 1000.0).min(budget).max(1.0);
+            (Some((budget - burst) / horizon), burst)
+        };
+        let burst = tokens.max(1.0);
+        self.current = Some(Pacing {
+            stated,
+            until_ms: now_ms + horizon,
+            rate,
+            per_second,
+            tokens,
+            burst,
+            at_ms: now_ms,
+        });
+        !was_pacing && self.pacing(now_ms).is_some()
+    }
+
+    /// When the statement in force lapses (monotonic ms).
+    pub fn until_ms(&self, now_ms: f64) -> Option<f64> {
+        self.current.as_ref().map(|p| p.until_ms).filter(|until| *until > now_ms)
+    }
+
+    /// The rate (requests per second) the stated quota paces the host at now, on average until
+    /// the statement lapses, while one that paces is in force.
+    pub fn pacing(&self, now_ms: f64) -> Option<f64> {
+        let p = self.current.as_ref().filter(|p| p.until_ms > now_ms)?;
+        p.rate.map(|_| p.per_second)
+    }
+
+    /// The last statement, while it is in force.
+    pub fn stated(&self, now_ms: f64) -> Option<&Stated> {
+        self.current.as_ref().filter(|p| p.until_ms > now_ms).map(|p| &p.stated)
+    }
+
+    /// When the next request may go by the stated quota: `None` for now, or when no statement
+    /// is in force.
+    pub fn next_slot(&mut self, now_ms: f64) -> Option<f64> {
+        let p = self.current.as_mut().filter(|p| p.until_ms > now_ms)?;
+        let rate = p.rate?;
+        p.refill(now_ms);
+        if p.tokens >= 1.0 - 1e-9 {
+            return None;
+        }
+        // The statement lapses before a token would come: then the host's next answer says.
+        let at = now_ms + (1.0 - p.tokens) / rate;
+        Some(if rate > 0.0 { at.min(p.until_ms) } else { p.until_ms })
+    }
+
+    /// Takes a token for a request that goes now.
+    pub fn take(&mut self, now_ms: f64) {
+        if let Some(p) = self.current.as_mut().filter(|p| p.until_ms > now_ms && p.rate.is_some()) {
+            p.refill(now_ms);
+            p.tokens -= 1.0;
+        }
+    }
+}
+
+impl Pacing {
+    fn refill(&mut self, now_ms: f64) {
+        let dt = (now_ms - self.at_ms).max(0.0);
+        self.at_ms = self.at_ms.max(now_ms);
+        if let Some(rate) = self.rate {
+            self.tokens = (self.tokens + dt * rate).min(self.burst);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stated(remaining: f64, reset_s: Option<f64>) -> Stated {
+        Stated { policy: Some("p".into()), quota: None, window_s: None, remaining, reset_s }
+    }
+
+    /// Requests sent between `from` and `to` (ms) by a caller that always has one waiting and
+    /// sends at most one a microsecond.
+    fn sent(q: &mut StatedQuota, from: f64, to: f64) -> usize {
+        let (mut now, mut n) = (from, 0);
+        while now < to {
+            match q.next_slot(now) {
+                None => {
+                    q.take(now);
+                    n += 1;
+                    now += 0.001;
+                }
+                Some(at) => now = at.max(now + 1e-6),
+            }
+        }
+        n
+    }
+
+    #[test]
+    fn the_remaining_quota_is_spread_until_more_comes() {
+        let mut q = StatedQuota::default();
+        assert!(q.on_stated(0.0, stated(10.0, Some(5.0)), 0, 60_000.0), "pacing starts");
+        assert_eq!((q.pacing(0.0), q.until_ms(0.0)), (Some(2.0), Some(5_000.0)));
+        // Two at once (a second's worth), then the other eight spread, the last as more comes.
+        assert_eq!(sent(&mut q, 0.0, 1.0), 2);
+        assert_eq!(sent(&mut q, 1.0, 5_000.0), 7);
+        assert_eq!(q.pacing(5_000.0), None, "lapsed: the next answer says");
+        assert_eq!(q.next_slot(5_000.0), None);
+    }
+
+    #[test]
+    fn requests_in_flight_count_against_the_quota() {
+        let mut q = StatedQuota::default();
+        q.on_stated(0.0, stated(12.0, Some(2.0)), 4, 60_000.0);
+        assert_eq!(q.pacing(0.0), Some(4.0), "12 left, 4 on their way: 4 at once, 4 over 2 s");
+        assert_eq!(sent(&mut q, 0.0, 1.0), 4);
+        // The same statement again (the host had not counted those 4 yet): no new burst.
+        assert!(!q.on_stated(10.0, stated(12.0, Some(2.0)), 8, 60_000.0), "already pacing");
+        assert_eq!(sent(&mut q, 10.0, 11.0), 2, "4 left: a second's worth of them");
+        assert!(!q.on_stated(20.0, stated(0.0, Some(1.0)), 0, 60_000.0));
+        assert_eq!(q.next_slot(20.0), Some(1_020.0), "nothing left: wait for more");
+    }
+
+    #[test]
+    fn absurd_statements_are_bounded_and_never_stop_a_host_for_good() {
+        let mut q = StatedQuota::default();
+        q.on_stated(0.0, stated(0.0, Some(1e15)), 0, 60_000.0);
+        assert_eq!(q.next_slot(0.0), Some(60_000.0), "an aeon's wait is retryAfterMaxMs");
+        assert_eq!(q.next_slot(60_000.0), None);
+        let mut q = StatedQuota::default();
+        assert!(q.on_stated(0.0, stated(1e15, Some(1.0)), 0, 60_000.0));
+        assert!(sent(&mut q, 0.0, 10.0) >= 9_999, "a huge quota paces nothing a client sends");
+        let mut q = StatedQuota::default();
+        assert!(!q.on_stated(0.0, stated(0.0, Some(0.0)), 0, 60_000.0), "t=0: more now");
+        assert_eq!(q.next_slot(0.0), None);
+        let mut q = StatedQuota::default();
+        assert!(!q.on_stated(0.0, stated(3.0, None), 0, 60_000.0), "no time to spread over");
+        assert_eq!(q.next_slot(0.0), None);
+        let mut q = StatedQuota::default();
+        q.on_stated(0.0, stated(5.0, Some(10.0)), 0, -1.0);
+        assert_eq!(q.next_slot(0.0), None, "a bound below 0 is no time");
+    }
+
+    /// A token bucket that refills 20 a second and states `r` and the whole seconds until its
+    /// next token: paced by what it states, a caller with a queue sends close to its rate and is
+    /// refused rarely.
+    #[test]
+    fn a_stated_token_bucket_is_used_to_its_rate() {
+        let (rate, capacity, answer_ms) = (20.0 / 1000.0, 20.0_f64, 30.0);
+        let mut q = StatedQuota::default();
+        let (mut tokens, mut at) = (capacity, 0.0_f64);
+        let mut in_flight: Vec<f64> = Vec::new();
+        let (mut served, mut refused, mut now) = (0, 0, 0.0_f64);
+        while now < 20_000.0 {
+            // Answers that are due: the bucket decides when each request arrives.
+            in_flight.sort_by(f64::total_cmp);
+            while let Some(&sent_at) = in_flight.first().filter(|s| **s + answer_ms <= now) {
+                in_flight.remove(0);
+                let arrived = sent_at + answer_ms / 2.0;
+                tokens = (tokens + (arrived - at) * rate).min(capacity);
+                at = arrived;
+                if tokens >= 1.0 {
+                    tokens -= 1.0;
+                    served += 1;
+                } else {
+                    refused += 1;
+                }
+                let next = ((1.0 - tokens.fract()) / rate / 1000.0).ceil();
+                q.on_stated(now, stated(tokens.floor(), Some(next)), in_flight.len(), 60_000.0);
+            }
+            match q.next_slot(now) {
+                None if in_flight.len() < 6 => {
+                    q.take(now);
+                    in_flight.push(now);
+                }
+                Some(slot) => now = slot.min(now + 1.0),
+                None => now += 1.0,
+            }
+        }
+        let per_second = f64::from(served) / 20.0;
+        assert!(per_second >= 18.0, "{per_second}/s of the stated 20/s");
+        assert!(refused * 100 <= served, "{refused} refused, {served} served");
+    }
+}
