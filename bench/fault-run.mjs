@@ -146,6 +146,10 @@ export async function runFault({ clientId, scenarioId, tiles = 400, concurrency 
     abortedByClient: srv.aborted(),
     // From the run's start until 95 % of the tiles were delivered correctly (null: never).
     msTo95: null,
+    // A token bucket's refusals, and the rate it served while busy: from the arrival of the
+    // quarter of its served requests to that of three quarters (tiles per second).
+    refused: srv.log.filter((e) => e.fault === "bucket-429").length,
+    servedPerSecond: servedRate(srv.log.filter((e) => e.fault === "bucket").map((e) => e.t)),
   };
   // The correct tiles' end times, and how many make 95 %: for msTo95 and the outage's recovery.
   const need = Math.ceil(0.95 * tiles);
@@ -167,6 +171,15 @@ export async function runFault({ clientId, scenarioId, tiles = 400, concurrency 
   await client.close?.();
   await srv.close();
   return out;
+}
+
+/** Requests per second between the arrivals of the first and the third quarter of `times`. */
+function servedRate(times) {
+  if (times.length < 8) return null;
+  const sorted = [...times].sort((a, b) => a - b);
+  const from = sorted[Math.floor(sorted.length / 4)];
+  const to = sorted[Math.floor((3 * sorted.length) / 4)];
+  return to > from ? ((Math.floor((3 * sorted.length) / 4) - Math.floor(sorted.length / 4)) / (to - from)) * 1000 : null;
 }
 
 const isMain = process.argv[1] && import.meta.url === pathToFileURL(fs.realpathSync(process.argv[1])).href;

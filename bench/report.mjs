@@ -228,6 +228,30 @@ if (!fault) {
       }
     }
 
+    if (sc.stated) {
+      // The stated quota: 429s received (a share of the requests) and the stated rate used.
+      const cells = ids
+        .filter((id) => runs[id])
+        .map((id) => {
+          const r = runs[id];
+          // Only of a client that wanted the whole quota: one that gave up served a burst and left.
+          const use = r.servedPerSecond == null || r.msTo95 == null ? "— (not 95 % of the tiles)" : `${fixed((100 * r.servedPerSecond) / sc.pacing.rate, 0)} %`;
+          return `${label(id)} ${r.refused} × 429 (${fixed((100 * r.refused) / Math.max(1, r.requests), 1)} % of ${r.requests}), rate used ${use}`;
+        });
+      md.push(`429s received and the stated rate used (served requests per second while busy, over ${sc.pacing.rate}/s): ${cells.join("; ")}.`);
+      md.push("");
+      for (const tf of TILEFETCH_IDS.filter((id) => runs[id])) {
+        const r = runs[tf];
+        const use = r.servedPerSecond == null ? 0 : r.servedPerSecond / sc.pacing.rate;
+        if (r.refused > 0.01 * r.requests || use < 0.9) {
+          lose(
+            `fault: ${sc.title}`,
+            `**target missed**: ${label(tf)} ${r.refused} × 429 of ${r.requests} requests, ${fixed(100 * use, 0)} % of the stated rate (targets ≤ 1 %, ≥ 90 %)`,
+          );
+        }
+      }
+    }
+
     const vals = (f) => Object.fromEntries(Object.entries(runs).map(([id, r]) => [id, f(r)]));
     const where = `fault: ${sc.title}`;
     compare(

@@ -18,6 +18,16 @@ export const SCENARIOS = [
     params: { f: "bucket", rate: "100", burst: "20", ra: "date:1" },
     pacing: { rate: 100, burst: 20 },
   },
+  // A bucket that states itself on every answer (RateLimit-Policy "tiles";q=50;w=1 and RateLimit
+  // "tiles";r=…;t=…): a client that reads it need not be refused at all. `stated`: the report
+  // counts the 429s and how much of the stated rate was used.
+  {
+    id: "stated-quota",
+    title: "token bucket that states its quota (RateLimit, 50/s, burst 50), 429 + Retry-After: 1",
+    params: { f: "bucket", rate: "50", burst: "50", ra: "1", stated: "1" },
+    pacing: { rate: 50, burst: 50 },
+    stated: true,
+  },
   { id: "retry-after-86400", title: "429 + Retry-After: 86400 on every request", params: { f: "429", ra: "86400" } },
   // One misconfigured response in five: a healthy host whose header says "back tomorrow".
   { id: "retry-after-absurd", title: "20 % 503 + Retry-After: 86400, the rest fine", params: { f: "503", p: "0.2", ra: "86400" } },
