@@ -11,8 +11,14 @@ use tilefetch::host::budget::BudgetConfig;
 use tilefetch::host::state::Report;
 use tilefetch::host::HostConfig;
 use tilefetch::options::Value;
-use tilefetch::retry::{fetch_with_retries, Event, Runtime, HEDGE_COLD_MS, HEDGE_FLOOR_MS};
+use tilefetch::retry::{
+    fetch_with_retries, Event, Runtime, HEDGE_BLIND_SHARE, HEDGE_COLD_FACTOR, HEDGE_COLD_FLOOR_MS,
+    HEDGE_FLOOR_MS,
+};
 use tilefetch::{Error, Options};
+
+/// The cold hedge delay of a host that has answered nothing yet, with the default attempt timeout.
+const HEDGE_COLD_MS: f64 = 4_000.0 * HEDGE_BLIND_SHARE;
 
 fn hedges(events: &[Event]) -> Vec<(u32, f64)> {
     events
@@ -146,7 +152,7 @@ fn auto_waits_for_enough_answers_then_hedges_after_their_p95() {
     let (out, events) = run(&sim, &[], std::slice::from_ref(&h));
     assert!(hedges(&events).is_empty(), "an answer within the cold delay needs no hedge");
     assert_eq!(out.unwrap().attempts, 1);
-    // The hung attempt that lost to the cold hedge is not learned as taking the cold second: a few
+    // The hung attempt that lost to the cold hedge is not learned as taking the cold delay: a few
     // hangs among a host's first answers would make it the host's p95 for good.
     assert_eq!(h.borrow().counters.attempt_latency.count(), 2, "the hedge's answer and the 900 ms one");
     for _ in 0..40 {
@@ -166,6 +172,71 @@ fn auto_waits_for_enough_answers_then_hedges_after_their_p95() {
         assert!(hedges(&events).is_empty());
         assert_eq!(out.unwrap().attempts, 1);
     }
+}
+
+/// A map's first view: twelve tiles asked at once of a host that has answered nothing yet, one of
+/// them hung. The others overtake it as they answer: its hedge goes at four times their median,
+/// not at the blind quarter of the attempt timeout it started with.
+#[test]
+fn a_hang_in_the_first_view_is_hedged_by_what_the_view_has_answered_since() {
+    let mut script = vec![(0.0, Reply::Hang)];
+    script.extend((1..12).map(|i| (35.0 + 5.0 * f64::from(i), Reply::Ok)));
+    script.push((30.0, Reply::Ok));
+    let sim = Sim::new(script);
+    let h = host("tiles.test", &PERMISSIVE);
+    let fx = Runtime { transport: &sim, clock: &sim, sleeper: &sim, random: &sim, cancel: &sim };
+    let options = Options::parse(&[]).unwrap();
+    let start = sim.now.get();
+    let calls = (0..12)
+        .map(|_| {
+            let (fx, options, route, sim) = (&fx, &options, std::slice::from_ref(&h), &sim);
+            async move {
+                let out = fetch_with_retries(options, route, fx, sim.now.get(), |_| {}).await;
+                (out.map(|tile| tile.attempts), sim.now.get() - start)
+            }
+        })
+        .collect();
+    let ends = block_on(&sim, all(calls));
+    let median = h.borrow().counters.attempt_latency.percentile(0.5).unwrap();
+    let (attempts, hung_ms) = (ends[0].0.as_ref().copied().unwrap(), ends[0].1);
+    assert_eq!(attempts, 2, "the hung tile came from its hedge");
+    assert!(hung_ms < HEDGE_COLD_MS / 2.0, "the hung tile after {hung_ms} ms");
+    assert!(
+        hung_ms >= median * HEDGE_COLD_FACTOR.min(3.0),
+        "{hung_ms} ms: not before the others showed their pace"
+    );
+    assert!(ends[1..].iter().all(|(out, _)| out.as_ref().copied().unwrap() == 1), "no other hedge");
+    assert_eq!(sim.requests.borrow().len(), 13);
+}
+
+/// A host that has answered too few to say: a lone hang waits for the blind delay. Once it has
+/// answered enough, the last tile of a view, hung, with no more attempts out than a browser has
+/// connections, gets its hedge at four times the median answer (nothing is left to overtake
+/// it); and a host that is merely slow gets none for an answer within that.
+#[test]
+fn a_cold_attempt_with_few_others_out_is_hedged_after_four_times_the_median_answer() {
+    let h = host("tiles.test", &PERMISSIVE);
+    for took in [50.0, 80.0, 60.0] {
+        run(&Sim::new(vec![(took, Reply::Ok)]), &[], std::slice::from_ref(&h)).0.unwrap();
+    }
+    let hang = || Sim::new(vec![(0.0, Reply::Hang), (30.0, Reply::Ok)]);
+    let (out, events) = run(&hang(), &[], std::slice::from_ref(&h));
+    assert_eq!(hedges(&events), [(2, HEDGE_COLD_MS)], "three answers: too few to say");
+    assert_eq!(out.unwrap().elapsed_ms, HEDGE_COLD_MS + 30.0);
+    run(&Sim::new(vec![(70.0, Reply::Ok)]), &[], std::slice::from_ref(&h)).0.unwrap();
+    let median = h.borrow().counters.attempt_latency.percentile(0.5).unwrap();
+    let after = (median * HEDGE_COLD_FACTOR).max(HEDGE_COLD_FLOOR_MS);
+    let (out, events) = run(&hang(), &[], std::slice::from_ref(&h));
+    assert_eq!(hedges(&events), [(2, after)]);
+    assert!(after < HEDGE_COLD_MS, "{after} ms");
+    assert_eq!(out.unwrap().elapsed_ms, after + 30.0);
+    let slow = host("slow.test", &PERMISSIVE);
+    for _ in 0..4 {
+        run(&Sim::new(vec![(600.0, Reply::Ok)]), &[], std::slice::from_ref(&slow)).0.unwrap();
+    }
+    let (out, events) = run(&Sim::new(vec![(900.0, Reply::Ok)]), &[], std::slice::from_ref(&slow));
+    assert!(hedges(&events).is_empty(), "a slow host's slow answer is no hang");
+    assert_eq!(out.unwrap().attempts, 1);
 }
 
 #[test]

@@ -172,6 +172,8 @@ pub struct HostState {
     quota: StatedQuota,
     /// The attempt whose answer set the stated quota in force (see [`HostState::on_stated`]).
     stated_seq: u64,
+    /// The highest numbers (`counters.attempts` when sent) of the attempts that delivered a tile.
+    recent_tiles: [u64; RECENT_TILES],
     learn_rate: bool,
     paused_until: f64,
     /// The pause comes from a Retry-After no call could have waited for, which nothing the host
@@ -186,6 +188,9 @@ pub struct HostState {
     version: u64,
     watchers: Vec<Waker>,
 }
+
+/// How many of a host's last tiles [`HostState::tiles_sent_after`] looks at.
+const RECENT_TILES: usize = 32;
 
 /// How recent an answer must be to contradict a throttle (see [`HostState::is_answering`]).
 pub const EVIDENCE_WINDOW_MS: f64 = 2_000.0;
@@ -205,6 +210,7 @@ impl HostState {
             rate: AdaptiveRate::new(now_ms),
             quota: StatedQuota::default(),
             stated_seq: 0,
+            recent_tiles: [0; RECENT_TILES],
             learn_rate: config.learn_rate,
             paused_until: f64::NEG_INFINITY,
             doubtful_pause: false,
@@ -318,6 +324,22 @@ impl HostState {
     /// Whether the pause now in force may be lifted by the host's next answer.
     pub fn pause_is_doubtful(&self) -> bool {
         self.doubtful_pause
+    }
+
+    /// Notes that the host's attempt number `seq` delivered a tile.
+    pub fn tile_answered(&mut self, seq: u64) {
+        let oldest = self.recent_tiles.iter_mut().min_by_key(|s| **s);
+        if let Some(slot) = oldest {
+            *slot = (*slot).max(seq);
+        }
+    }
+
+    /// How many tiles came from attempts sent after attempt `seq` (of the last few: up to
+    /// [`RECENT_TILES`]): requests that overtook it. Requests queued (behind the browser's connections to the host, behind a
+    /// slow server) are answered in about the order they went; one that later ones overtake is
+    /// stuck.
+    pub fn tiles_sent_after(&self, seq: u64) -> usize {
+        self.recent_tiles.iter().filter(|s| **s > seq).count()
     }
 
     /// Whether the host's last answer came without the CORS headers a browser needs.

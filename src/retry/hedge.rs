@@ -19,15 +19,47 @@ use crate::Error;
 pub const MAX_HEDGES_PER_CALL: u32 = 1;
 /// Successful attempts a host must have answered before `hedge: "auto"` trusts their p95.
 pub const HEDGE_MIN_SAMPLES: u64 = 20;
-/// Until then, `hedge: "auto"` hedges an attempt unanswered this long: a map opens with a view's
-/// worth of tiles at once, before any host has a p95, and a hung one among them would otherwise
-/// cost the whole attempt timeout. A tile server that answers at all answers tiles within a second.
-pub const HEDGE_COLD_MS: f64 = 1000.0;
+/// Until then (cold), `hedge: "auto"` still hedges: a map opens with a view's worth of tiles at
+/// once, before any host has a p95, and a hung one among them would otherwise cost the whole
+/// attempt timeout, on the view every user sees. An attempt unanswered for [`HEDGE_BLIND_SHARE`]
+/// of the attempt timeout gets its hedge. Once its host has given this many tiles, one gets it
+/// sooner, at [`HEDGE_COLD_FACTOR`] times their median (within [`HEDGE_COLD_FLOOR_MS`] and
+/// the blind delay), when this many tiles of attempts sent after it have overtaken it, or when no
+/// more attempts are out to its host than a browser opens connections to one: then it is stuck,
+/// not queued. A view's tiles wait for the browser's few connections to a host (answered in about
+/// the order they went), and none gets a hedge sooner.
+pub const HEDGE_COLD_SAMPLES: u64 = 4;
+/// The connections a browser opens to one host over HTTP/1.1 (Chromium's and Firefox's limit):
+/// with no more attempts than this out, none waits for a connection.
+const CONNECTIONS_PER_HOST: usize = 6;
+/// The share of the attempt timeout a cold attempt waits before its hedge when the host has
+/// answered too few to say (a tile server that answers at all answers tiles well within it).
+pub const HEDGE_BLIND_SHARE: f64 = 0.25;
+/// How many times its host's median answer a cold attempt waits before its hedge. Not the
+/// slowest: a page's first answers wait for its connections and its start-up.
+pub const HEDGE_COLD_FACTOR: f64 = 4.0;
+/// The earliest a cold attempt gets its hedge: a host's first answers may come from a cache.
+pub const HEDGE_COLD_FLOOR_MS: f64 = 400.0;
+/// How often an attempt waiting for its cold hedge delay derives it again from its host's answers.
+const COLD_RECHECK_MS: f64 = 50.0;
 /// The earliest `hedge: "auto"` sends a hedge, however fast the host has been: below this a
 /// hedge races the network's own jitter, not a stalled request.
 pub const HEDGE_FLOOR_MS: f64 = 50.0;
 
-/// When a host's attempt, unanswered, gets a hedge (`options.hedge`); `None`: never.
+/// When a cold attempt that later ones have overtaken gets its hedge (see [`HEDGE_COLD_SAMPLES`]):
+/// `None` until its host has answered enough to say.
+pub fn overtaken_delay(options: &Options, host: &SharedHost) -> Option<f64> {
+    let host = host.borrow();
+    let answered = &host.counters.attempt_latency;
+    if answered.count() < HEDGE_COLD_SAMPLES {
+        return None;
+    }
+    let blind = options.attempt_timeout_ms * HEDGE_BLIND_SHARE;
+    Some((answered.percentile(0.5)? * HEDGE_COLD_FACTOR).max(HEDGE_COLD_FLOOR_MS).min(blind))
+}
+
+/// When a host's attempt, unanswered, gets a hedge (`options.hedge`); `None`: never. Cold (see
+/// [`HEDGE_MIN_SAMPLES`]), the latest it does: an overtaken attempt's comes sooner.
 pub fn hedge_delay(options: &Options, host: &SharedHost) -> Option<f64> {
     match options.hedge {
         Hedge::Off => None,
@@ -35,8 +67,9 @@ pub fn hedge_delay(options: &Options, host: &SharedHost) -> Option<f64> {
         Hedge::Auto => {
             let host = host.borrow();
             let answered = &host.counters.attempt_latency;
+            let timeout = options.attempt_timeout_ms;
             if answered.count() < HEDGE_MIN_SAMPLES {
-                return Some(HEDGE_COLD_MS);
+                return Some(timeout * HEDGE_BLIND_SHARE);
             }
             answered.percentile(0.95).map(|p95| p95.max(HEDGE_FLOOR_MS))
         }
@@ -72,19 +105,40 @@ where
         let outcome = request.await;
         return landed(first, outcome, route, options, fx.clock, on_event);
     };
-    // Whether the delay is the host's learned p95 (not the cold default or the caller's number):
+    // Whether the delay is the host's learned p95 (not the cold delay or the caller's number):
     // only then is a lost attempt learned as taking it (see below).
     let learned = matches!(options.hedge, Hedge::Auto)
         && route[first.mirror].borrow().counters.attempt_latency.count() >= HEDGE_MIN_SAMPLES;
-    match race(request.as_mut(), fx.sleeper.sleep(after)).await {
-        Either::Left(outcome) => return landed(first, outcome, route, options, fx.clock, on_event),
-        Either::Right(Woke::Aborted) => {
-            let aborted =
-                Judged::NotTile { report: Report::Abandoned, verdict: Err(Failure::of(Error::Aborted)) };
-            return (first, aborted);
+    // Cold, whether later attempts overtake this one is looked at every COLD_RECHECK_MS as the
+    // host's answers come in (a map's first view sends its tiles before any has answered).
+    let cold = matches!(options.hedge, Hedge::Auto) && !learned;
+    loop {
+        let waited = fx.clock.now_ms() - first.at_ms;
+        let nap = if cold { (after - waited).min(COLD_RECHECK_MS) } else { after - waited };
+        match race(request.as_mut(), fx.sleeper.sleep(nap.max(0.0))).await {
+            Either::Left(outcome) => return landed(first, outcome, route, options, fx.clock, on_event),
+            Either::Right(Woke::Aborted) => {
+                let aborted =
+                    Judged::NotTile { report: Report::Abandoned, verdict: Err(Failure::of(Error::Aborted)) };
+                return (first, aborted);
+            }
+            Either::Right(Woke::Elapsed) => {}
         }
-        Either::Right(Woke::Elapsed) => {}
+        let waited = fx.clock.now_ms() - first.at_ms;
+        if waited >= after - 1e-9 {
+            break;
+        }
+        let host = &route[first.mirror];
+        let stuck = {
+            let h = host.borrow();
+            h.tiles_sent_after(first.seq) >= HEDGE_COLD_SAMPLES as usize
+                || h.slots.in_flight() <= CONNECTIONS_PER_HOST
+        };
+        if cold && stuck && overtaken_delay(options, host).is_some_and(|at| waited >= at - 1e-9) {
+            break;
+        }
     }
+    let after = fx.clock.now_ms() - first.at_ms;
     // The hedge's slot. To the same host it takes over the slot of the attempt it hedges: it
     // stands in for that request, and under hangs every slot is held by a hung one, so a hedge
     // that waited for a slot would wait for the hangs to time out. To another mirror it takes
@@ -147,7 +201,7 @@ where
                 // winners would pull the host's p95 (and with it the delay) down to the fastest
                 // answers, and recording how long it had been out (a hang) would push it up. Not
                 // the cold delay: with a few hangs among a host's first answers, those samples
-                // would make the cold second the host's p95, and every later hang cost a second.
+                // would make the cold delay the host's p95, and every later hang cost as much.
                 if learned && matches!(judged, Judged::Tile { .. }) {
                     route[first.mirror].borrow_mut().counters.attempt_latency.record(after);
                 }
@@ -222,11 +276,19 @@ mod tests {
         assert_eq!(hedge_delay(&options(Value::Text("off".into())), &host), None);
         assert_eq!(hedge_delay(&options(Value::Number(300.0)), &host), Some(300.0));
         let auto = options(Value::Text("auto".into()));
-        assert_eq!(hedge_delay(&auto, &host), Some(HEDGE_COLD_MS), "cold: no p95 yet");
-        for _ in 1..HEDGE_MIN_SAMPLES {
+        assert_eq!(hedge_delay(&auto, &host), Some(1000.0), "cold: a quarter of the attempt timeout");
+        assert_eq!(overtaken_delay(&auto, &host), None, "no answer to go by");
+        for _ in 1..HEDGE_COLD_SAMPLES {
             host.borrow_mut().counters.attempt_latency.record(200.0);
         }
-        assert_eq!(hedge_delay(&auto, &host), Some(HEDGE_COLD_MS), "one answer short");
+        assert_eq!(overtaken_delay(&auto, &host), None, "one answer short");
+        host.borrow_mut().counters.attempt_latency.record(900.0);
+        let overtaken = overtaken_delay(&auto, &host).unwrap();
+        assert!((800.0..=960.0).contains(&overtaken), "four times the median of 200 ms: {overtaken}");
+        for _ in HEDGE_COLD_SAMPLES..HEDGE_MIN_SAMPLES - 1 {
+            host.borrow_mut().counters.attempt_latency.record(200.0);
+        }
+        assert_eq!(hedge_delay(&auto, &host), Some(1000.0), "one answer short of a p95");
         host.borrow_mut().counters.attempt_latency.record(200.0);
         let warm = hedge_delay(&auto, &host).unwrap();
         assert!((200.0..=240.0).contains(&warm), "the p95 of 200 ms answers: {warm}");
@@ -235,5 +297,18 @@ mod tests {
             fast.borrow_mut().counters.attempt_latency.record(2.0);
         }
         assert_eq!(hedge_delay(&auto, &fast), Some(HEDGE_FLOOR_MS), "never below the floor");
+        let cached = HostState::new("cached.example", &HostConfig::DEFAULT, 0.0).shared();
+        let slow = HostState::new("slow.example", &HostConfig::DEFAULT, 0.0).shared();
+        for _ in 0..HEDGE_COLD_SAMPLES {
+            cached.borrow_mut().counters.attempt_latency.record(2.0);
+            slow.borrow_mut().counters.attempt_latency.record(1_500.0);
+        }
+        assert_eq!(overtaken_delay(&auto, &cached), Some(HEDGE_COLD_FLOOR_MS), "cache hits: the cold floor");
+        assert_eq!(overtaken_delay(&auto, &slow), Some(1_000.0), "a slow host: the blind delay");
+        let batch =
+            Options::parse(&[("preset", Value::Text("batch".into())), ("hedge", Value::Text("auto".into()))])
+                .unwrap();
+        let cold = HostState::new("b.example", &HostConfig::DEFAULT, 0.0).shared();
+        assert_eq!(hedge_delay(&batch, &cold), Some(batch.attempt_timeout_ms * HEDGE_BLIND_SHARE));
     }
 }

@@ -110,7 +110,11 @@ pub(super) fn landed<B, C>(
     }
     let mut judged = judge(outcome, options, &sent, clock.epoch_ms());
     match &mut judged {
-        Judged::Tile { .. } => host.borrow_mut().counters.attempt_latency.record(now - sent.at_ms),
+        Judged::Tile { .. } => {
+            let mut host = host.borrow_mut();
+            host.counters.attempt_latency.record(now - sent.at_ms);
+            host.tile_answered(sent.seq);
+        }
         Judged::NotTile { report, verdict: Ok((_, retry_after_ms @ Some(_))) } => {
             weigh_retry_after(report, retry_after_ms, host, options, now);
         }

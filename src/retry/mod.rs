@@ -17,7 +17,10 @@ pub(crate) mod race;
 pub use self::admission::LIFO_URGENT_SHARE;
 use self::admission::{is_ready, pick_mirror, report_to_host, wait_for_admission};
 use self::hedge::send;
-pub use self::hedge::{hedge_delay, HEDGE_COLD_MS, HEDGE_FLOOR_MS, HEDGE_MIN_SAMPLES, MAX_HEDGES_PER_CALL};
+pub use self::hedge::{
+    hedge_delay, overtaken_delay, HEDGE_BLIND_SHARE, HEDGE_COLD_FACTOR, HEDGE_COLD_FLOOR_MS,
+    HEDGE_COLD_SAMPLES, HEDGE_FLOOR_MS, HEDGE_MIN_SAMPLES, MAX_HEDGES_PER_CALL,
+};
 use self::judge::{Judged, Sent};
 pub use self::outcome::{Cause, Delivered, Event, Failure, GaveUp, RetryInfo};
 use crate::host::state::{Report, SharedHost};
