@@ -1,6 +1,7 @@
 //! Prints the option registry (`src/options/registry.rs`) as JSON, for the build
 //! (`scripts/options-from-registry.mjs` writes the options' `.d.ts`, the adapters' list of names
-//! and the options tables of `docs/` from it) and for the tests that check the package against it.
+//! and the options tables of `docs/` from it) and for the tests that check the package against it;
+//! with it, the response fields a stated rate limit is read from (the edge gate's isolates send them).
 //!
 //! Run: `cargo run --quiet --example option_registry`.
 
@@ -54,6 +55,7 @@ fn main() {
         "hostSettings": settings(&HOST_SETTINGS),
         "clientSettings": settings(&CLIENT_SETTINGS),
         "gateKeys": GATE_KEYS,
+        "rateLimitFields": tilefetch::response::rate_limit::FIELDS,
     });
     println!("{}", serde_json::to_string_pretty(&registry).expect("plain JSON values"));
 }

@@ -88,6 +88,8 @@ import type { RetryInfo, TileEvent } from "../index.js";
 export declare const FETCH_TILE_OPTIONS: readonly string[];
 /** The names of the edge gate's settings, as the core reads them. */
 export declare const GATE_KEYS: readonly string[];
+/** The response fields a server states its rate limit in, lower-case, as the core parses them. */
+export declare const RATE_LIMIT_FIELDS: readonly string[];
 
 /** The options of {@link fetchTile}. Every field is optional; \`undefined\` and \`null\` mean "not given". */
 export interface FetchTileOptions {
@@ -109,12 +111,14 @@ ${clientSettings.map((o) => member(o)).join("\n")}
 `;
 }
 
-export function optionsJs({ fetchTile, gateKeys }) {
+export function optionsJs({ fetchTile, gateKeys, rateLimitFields }) {
   return `// Written by scripts/options-from-registry.mjs from src/options/registry.rs: edit the registry.
 /** The option names fetchTile takes, in the order the documentation lists them. */
 export const FETCH_TILE_OPTIONS = Object.freeze(${JSON.stringify(fetchTile.map((o) => o.name))});
 /** The names of the edge gate's settings, as the core reads them. */
 export const GATE_KEYS = Object.freeze(${JSON.stringify(gateKeys)});
+/** The response fields a server states its rate limit in, lower-case, as the core parses them. */
+export const RATE_LIMIT_FIELDS = Object.freeze(${JSON.stringify(rateLimitFields)});
 `;
 }
 

@@ -9,6 +9,7 @@
 // within `timeoutMs` lets the attempt go (the isolate's own breaker still applies) and is left
 // alone for DOWN_MS: a gate outage costs one timeout, not one per attempt.
 import { gateCall } from "./gate.js";
+import { RATE_LIMIT_FIELDS } from "../gen/options.js";
 
 /** How long an isolate stops asking a host's gate that failed or timed out. */
 export const DOWN_MS = 5000;
@@ -21,8 +22,9 @@ export const CLEAN_MS = 100;
  * @param {object} p.cfg   what the gate is told about its settings (gateSettings in gate.js)
  * @param {number} p.timeoutMs  the most one gate RPC may take
  * @param {Map<string, number>} p.down  host → until when its gate is not asked (shared by the handler)
- * @param {Map<string, {count: number, at: number}>} p.answered  host → attempts that got a 2xx since the last admit and
- *   when the latest did, told with the next admit (shared by the handler)
+ * @param {Map<string, {count: number, at: number, rateLimit?: string}>} p.answered  host → attempts that got a 2xx
+ *   since the last admit, when the latest did and the latest rate limit one stated, told with the next admit (shared
+ *   by the handler)
  * @param {Map<string, number>} p.clean  host → when its gate last said "closed, go" (0 after a refusal or failure; shared by the handler)
  * @param {(p: Promise<unknown>) => void} p.waitUntil
  */
@@ -51,7 +53,7 @@ export function gatedFetch({ stubFor, cfg, timeoutMs, down, clean, answered, wai
     const successes = answered.get(host); // told with this admit
     answered.delete(host);
     const okAgeMs = successes ? Date.now() - successes.at : 0;
-    const admitted = ask(host, { op: "admit", host, cfg, ok: successes?.count ?? 0, okAgeMs }).then((v) => {
+    const admitted = ask(host, { op: "admit", host, cfg, ok: successes?.count ?? 0, okAgeMs, rateLimit: successes?.rateLimit }).then((v) => {
       if (v) clean.set(host, v.allow && !v.probe && v.state === "closed" ? Date.now() : 0);
       return v && { ...v, host };
     });
@@ -90,11 +92,14 @@ export function gatedFetch({ stubFor, cfg, timeoutMs, down, clean, answered, wai
       await tell({ status: null, abandoned: signal?.aborted === true && signal.reason?.name !== "TimeoutError" });
       throw error;
     }
+    // The rate limit the upstream states (RateLimit, X-RateLimit-*): the gate paces the fleet by it.
+    const rateLimit = rateLimitFields(response.headers);
     if (response.ok && verdict && !verdict.probe) {
       // A tile (or another 2xx): told with this isolate's next admit, not a report of its own.
-      answered.set(host, { count: (answered.get(host)?.count ?? 0) + 1, at: Date.now() });
+      const told = answered.get(host);
+      answered.set(host, { count: (told?.count ?? 0) + 1, at: Date.now(), rateLimit: rateLimit ?? told?.rateLimit });
     } else {
-      const report = tell({ status: response.status, retryAfter: response.headers.get("retry-after"), date: response.headers.get("date") });
+      const report = tell({ status: response.status, retryAfter: response.headers.get("retry-after"), date: response.headers.get("date"), rateLimit });
       if (!response.ok) {
         clean.set(host, 0);
         await report;
@@ -103,4 +108,14 @@ export function gatedFetch({ stubFor, cfg, timeoutMs, down, clean, answered, wai
     return response;
   };
   return { fetch: fetcher, record };
+}
+
+/** The rate-limit fields `headers` has, as the core reads them (`name: value` lines), or undefined. */
+function rateLimitFields(headers) {
+  let lines;
+  for (const name of RATE_LIMIT_FIELDS) {
+    const value = headers.get(name);
+    if (value !== null) lines = `${lines ?? ""}${name}: ${value}\n`;
+  }
+  return lines;
 }

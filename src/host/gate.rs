@@ -153,6 +153,8 @@ pub struct Gate {
     defaults: Options,
     /// What is counted, for `state`.
     pub counts: GateCounts,
+    /// Rate-limit statements taken in: each one's number, newer than the last.
+    statements: u64,
 }
 
 impl Gate {
@@ -173,6 +175,7 @@ impl Gate {
             leases: Vec::new(),
             failed_at: f64::NEG_INFINITY,
             defaults: Options::preset(Preset::Interactive),
+            statements: 0,
             counts: GateCounts::default(),
         }
     }
@@ -226,6 +229,16 @@ impl Gate {
             // breaker whoever tells it, and the gate learns no rate from successes.
             self.host.report(now_ms, false, Report::Alive, 0.0);
         }
+    }
+
+    /// Takes in the rate limit an upstream stated to an isolate (its rate-limit fields as `name:
+    /// value` lines, see [`crate::response::rate_limit::stated`]): while it is in force the gate
+    /// paces every isolate by it (refusing with [`Refusal::Quota`]). The gate does not know which
+    /// of the isolates' attempts the upstream had counted: each statement is taken as the latest.
+    pub fn stated(&mut self, now_ms: f64, lines: &str) {
+        let Some(stated) = crate::response::rate_limit::stated(lines, now_ms) else { return };
+        self.statements += 1;
+        self.host.on_stated(now_ms, stated, self.statements, self.defaults.retry_after_max_ms);
     }
 
     /// Learns from one attempt's outcome. `now_ms` (epoch ms) also dates an HTTP-date
@@ -366,6 +379,30 @@ mod tests {
             g.report(T0, false, status(code), 0.5);
         }
         g
+    }
+
+    /// What one isolate was told is every isolate's pace: a statement of 4 left in 2 s lets 4 go
+    /// (a second's worth at once, the rest spread), then refuses with `quota` until more comes;
+    /// one of nothing left refuses until its time; garbage changes nothing.
+    #[test]
+    fn a_stated_quota_paces_every_isolate() {
+        let mut g = Gate::new("up.example", &CONFIG, T0);
+        g.stated(T0, "ratelimit: \"tiles\";r=4;t=2\n");
+        let allowed =
+            (0..10).filter(|i| matches!(g.admit(T0 + f64::from(*i)), Verdict::Allow { .. })).count();
+        assert_eq!(allowed, 2, "a second's worth at once");
+        match g.admit(T0 + 10.0) {
+            Verdict::Refuse { reason: Refusal::Quota, wait_ms } => {
+                assert!(wait_ms > 900.0 && wait_ms <= 1000.0, "{wait_ms}")
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(Refusal::Quota.name(), "quota");
+        g.stated(T0 + 20.0, "ratelimit-policy: \"tiles\";q=10;w=60\nratelimit: \"tiles\";r=0;t=30\n");
+        assert!(matches!(g.admit(T0 + 25.0), Verdict::Refuse { reason: Refusal::Quota, .. }));
+        let mut fresh = Gate::new("up.example", &CONFIG, T0);
+        fresh.stated(T0, "ratelimit: nonsense((\n");
+        assert_eq!(fresh.admit(T0), Verdict::Allow { probe: false });
     }
 
     #[test]

@@ -20,6 +20,7 @@ use crate::retry::platform::Random;
 struct Admit {
     ok: Option<f64>,
     ok_age_ms: Option<f64>,
+    rate_limit: Option<String>,
 }
 
 /// One attempt's outcome as an isolate reports it: `status` null (and not `abandoned`) is a
@@ -32,6 +33,7 @@ struct Report {
     status: Option<f64>,
     retry_after: Option<String>,
     date: Option<String>,
+    rate_limit: Option<String>,
 }
 
 /// The answer to an admit.
@@ -100,6 +102,9 @@ impl UpstreamGateState {
             let age = admit.ok_age_ms.filter(|age| age.is_finite()).unwrap_or(0.0);
             self.gate.answered(now_ms, n.min(1000.0) as u32, age);
         }
+        if let Some(lines) = &admit.rate_limit {
+            self.gate.stated(now_ms, lines);
+        }
         let verdict = self.gate.admit(now_ms);
         let state = self.gate.state(now_ms).name();
         write(&match verdict {
@@ -124,6 +129,9 @@ impl UpstreamGateState {
     /// (and not `abandoned`) is a failure without a response.
     pub fn report(&mut self, report: &JsValue, now_ms: f64) {
         let Some(report) = read::<Report>(report) else { return };
+        if let Some(lines) = &report.rate_limit {
+            self.gate.stated(now_ms, lines);
+        }
         let outcome = match (report.abandoned, report.status) {
             (Some(true), _) => Outcome::Abandoned,
             (_, Some(n)) if (100.0..=599.0).contains(&n) => Outcome::Status {

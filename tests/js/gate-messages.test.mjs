@@ -57,3 +57,46 @@ test("messages no isolate sends are answered, never thrown at", () => {
   assert.throws(() => new UpstreamGateState("h", { ...config(), openMs: -1 }, now), /openMs/);
   gate.free();
 });
+
+test("a stated quota told by name with an admit or a report paces every isolate (reason quota)", async () => {
+  const { gatedFetch } = await import("../../pkg/worker/gated-fetch.js");
+  const now = 4_000_000;
+  const gate = new UpstreamGateState("tiles.example", config(), now);
+  gate.admit({ ok: 1, okAgeMs: 0, rateLimit: 'ratelimit: "tiles";r=0;t=5\n' }, now);
+  const verdict = gate.admit({ ok: 0 }, now + 1);
+  assert.equal(verdict.reason, "quota", JSON.stringify(verdict));
+  assert.ok(verdict.retryAfterMs > 4000 && verdict.retryAfterMs <= 5000, `${verdict.retryAfterMs}`);
+  const other = new UpstreamGateState("tiles.example", config(), now);
+  other.report({ probe: false, status: 429, retryAfter: null, date: null, rateLimit: "x-ratelimit-remaining: 0\nx-ratelimit-reset: 3\n" }, now);
+  assert.equal(other.admit({ ok: 0 }, now + 1).reason, "quota", "the legacy fields, from a report");
+  gate.free();
+  other.free();
+
+  // The isolate's side: the fields an upstream's answer states go to the gate by name.
+  const sent = [];
+  const stub = {
+    fetch: async (_url, init) => (
+      sent.push(JSON.parse(init.body)), new Response(JSON.stringify({ allow: true, probe: false, retryAfterMs: 0, reason: "ok", state: "closed" }))
+    ),
+  };
+  const upstream = globalThis.fetch;
+  globalThis.fetch = async () => new Response("tile", { headers: { RateLimit: '"tiles";r=3;t=1', "RateLimit-Policy": '"tiles";q=10;w=1' } });
+  try {
+    const { fetch: gated } = gatedFetch({
+      stubFor: () => stub,
+      cfg: {},
+      timeoutMs: 1000,
+      down: new Map(),
+      clean: new Map(),
+      answered: new Map(),
+      waitUntil: () => {},
+    });
+    await gated("https://tiles.example/1/0/0.png");
+    await gated("https://tiles.example/1/0/1.png");
+  } finally {
+    globalThis.fetch = upstream;
+  }
+  const admits = sent.filter((m) => m.op === "admit");
+  assert.equal(admits.length, 2);
+  assert.equal(admits[1].rateLimit, 'ratelimit-policy: "tiles";q=10;w=1\nratelimit: "tiles";r=3;t=1\n', "the first answer's statement, with the next admit");
+});
