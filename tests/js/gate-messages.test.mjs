@@ -75,6 +75,11 @@ test("a stated quota told by name with an admit or a report paces every isolate 
   // The isolate's side: the fields an upstream's answer states go to the gate by name.
   const sent = [];
   const stub = {
+    fetch: async (_url, init) => {
+      sent.push(JSON.parse(init.body));
+      return new Response(JSON.stringify({ allow: true, probe: false, retryAfterMs: 0, reason: "ok", state: "closed" }));
+    },
+  };
     fetch: async (_url, init) => (
       sent.push(JSON.parse(init.body)), new Response(JSON.stringify({ allow: true, probe: false, retryAfterMs: 0, reason: "ok", state: "closed" }))
     ),
