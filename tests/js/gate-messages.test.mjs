@@ -80,10 +80,6 @@ test("a stated quota told by name with an admit or a report paces every isolate 
       return new Response(JSON.stringify({ allow: true, probe: false, retryAfterMs: 0, reason: "ok", state: "closed" }));
     },
   };
-    fetch: async (_url, init) => (
-      sent.push(JSON.parse(init.body)), new Response(JSON.stringify({ allow: true, probe: false, retryAfterMs: 0, reason: "ok", state: "closed" }))
-    ),
-  };
   const upstream = globalThis.fetch;
   globalThis.fetch = async () => new Response("tile", { headers: { RateLimit: '"tiles";r=3;t=1', "RateLimit-Policy": '"tiles";q=10;w=1' } });
   try {
