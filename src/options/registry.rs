@@ -208,8 +208,10 @@ registry! {
     Hedge "hedge": r#""auto" | "off" | number"# = Text("auto", "off"), Host,
         "When an attempt has not answered, one more goes beside it (to the next mirror when there \
          are several) and the first tile wins; the other is aborted. `\"auto\"`: after the host's \
-         p95 of answered attempts (at least 50 ms) once it has answered 20, and after 1,000 ms \
-         before that; a number: after that many ms. At most one hedge per call; it spends the \
+         p95 of answered attempts (at least 50 ms) once it has answered 20; before that after a \
+         quarter of `attemptTimeoutMs`, or sooner, at four times the host's median answer (at \
+         least 400 ms), for an attempt that later ones overtook or one of few out to its host; a \
+         number: after that many ms. At most one hedge per call; it spends the \
          retry budget, takes over the hedged attempt's slot (or another mirror's next free one), \
          and never goes to a paused, paced or not-closed host.";
     Fetch "fetch": "(input: string | Request, init: RequestInit) => Promise<Response>" =
