@@ -1,14 +1,25 @@
 // The map-view section of bench/RESULTS.md (from bench/out/mapview.json, written by
 // bench/mapview.mjs) and its plot, bench/mapview-holes.svg. Every figure and every target verdict
 // is computed here from the runs.
+import fs from "node:fs";
 import { median } from "./stats.mjs";
 import { barPlot } from "./svg.mjs";
 import { int, table } from "./markdown.mjs";
 
 /** The targets of the map view (issues "boundary" and "tail latency"). */
-export const MAPVIEW_TARGETS = { healthyRatio: 1.03, pansAfterStorm: 1.2 };
+export const MAPVIEW_TARGETS = { healthyRatio: 1.03, pansAfterStorm: 1.2, hangOpenMs: 1500 };
 
 const sum = (xs, f) => xs.reduce((n, x) => n + f(x), 0);
+const fixedMs = (ms) => `${(ms / 1000).toFixed(1)} s`;
+/** The open step's time (mean of the runs that completed it), or "—" when a run did not. */
+function openMs(runs) {
+  const opens = runs.map((r) => r.steps[0]?.completeMs ?? null);
+  return opens.includes(null) ? "—" : int(sum(opens, (v) => v) / opens.length);
+}
+// The map view under hangs before issue 27's cold hedge (hedge "auto" waited a fixed second for a
+// host with fewer than 20 answers): `node bench/mapview.mjs --scenarios hang` at 927068f.
+const BEFORE_PATH = new URL("./history/mapview-hang-before.json", import.meta.url);
+const BEFORE_HANG = fs.existsSync(BEFORE_PATH) ? JSON.parse(fs.readFileSync(BEFORE_PATH, "utf8")) : null;
 
 /**
  * The healthy runs of `lib` in `data` (a bench/mapview.mjs output), paired by round: per step of
@@ -85,13 +96,19 @@ export function mapviewSection(data, lose) {
           int(sum(runs, (r) => r.requests) / runs.length),
           int(median(done.map((s) => s.completeMs))),
           done.length ? int(Math.max(...done.map((s) => s.completeMs))) : "—",
+          openMs(runs),
         ]);
       }
     }
   }
   md.push("Per run (healthy: the mean of its rounds):");
   md.push("");
-  md.push(table(["scenario", "library", "loader", "steps complete", "holes", "wrong", "requests", "median step ms", "slowest complete step ms"], rows));
+  md.push(
+    table(
+      ["scenario", "library", "loader", "steps complete", "holes", "wrong", "requests", "median step ms", "slowest complete step ms", "open step ms"],
+      rows,
+    ),
+  );
   md.push("");
   md.push(
     table(
@@ -146,6 +163,27 @@ export function mapviewSection(data, lose) {
           `${sc.id}: ${doneT}/${stepsT.length} steps complete (own loader ${doneO})${slower !== null ? `, ${slower.toFixed(2)}× the own loader's time on the steps both completed` : ""}, ${holes} holes or wrong`,
         );
       }
+    }
+    // The first view with hangs among its tiles: the view every user sees (issue 27).
+    const hung = runsOf(lib, "tilefetch", "hang");
+    if (hung.length) {
+      const opens = hung.map((r) => r.steps[0]?.completeMs ?? null);
+      const worst = opens.includes(null) ? null : Math.max(...opens);
+      const before = BEFORE_HANG?.runs
+        .filter((r) => r.lib === lib && r.loader === "tilefetch" && r.scenario === "hang")
+        .map((r) => r.steps[0]?.completeMs ?? null);
+      const ok = worst !== null && worst <= MAPVIEW_TARGETS.hangOpenMs;
+      targetRows.push([
+        libTitle[lib],
+        `hang: the open step within ${fixedMs(MAPVIEW_TARGETS.hangOpenMs)} through the adapter`,
+        `${worst === null ? "incomplete" : `${int(worst)} ms`}${before?.length ? ` (before the cold hedge was derived, bench/history/mapview-hang-before.json: ${before.map((b) => (b === null ? "incomplete" : `${int(b)} ms`)).join(", ")})` : ""}`,
+        verdict(ok),
+      ]);
+      if (!ok)
+        lose(
+          `map view: ${libTitle[lib]}`,
+          `hang: the open step ${worst === null ? "incomplete" : `${int(worst)} ms`} (target ≤ ${fixedMs(MAPVIEW_TARGETS.hangOpenMs)})`,
+        );
     }
     const storm = runsOf(lib, "tilefetch", "ratelimit")[0];
     const calm = runsOf(lib, "tilefetch", "ok");
