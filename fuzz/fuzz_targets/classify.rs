@@ -18,6 +18,7 @@ fuzz_target!(|data: &[u8]| {
     let retry_after = header(&mut bytes);
     let age = header(&mut bytes);
     let date = header(&mut bytes);
+    let rate_limit = header(&mut bytes);
     let body_len = u32::from_le_bytes([bytes.byte(), bytes.byte(), bytes.byte(), 0]) as usize;
     let head = bytes.take(HEAD_BYTES.min(body_len)).to_vec();
     let tail = bytes.take(TAIL_BYTES.min(body_len)).to_vec();
@@ -29,6 +30,7 @@ fuzz_target!(|data: &[u8]| {
         retry_after,
         age,
         date,
+        rate_limit,
         body_len,
         head,
         tail,

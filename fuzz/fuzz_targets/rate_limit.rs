@@ -1,9 +1,12 @@
 //! Stated rate limits: any `RateLimit-Policy`, `RateLimit` or legacy field text parses to nothing
-//! or to limits whose numbers are finite and not negative, and a policy's window is at least 1 s.
+//! or to limits whose numbers are finite and not negative, and a policy's window is at least 1 s;
+//! any text as a response's rate-limit lines states nothing or a limit the pacing takes in
+//! without a panic, whose next slot is never in the past nor past `retryAfterMaxMs`.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use tilefetch::response::rate_limit::{parse_available, parse_legacy, parse_policies};
+use tilefetch::host::quota::StatedQuota;
+use tilefetch::response::rate_limit::{parse_available, parse_legacy, parse_policies, stated};
 use tilefetch_fuzz::Bytes;
 
 fuzz_target!(|data: &[u8]| {
@@ -22,5 +25,13 @@ fuzz_target!(|data: &[u8]| {
     for limit in parse_available(&text).unwrap_or_default().into_iter().chain(legacy) {
         assert!(limit.remaining.is_finite() && limit.remaining >= 0.0, "{text:?}");
         assert!(limit.reset_s.is_none_or(|t| t >= 0.0 && !t.is_nan()), "{text:?} -> {:?}", limit.reset_s);
+    }
+    if let Some(limit) = stated(&text, now) {
+        assert!(limit.remaining >= 0.0 && limit.reset_s.is_none_or(|t| t >= 0.0), "{text:?}");
+        let mut quota = StatedQuota::default();
+        quota.on_stated(1_000.0, limit, 3, 60_000.0);
+        if let Some(at) = quota.next_slot(1_000.0) {
+            assert!((1_000.0..=61_000.0).contains(&at), "{text:?} -> {at}");
+        }
     }
 });
