@@ -58,6 +58,20 @@ pub fn overtaken_delay(options: &Options, host: &SharedHost) -> Option<f64> {
     Some((answered.percentile(0.5)? * HEDGE_COLD_FACTOR).max(HEDGE_COLD_FLOOR_MS).min(blind))
 }
 
+/// When attempt `seq` of a cold host gets its hedge early, if it looks stuck now: overtaken by
+/// later attempts' tiles, or one of few out to its host (see [`HEDGE_COLD_SAMPLES`]).
+fn stuck_delay(options: &Options, host: &SharedHost, seq: u64) -> Option<f64> {
+    let stuck = {
+        let h = host.borrow();
+        h.tiles_sent_after(seq) >= HEDGE_COLD_SAMPLES as usize || h.slots.in_flight() <= CONNECTIONS_PER_HOST
+    };
+    if stuck {
+        overtaken_delay(options, host)
+    } else {
+        None
+    }
+}
+
 /// When a host's attempt, unanswered, gets a hedge (`options.hedge`); `None`: never. Cold (see
 /// [`HEDGE_MIN_SAMPLES`]), the latest it does: an overtaken attempt's comes sooner.
 pub fn hedge_delay(options: &Options, host: &SharedHost) -> Option<f64> {
@@ -112,9 +126,22 @@ where
     // Cold, whether later attempts overtake this one is looked at every COLD_RECHECK_MS as the
     // host's answers come in (a map's first view sends its tiles before any has answered).
     let cold = matches!(options.hedge, Hedge::Auto) && !learned;
-    loop {
+    // The delay the hedge goes after: the one it waited for (for `onEvent`, and learned when it
+    // is the host's p95).
+    let after = loop {
         let waited = fx.clock.now_ms() - first.at_ms;
-        let nap = if cold { (after - waited).min(COLD_RECHECK_MS) } else { after - waited };
+        if waited >= after - 1e-9 {
+            break after;
+        }
+        let stuck_at = if cold { stuck_delay(options, &route[first.mirror], first.seq) } else { None };
+        if let Some(at) = stuck_at.filter(|at| waited >= at - 1e-9) {
+            break at;
+        }
+        let nap = match (cold, stuck_at) {
+            (false, _) => after - waited,
+            (true, Some(at)) => (at - waited).min(COLD_RECHECK_MS),
+            (true, None) => (after - waited).min(COLD_RECHECK_MS),
+        };
         match race(request.as_mut(), fx.sleeper.sleep(nap.max(0.0))).await {
             Either::Left(outcome) => return landed(first, outcome, route, options, fx.clock, on_event),
             Either::Right(Woke::Aborted) => {
@@ -124,21 +151,7 @@ where
             }
             Either::Right(Woke::Elapsed) => {}
         }
-        let waited = fx.clock.now_ms() - first.at_ms;
-        if waited >= after - 1e-9 {
-            break;
-        }
-        let host = &route[first.mirror];
-        let stuck = {
-            let h = host.borrow();
-            h.tiles_sent_after(first.seq) >= HEDGE_COLD_SAMPLES as usize
-                || h.slots.in_flight() <= CONNECTIONS_PER_HOST
-        };
-        if cold && stuck && overtaken_delay(options, host).is_some_and(|at| waited >= at - 1e-9) {
-            break;
-        }
-    }
-    let after = fx.clock.now_ms() - first.at_ms;
+    };
     // The hedge's slot. To the same host it takes over the slot of the attempt it hedges: it
     // stands in for that request, and under hangs every slot is held by a hung one, so a hedge
     // that waited for a slot would wait for the hangs to time out. To another mirror it takes
