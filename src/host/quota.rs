@@ -40,6 +40,8 @@ struct Pacing {
     tokens: f64,
     burst: f64,
     at_ms: f64,
+    /// The statement left nothing: requests go one at a time at the policy's rate.
+    empty: bool,
 }
 
 impl StatedQuota {
@@ -49,8 +51,9 @@ impl StatedQuota {
     /// stated quota now and was not before.
     pub fn on_stated(&mut self, now_ms: f64, stated: Stated, in_flight: usize, max_wait_ms: f64) -> bool {
         let was_pacing = self.pacing(now_ms).is_some();
-        // What the statement in force had refilled by now (a part of the next request's token).
-        let held = self.current.as_mut().filter(|p| p.until_ms > now_ms).map(|p| {
+        // What an empty statement in force had refilled by now: a part of the next request's
+        // token (one with quota left held whole tokens, which a statement of none withdraws).
+        let held = self.current.as_mut().filter(|p| p.until_ms > now_ms && p.empty).map(|p| {
             p.refill(now_ms);
             p.tokens
         });
@@ -72,13 +75,14 @@ impl StatedQuota {
             per_second = per_ms * 1000.0;
             // Keeping what was refilled since the last request went: the answers to it come
             // between, and each would otherwise restart the wait.
-            (Some(per_ms), held.unwrap_or(0.0).clamp(0.0, 1.0 - 1e-9))
+            (Some(per_ms), held.unwrap_or(0.0).clamp(0.0, 0.999))
         } else {
             // A second's worth at once, the rest spread: never more than the budget by the end.
             let burst = (budget / horizon * 1000.0).min(budget).max(1.0);
             (Some((budget - burst) / horizon), burst)
         };
         let burst = tokens.max(1.0);
+        let empty = horizon > 0.0 && budget < 1.0;
         self.current = Some(Pacing {
             stated,
             until_ms: now_ms + horizon,
@@ -87,6 +91,7 @@ impl StatedQuota {
             tokens,
             burst,
             at_ms: now_ms,
+            empty,
         });
         !was_pacing && self.pacing(now_ms).is_some()
     }

@@ -300,12 +300,13 @@ impl HostState {
     }
 
     /// Whether a hedge may go to this host now, without waiting: never while it is paused, a
-    /// learned rate or its stated quota paces it, or its breaker is not closed. A hedge that may
-    /// go takes nothing a waiting attempt would need but its slot (which the caller takes).
+    /// learned rate paces it, its stated quota has no request to spare now, or its breaker is not
+    /// closed. A hedge that may go takes nothing a waiting attempt would need but its slot (which
+    /// the caller takes); the quota hears of it with the host's next statement, which counts it.
     pub fn admit_hedge(&mut self, now_ms: f64) -> bool {
         now_ms >= self.paused_until
             && self.rate.rate().is_none()
-            && self.quota.pacing(now_ms).is_none()
+            && self.quota.next_slot(now_ms).is_none()
             && self.breaker.state(now_ms) == BreakerState::Closed
     }
 
@@ -611,6 +612,22 @@ mod tests {
         throttle(&mut h, 1_000.0, None);
         assert!(h.rate().is_some(), "a 429 taught a rate");
         assert!(!h.admit_hedge(1_001.0), "paced by a learned rate");
+    }
+
+    #[test]
+    fn a_hedge_goes_to_a_host_whose_stated_quota_has_a_request_to_spare() {
+        let stated = |remaining: f64| Stated {
+            policy: Some("p".into()),
+            quota: None,
+            window_s: None,
+            remaining,
+            reset_s: Some(60.0),
+        };
+        let mut h = HostState::new("a.example", &HostConfig::DEFAULT, 0.0);
+        h.on_stated(0.0, stated(1_000.0), 1, 60_000.0);
+        assert!(h.admit_hedge(1.0), "a thousand left in a minute: a hang still gets its hedge");
+        h.on_stated(2.0, stated(0.0), 2, 60_000.0);
+        assert!(!h.admit_hedge(3.0), "nothing left");
     }
 
     #[test]
