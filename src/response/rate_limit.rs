@@ -222,17 +222,17 @@ fn per_second(limit: &Stated) -> f64 {
 
 /// A decimal number as legacy fields write it: digits, with an optional fraction.
 fn plain_number(text: &str) -> Option<f64> {
+    use crate::text::decimal_value;
     let text = text.trim_ascii();
     let (whole, fraction) = crate::text::split_once(text, ".").unwrap_or((text, ""));
-    let digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
-    if whole.is_empty() || whole.len() > 15 || !digits(whole) || !digits(fraction) || fraction.len() > 9 {
+    if whole.len() > 15 || fraction.len() > 9 {
         return None;
     }
-    let mut value = 0.0;
-    for b in whole.bytes().chain(fraction.bytes()) {
-        value = value * 10.0 + f64::from(b - b'0');
+    let whole = decimal_value(whole)? as f64;
+    if fraction.is_empty() {
+        return Some(whole);
     }
-    Some(value / 10f64.powi(fraction.len() as i32))
+    Some(whole + decimal_value(fraction)? as f64 / 10f64.powi(fraction.len() as i32))
 }
 
 /// A bare item of a Structured Field (RFC 9651 §3.3), its texts borrowed as sent.

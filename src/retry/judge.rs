@@ -10,6 +10,7 @@ use crate::options::Options;
 use crate::response::classify::{classify, is_stale, ResponseFacts, Verdict};
 use crate::response::rate_limit::stated;
 use crate::retry::platform::{Attempt, Clock};
+use crate::text::decimal_value;
 use crate::Error;
 
 /// An attempt on its way: where it went, what it holds, and when it left.
@@ -135,7 +136,9 @@ fn take_stated_limit(
     on_event: &mut impl FnMut(Event),
 ) {
     let Some(fields) = facts.rate_limit.as_deref() else { return };
-    let cached = facts.age.as_deref().is_some_and(|age| age.bytes().any(|b| (b'1'..=b'9').contains(&b)));
+    // Read as `is_stale` reads it.
+    let cached =
+        facts.age.as_deref().and_then(|age| decimal_value(age.trim_ascii())).is_some_and(|age| age > 0);
     let Some(stated) = stated(fields, epoch_ms).filter(|_| !cached) else { return };
     let change = host.borrow_mut().on_stated(now, stated, sent.seq, options.retry_after_max_ms);
     if let Some(Change::Pacing { per_second, until_ms }) = change {
@@ -211,6 +214,38 @@ mod tests {
                 (Some(report), failure.error.kind(), true)
             }
             Judged::NotTile { report, verdict: Err(failure) } => (Some(report), failure.error.kind(), false),
+        }
+    }
+
+    /// A statement paces its host, unless a cache held the answer (an `Age` over 0).
+    #[test]
+    fn a_stated_limit_is_taken_from_a_fresh_answer_only() {
+        let options = Options::parse(&[]).unwrap();
+        struct Still;
+        impl Clock for Still {
+            fn now_ms(&self) -> f64 {
+                0.0
+            }
+            fn epoch_ms(&self) -> f64 {
+                0.0
+            }
+        }
+        let clock = Still;
+        for (age, taken) in [(None, true), (Some("0"), true), (Some(" 00 "), true), (Some("5"), false)] {
+            let route = [HostState::new("h", &HostConfig::DEFAULT, 0.0).shared()];
+            let Attempt::Response(mut facts, ()) = response(200, None, PNG) else { unreachable!() };
+            facts.age = age.map(str::to_string);
+            facts.rate_limit = Some("ratelimit: \"p\";r=0;t=9\n".into());
+            let mut events = Vec::new();
+            landed(
+                sent(4000.0),
+                Attempt::<(), ()>::Response(facts, ()),
+                &route,
+                &options,
+                &clock,
+                &mut |e| events.push(e),
+            );
+            assert_eq!(route[0].borrow().stated(1.0).is_some(), taken, "Age {age:?}");
         }
     }
 
