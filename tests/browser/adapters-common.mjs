@@ -221,6 +221,11 @@ export function scenarios(env, { name, spec = (s) => s }) {
     loadAll(t, run, ["cors=0", cookie && `cookie=${cookie}`, q].filter(Boolean).join("&"), options, shot, { cookie, timeout: 20_000 });
 
   return {
+    /** The view opened under the faults of query `q`: every tile loaded and drawn (loadAll's checks). */
+    load(t, run, q, shot, options = {}) {
+      return loadAll(t, run, q, { ...FAST, ...options }, shot);
+    },
+
     /**
      * A server without CORS headers, healthy: every tile shown, each tile fetched once but for
      * the first few, which found the server so (a fetch the browser withheld, one no-cors check).

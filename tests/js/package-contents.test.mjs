@@ -33,6 +33,10 @@ const MEANT_TO_SHIP = [
   "leaflet.d.ts",
   "maplibre.js",
   "maplibre.d.ts",
+  "cesium.js",
+  "cesium.d.ts",
+  "deckgl.js",
+  "deckgl.d.ts",
   "adapter-options.js",
   "without-cors.js",
   "decode.js",
@@ -122,5 +126,13 @@ test("arethetypeswrong on the tarball: no problem but the ESM-only note", async 
   const problems = Object.values(JSON.parse(stdout).problems ?? {}).flat();
   assert.ok(problems.length > 0, "the ESM-only note is reported (the check sees the entries)");
   assert.deepEqual([...new Set(problems.map((p) => p.kind))], ["CJSResolvesToESM"], JSON.stringify(problems));
-  assert.deepEqual([...new Set(problems.map((p) => p.entrypoint))].sort(), [".", "./leaflet", "./maplibre", "./openlayers", "./worker"]);
+  assert.deepEqual([...new Set(problems.map((p) => p.entrypoint))].sort(), [
+    ".",
+    "./cesium",
+    "./deckgl",
+    "./leaflet",
+    "./maplibre",
+    "./openlayers",
+    "./worker",
+  ]);
 });

@@ -5,6 +5,8 @@ import { fetchTile, stats, TileClient, TileError } from "tilefetch";
 import type { FetchTileOptions, Tile, TileErrorKind } from "tilefetch";
 import { createTileLayer } from "tilefetch/leaflet";
 import { createProtocol } from "tilefetch/maplibre";
+import { routeImagery } from "tilefetch/cesium";
+import { createGetTileData } from "tilefetch/deckgl";
 import { createTileHandler, UpstreamGate } from "tilefetch/worker";
 
 async function calls(signal: AbortSignal): Promise<void> {
@@ -46,4 +48,17 @@ function errors(e: unknown): string | undefined {
 const options: FetchTileOptions = { accept: "image/*", maxAgeS: 3600, jitter: "full" };
 // @ts-expect-error not a jitter
 const badJitter: FetchTileOptions = { jitter: "random" };
+// The adapters of the other engines: a provider comes back as itself; parse sets the tile data's type.
+declare const Cesium: { ImageryProvider: unknown; RequestScheduler: unknown; Resource: unknown };
+const provider = routeImagery(Cesium, { requestImage: (_x: number, _y: number, _level: number) => undefined, name: "wms" }, { deadlineMs: 6000 });
+const providerName: string = provider.name;
+// @ts-expect-error a provider has requestImage
+routeImagery(Cesium, { name: "none" });
+const getVectorTile = createGetTileData({ parse: (bytes) => bytes.byteLength, client: new TileClient() });
+async function deckTile(): Promise<number | ImageBitmap | Uint8Array | null> {
+  return getVectorTile({ index: { x: 0, y: 0, z: 0 }, url: "https://t.example/0/0/0.pbf" });
+}
+// @ts-expect-error parse takes the bytes, not a string
+createGetTileData({ parse: (text: string) => text });
+void [providerName, deckTile];
 void [calls, errors, options, badJitter, createTileLayer, createProtocol({ deadlineMs: 6000 }), createTileHandler, UpstreamGate];

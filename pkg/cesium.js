@@ -1,0 +1,91 @@
+// tilefetch/cesium: routes a CesiumJS imagery provider's tile requests through fetchTile.
+//
+//   const provider = new Cesium.WebMapServiceImageryProvider({ url, layers: "roads" });
+//   viewer.imageryLayers.addImageryProvider(routeImagery(Cesium, provider, { deadlineMs: 8000 }));
+//
+// CesiumJS is a peer dependency and is passed in (`routeImagery(Cesium, …)`), never imported here.
+import { adapterOptions } from "./adapter-options.js";
+
+/** The createImageBitmap options Cesium decodes imagery with: WebGL's rows run bottom-up. */
+const CESIUM_BITMAP = { imageOrientation: "flipY", premultiplyAlpha: "none", colorSpaceConversion: "default" };
+
+/** Cesium's compressed imagery: left to Cesium's own loader, which decodes it (KTX2 transcoding). */
+const KTX2 = /\.ktx2$/i;
+
+/**
+ * Routes `provider`'s tile requests through fetchTile (or `options.client`, a TileClient) and
+ * returns `provider`. Every provider that builds its tile URLs with Cesium's `Resource` and loads
+ * them with `ImageryProvider.loadImage` works: UrlTemplate, WebMapService, WebMapTileService,
+ * TileMapService, OpenStreetMap. Cesium still builds each URL (its templates, its WMS and WMTS
+ * parameters, its subdomains), and still schedules each request: it goes through
+ * `RequestScheduler` with Cesium's `Request`, so Cesium's per-server limit counts it and a request
+ * Cesium cancels is aborted. A give-up rejects with the TileError, which Cesium reports as the
+ * tile's error (`provider.errorEvent`; the parent tile's imagery stays in its place).
+ *
+ * `options`: fetchTile options, optionally with `client`; or a TileClient itself.
+ */
+export function routeImagery(Cesium, provider, options) {
+  if (!Cesium || typeof Cesium.ImageryProvider?.loadImage !== "function" || typeof Cesium.RequestScheduler?.request !== "function") {
+    throw new TypeError("tilefetch/cesium: pass CesiumJS (the Cesium namespace) as the first argument");
+  }
+  if (!provider || typeof provider.requestImage !== "function") {
+    throw new TypeError("tilefetch/cesium: routeImagery needs an imagery provider (one with requestImage)");
+  }
+  const { fetchOptions, load } = adapterOptions("cesium", options);
+  const { ImageryProvider, RequestScheduler } = Cesium;
+  const cesiumLoad = ImageryProvider.loadImage;
+
+  // The one tile load Cesium's provider asks for while its requestImage runs (below).
+  const routed = (imageryProvider, url) => {
+    const resource = Cesium.Resource.createIfNeeded(url);
+    if (KTX2.test(resource.url)) return cesiumLoad(imageryProvider, url);
+    return schedule(resource, load, fetchOptions, RequestScheduler);
+  };
+
+  const requestImage = provider.requestImage;
+  // Cesium's providers build the tile's Resource and hand it, in the same call, to the static
+  // ImageryProvider.loadImage, which they reach through the Cesium namespace; that call is the
+  // one public seam between "which URL" (Cesium's) and "how to load it" (tilefetch's). It is
+  // taken over for the length of this provider's own synchronous requestImage only, so no other
+  // provider's tiles and no other code see it.
+  provider.requestImage = function tilefetchRequestImage(...args) {
+    ImageryProvider.loadImage = routed;
+    try {
+      return requestImage.apply(this, args);
+    } finally {
+      ImageryProvider.loadImage = cesiumLoad;
+    }
+  };
+  return provider;
+}
+
+/**
+ * Loads `resource` (Cesium's tile URL, its Request and headers) through `load`, scheduled by
+ * Cesium's RequestScheduler as Cesium's own loader would be: `undefined` when Cesium says "too
+ * many requests to this server now, ask again next frame", else a Promise of the ImageBitmap.
+ */
+function schedule(resource, load, fetchOptions, RequestScheduler) {
+  const url = resource.url;
+  const extra = {};
+  const headers = resource.headers;
+  if (headers && Object.keys(headers).length > 0 && fetchOptions.headers === undefined) extra.headers = headers;
+  const controller = new AbortController();
+  const run = () => load(url, controller.signal, extra).then(toImage);
+  const request = resource.request;
+  if (!request) return run(); // called outside Cesium's globe, with no Request to schedule
+  request.url = url;
+  request.requestFunction = run;
+  request.cancelFunction = () => controller.abort(new DOMException("the request was cancelled by Cesium", "AbortError"));
+  return RequestScheduler.request(request);
+}
+
+/** The tile as Cesium takes imagery: an ImageBitmap flipped for WebGL, a clear pixel when empty. */
+function toImage(tile) {
+  if (tile.empty) return createImageBitmap(new ImageData(1, 1), CESIUM_BITMAP);
+  const blob = new Blob([tile.data], { type: tile.contentType ?? "image/png" });
+  return createImageBitmap(blob, CESIUM_BITMAP).then((image) => {
+    // A TileDiscardPolicy (Bing's, for one) reads the bytes of the image it judges.
+    image.blob = blob;
+    return image;
+  });
+}
