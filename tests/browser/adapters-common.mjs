@@ -22,6 +22,12 @@ function buildPage(entry, outDir) {
 }
 
 /**
+ * Files a page loads as they ship, beside its build: CesiumJS's own build (a classic script that
+ * starts its workers and reads its assets from CESIUM_BASE_URL), which Vite need not bundle.
+ */
+const PAGE_FILES = { cesium: [["node_modules/cesium/Build/Cesium", "cesium"]] };
+
+/**
  * Starts the fault server, builds and serves `entry`'s page and launches Chromium. Returns an
  * object with `srv`, `open()` (a new page at the map, with window.harness ready) and `close()`.
  */
@@ -41,6 +47,7 @@ export async function setUp(entry, { webgl = false } = {}) {
     if (launched.status === "fulfilled") env.browser = launched.value;
     if (started.status === "fulfilled") env.srv = started.value;
     for (const r of [built, launched, started]) if (r.status === "rejected") throw r.reason;
+    for (const [from, to] of PAGE_FILES[entry] ?? []) fs.cpSync(path.join(ROOT, from), path.join(outDir, to), { recursive: true });
     env.web = await startStaticServer(outDir, { allow: ["/"] });
   } catch (e) {
     await env.close();
@@ -222,8 +229,8 @@ export function scenarios(env, { name, spec = (s) => s }) {
 
   return {
     /** The view opened under the faults of query `q`: every tile loaded and drawn (loadAll's checks). */
-    load(t, run, q, shot, options = {}) {
-      return loadAll(t, run, q, { ...FAST, ...options }, shot);
+    load(t, run, q, shot, options = {}, { timeout } = {}) {
+      return loadAll(t, run, q, { ...FAST, ...options }, shot, { timeout });
     },
 
     /**

@@ -1,0 +1,138 @@
+// tilefetch/cesium in headless Chromium with the real CesiumJS from npm (its own build; WebGL
+// through SwiftShader): a UrlTemplateImageryProvider routed by routeImagery(), on a globe seen
+// in 2D (Web Mercator), against the loopback fault server. Seen so, Cesium asks for and draws
+// the same tiles of the view as the other engines, so the same scenarios and pixel checks apply.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { setUp, scenarios, viewTiles, waitSettled, sleep } from "./adapters-common.mjs";
+
+let env;
+before(async () => {
+  env = await setUp("cesium", { webgl: true });
+});
+after(async () => {
+  await env?.close();
+});
+
+const s = scenarios(() => env, { name: "cesium" });
+
+test("the page runs CesiumJS 1.145", { timeout: 30_000 }, async (t) => {
+  const page = await env.open();
+  try {
+    const version = await page.evaluate(() => window.__cesiumVersion);
+    assert.match(version, /^1\.145/);
+    t.diagnostic(`CesiumJS ${version}`);
+  } finally {
+    await page.closeContext();
+  }
+});
+
+test("routeImagery: 30 % 503s, every tile of the view loads and is drawn", { timeout: 40_000 }, (t) => s.flaky503(t));
+// Cesium asks for a view's imagery in waves, coarse levels first (44-46 tiles for these 8), and
+// here each tile's first request is refused: every wave meets the limit again, so the client's
+// pause and its learned rate for the host hold the later waves back (the view took 19 s here).
+// A deadline that covers the waves; each view tile still costs one 429 and the tile.
+test("routeImagery: 429 + Retry-After, every tile loads after the pause", { timeout: 60_000 }, async (t) => {
+  const run = "cesium-429";
+  const { tiles, states } = await s.load(t, run, "f=429&ra=1&n=1", "retry-after-429", { deadlineMs: 30_000 }, { timeout: 45_000 });
+  for (const tile of tiles) {
+    assert.equal(env.srv.requests(`${run}/${tile.key}`), 2, `${tile.key}: a 429, then the tile`);
+    const r = states[tile.key];
+    assert.ok(r.t1 - r.t0 >= 900, `${tile.key} waited for Retry-After: ${r.t1 - r.t0} ms`);
+  }
+});
+test("routeImagery: a ServiceException served with 200, retried, every tile drawn", { timeout: 40_000 }, async (t) => {
+  const run = "cesium-sexml";
+  await s.load(t, run, "f=sexml&n=1", "service-exception");
+  for (const tile of viewTiles(3, [1024, 768])) assert.equal(env.srv.requests(`${run}/${tile.key}`), 2, `${tile.key}: the exception, then the tile`);
+});
+test("routeImagery: first requests hang, the attempt timeout ends them, every tile drawn", { timeout: 40_000 }, async (t) => {
+  await s.load(t, "cesium-hang", "f=hang&n=1", "hang", { attemptTimeoutMs: 800, deadlineMs: 8000 });
+});
+test("routeImagery: 404 tiles end as Cesium's tile errors (errorEvent, the TileError) within 200 ms, requested once", { timeout: 40_000 }, (t) =>
+  s.notFound(t, {
+    check(r, tile) {
+      assert.equal(r.isTileError, true, `${tile.key}: requestImage rejects with the TileError`);
+      assert.equal(r.kind, "http");
+      assert.equal(r.status, 404);
+    },
+  }),
+);
+
+test("routeImagery: a request Cesium cancels is aborted, its connection closed", { timeout: 30_000 }, async (t) => {
+  const run = "cesium-cancel";
+  const page = await env.open();
+  try {
+    // An empty view far from the tile asked for below: nothing else in flight.
+    await page.evaluate((spec) => window.harness.create(spec), {
+      template: `${env.srv.url}/tile/{z}/{x}/{y}.png?run=${run}&f=hang`,
+      zoom: 3,
+      center: [1024, 768],
+    });
+    await sleep(300);
+    const before = env.srv.aborted(run);
+    const outcome = await page.evaluate(() => window.harness.requestAndCancel([9, 100, 100], 400));
+    await sleep(300);
+    t.diagnostic(`the cancelled tile's promise: ${outcome}; its connections aborted: ${env.srv.aborted(`${run}/9/100/100`)}`);
+    assert.match(outcome, /^rejected: Request cancelled/, "Cesium's own cancellation rejects the tile");
+    assert.equal(env.srv.requests(`${run}/9/100/100`), 1);
+    assert.equal(env.srv.aborted(`${run}/9/100/100`), 1, "the request's connection was aborted");
+    assert.equal(env.srv.concurrent(`${run}/9/100/100`), 0);
+    assert.ok(env.srv.aborted(run) >= before + 1);
+  } finally {
+    await page.closeContext();
+  }
+});
+
+test("routeImagery: Cesium's per-server request limit holds tilefetch's requests too", { timeout: 40_000 }, async (t) => {
+  const run = "cesium-limit";
+  const page = await env.open();
+  try {
+    await page.evaluate(() => {
+      window.Cesium.RequestScheduler.maximumRequestsPerServer = 3;
+    });
+    const zoom = 3;
+    const center = [1024, 768];
+    const tiles = viewTiles(zoom, center);
+    await page.evaluate((spec) => window.harness.create(spec), { template: `${env.srv.url}/tile/{z}/{x}/{y}.png?run=${run}&delay=150`, zoom, center });
+    const states = await waitSettled(
+      page,
+      tiles.map((x) => x.key),
+      { timeout: 20_000 },
+    );
+    for (const tile of tiles) assert.equal(states[tile.key].state, "loaded", tile.key);
+    const peak = env.srv.peakConcurrent(run);
+    t.diagnostic(`${env.srv.requests(run)} requests, at most ${peak} at once`);
+    assert.ok(peak <= 3, `at most 3 requests at once to the server: ${peak}`);
+    assert.ok(peak >= 2, `requests did overlap (the check can see a limit): ${peak}`);
+  } finally {
+    await page.closeContext();
+  }
+});
+
+// WebGL draws no image its page cannot read: Cesium's own loader asks for CORS and fails on such a
+// server too. Each tile's error says why.
+test("routeImagery, server without CORS headers: each tile errors as kind cors", { timeout: 40_000 }, async (t) => {
+  const run = "cesium-nocors";
+  const page = await env.open();
+  try {
+    const zoom = 3;
+    const center = [1024, 768];
+    const tiles = viewTiles(zoom, center);
+    await page.evaluate((spec) => window.harness.create(spec), { template: `${env.srv.url}/tile/{z}/{x}/{y}.png?run=${run}&cors=0`, zoom, center });
+    const states = await waitSettled(
+      page,
+      tiles.map((x) => x.key),
+    );
+    for (const tile of tiles)
+      assert.deepEqual([states[tile.key].state, states[tile.key].kind], ["error", "cors"], `${tile.key}: ${JSON.stringify(states[tile.key])}`);
+    const errors = await page.evaluate(() => window.__tileErrors);
+    assert.ok(
+      tiles.every((x) => errors.some((e) => `${e.level}/${e.x}/${e.y}` === x.key && e.kind === "cors")),
+      "Cesium's errorEvent fired for each, with the TileError",
+    );
+    t.diagnostic(`${tiles.length} tiles in view, ${env.srv.requests(run)} requests`);
+  } finally {
+    await page.closeContext();
+  }
+});
