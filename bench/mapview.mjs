@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The map-view benchmark: real OpenLayers, Leaflet and MapLibre in headless Chromium (the test
+// The map-view benchmark: real OpenLayers, Leaflet, MapLibre, CesiumJS and deck.gl in headless Chromium (the test
 // pages of tests/browser/fixtures/adapters/), each once with its own tile loader and once with
 // the tilefetch adapter (defaults: the default client, interactive preset), over the loopback
 // fault server answering in 30–80 ms, through a seeded script of steps: open, 4 pans, 1 zoom in.
@@ -8,7 +8,7 @@
 // (one sampled pixel per tile against the tile's own colour) and the requests the server saw.
 // Writes bench/out/mapview.json.
 //
-//   node bench/mapview.mjs [--server public|fast|mapproxy] [--libs ol,leaflet,maplibre] [--scenarios ok,hang,…]
+//   node bench/mapview.mjs [--server public|fast|mapproxy] [--libs ol,leaflet,maplibre,cesium,deckgl] [--scenarios ok,hang,…]
 //     [--healthy-rounds 6]   (--server fast writes bench/out/mapview-fast.json, mapproxy mapview-mapproxy.json)
 import fs from "node:fs";
 import path from "node:path";
@@ -29,12 +29,14 @@ export const STEP_LIMIT_MS = 8000;
  */
 export const SERVERS = {
   public: { latency: "delay=30&delayjitter=50", out: "mapview.json" },
-  fast: { latency: "delay=0&delayjitter=5", out: "mapview-fast.json" },
+  // The fast server and MapProxy measure the three map libraries of issue "As fast as the map's
+  // own loader" (bench/report-mapview-fast.mjs); the others run on the public server's latency.
+  fast: { latency: "delay=0&delayjitter=5", out: "mapview-fast.json", libs: ["ol", "leaflet", "maplibre"] },
   // A real MapProxy 7.0.0 as the test suite installs it (tests/real-servers/mapproxy/: its
   // `debug` source, rendered and cached by MapProxy, CORS headers on as it ships): healthy only.
   // Its tiles are not the fault server's, so a tile counts as shown when its library says it
   // loaded; requests are not counted.
-  mapproxy: { latency: null, out: "mapview-mapproxy.json", scenarios: ["ok"] },
+  mapproxy: { latency: null, out: "mapview-mapproxy.json", scenarios: ["ok"], libs: ["ol", "leaflet", "maplibre"] },
 };
 let LATENCY = SERVERS.public.latency;
 let MAPPROXY_URL = null;
@@ -68,6 +70,15 @@ export const LIBS = [
   { id: "ol", title: "OpenLayers", entry: "ol", webgl: false, spec: { kind: "xyz" } },
   { id: "leaflet", title: "Leaflet", entry: "leaflet", webgl: false, spec: {} },
   { id: "maplibre", title: "MapLibre", entry: "maplibre", webgl: true, spec: {} },
+  // A globe: CesiumJS seen from above in 2D (Web Mercator). Cesium picks the imagery level a view
+  // needs itself (here one or two levels coarser than the flat maps' zoom), so its view tiles are
+  // the page's to say (`viewFromPage`: harness.viewKeys): the tiles of the level it shows, in the
+  // view, as the first healthy run found them step by step, and every other run is judged on those
+  // tiles, one pixel each where Cesium draws it (harness.samplePoints). The coarser levels and the
+  // ring of tiles around the view that it asks for too count in its requests only. A view tile
+  // that failed, where Cesium shows a coarser tile's imagery instead, is a hole.
+  { id: "cesium", title: "CesiumJS", entry: "cesium", webgl: true, spec: {}, viewFromPage: true },
+  { id: "deckgl", title: "deck.gl", entry: "deckgl", webgl: true, spec: {} },
 ];
 
 const ZOOM = 12;
@@ -102,28 +113,40 @@ export function script(seed = 11) {
   return steps;
 }
 
-/** In the page: does one step and waits until its tiles are loaded, or settled, or the limit. */
-async function stepInPage({ step, spec, keys, limitMs }) {
+/**
+ * In the page: does one step and waits until its tiles are loaded, or settled, or the limit.
+ * `keys`: the view's tiles, or null when the page says which they are (harness.viewKeys, at
+ * `level` when known; else null until the page knows, and no tiles if it never does).
+ */
+async function stepInPage({ step, spec, keys: given, level, limitMs }) {
   const t0 = performance.now();
   if (step.action === "open") window.harness.create(spec);
   else window.harness.view(step.center, step.z);
+  const keysNow = () => given ?? window.harness.viewKeys(step.center, step.z, level);
   let completeMs = null;
   for (;;) {
+    const keys = keysNow();
     const states = window.harness.states();
-    const st = keys.map((k) => states[k]?.state);
-    if (st.every((s) => s === "loaded")) {
+    const st = (keys ?? []).map((k) => states[k]?.state);
+    if (keys && st.every((s) => s === "loaded")) {
       completeMs = performance.now() - t0;
       break;
     }
-    if (st.every((s) => s === "loaded" || s === "error" || s === "empty") || performance.now() - t0 > limitMs) break;
+    if ((keys && st.every((s) => s === "loaded" || s === "error" || s === "empty")) || performance.now() - t0 > limitMs) break;
     await new Promise((r) => setTimeout(r, 10));
   }
+  const keys = keysNow() ?? [];
   const states = window.harness.states();
-  return { completeMs, endedMs: performance.now() - t0, states: keys.map((k) => states[k]?.state ?? "none") };
+  return { completeMs, endedMs: performance.now() - t0, keys, states: keys.map((k) => states[k]?.state ?? "none") };
 }
 
-/** One run: one library, one loader, one scenario, the whole script on a fresh page. */
-export async function runOne(env, lib, loader, scenario, round) {
+/**
+ * One run: one library, one loader, one scenario, the whole script on a fresh page. `levels`: for
+ * a library whose page says which tiles a view needs (`viewFromPage`), the tile level of each step
+ * as a healthy run found it, so that a run under faults is judged on the same tiles; without it,
+ * the page's own (each step of the result says its `level`).
+ */
+export async function runOne(env, lib, loader, scenario, round, levels = null) {
   // The same run name for both loaders, on a reset server: the seeded faults (hangs, 503s…) fall
   // on the same tiles and attempts for each, so their steps compare.
   env.srv.reset();
@@ -134,18 +157,35 @@ export async function runOne(env, lib, loader, scenario, round) {
   const steps = [];
   try {
     if (scenario.outageMs) env.srv.outage(run, scenario.outageMs, scenario.outage);
-    for (const step of script()) {
-      const tiles = viewTiles(step.z, step.center);
+    for (const [i, step] of script().entries()) {
       const before = env.srv.requests(run);
       const spec = { ...lib.spec, template, zoom: step.z, center: step.center, own: loader === "own" };
-      const r = await page.evaluate(stepInPage, { step, spec, keys: tiles.map((t) => t.key), limitMs: STEP_LIMIT_MS });
+      const given = lib.viewFromPage ? null : viewTiles(step.z, step.center).map((t) => t.key);
+      const level = lib.viewFromPage ? (levels?.[i] ?? null) : null;
+      const r = await page.evaluate(stepInPage, { step, spec, keys: given, level, limitMs: STEP_LIMIT_MS });
       await sleep(120); // a frame or two to draw the last tile
+      const tiles = r.keys.map((key) => {
+        const [z, x, y] = key.split("/").map(Number);
+        return { z, x, y, key };
+      });
       if (MAPPROXY_URL) {
         const holes = r.states.filter((st) => st !== "loaded").length;
-        steps.push({ action: step.action, tiles: tiles.length, completeMs: r.completeMs, endedMs: r.endedMs, holes, wrong: null, requests: null });
+        steps.push({
+          action: step.action,
+          tiles: tiles.length,
+          level: tiles[0]?.z ?? null,
+          completeMs: r.completeMs,
+          endedMs: r.endedMs,
+          holes,
+          wrong: null,
+          requests: null,
+        });
         continue;
       }
-      const sampled = tiles.map((t, i) => ({ t, i, p: samplePoint(t) })).filter((s) => s.p !== null);
+      const points = lib.viewFromPage
+        ? await page.evaluate((keys) => window.harness.samplePoints(keys), r.keys)
+        : viewTiles(step.z, step.center).map((t) => samplePoint(t));
+      const sampled = tiles.map((t, i) => ({ t, i, p: points[i] })).filter((s) => s.p !== null);
       const pixels = await readPixels(
         page,
         sampled.map((s) => s.p),
@@ -162,6 +202,7 @@ export async function runOne(env, lib, loader, scenario, round) {
       steps.push({
         action: step.action,
         tiles: sampled.length,
+        level: tiles[0]?.z ?? null,
         completeMs: r.completeMs !== null && holes === 0 && wrong === 0 ? r.completeMs : null,
         endedMs: r.endedMs,
         holes,
@@ -191,21 +232,33 @@ async function main() {
 
 /** Every library, scenario and round of `server`; writes its JSON. */
 async function runAll(server) {
-  const libs = opt("libs", LIBS.map((l) => l.id).join(",")).split(",");
+  const libs = opt("libs", (server.libs ?? LIBS.map((l) => l.id)).join(",")).split(",");
   const scenarioIds = server.scenarios ?? opt("scenarios", MAP_SCENARIOS.map((s) => s.id).join(",")).split(",");
   const healthyRounds = Number(opt("healthy-rounds", 6));
   const runs = [];
+  const levelsOf = {}; // library → the tile level of each step, where the page says it
   const t0 = Date.now();
   for (const lib of LIBS.filter((l) => libs.includes(l.id))) {
     const env = await setUp(lib.entry, { webgl: lib.webgl });
     try {
+      // The view's tile level per step, for a library whose page says it: found by a healthy run
+      // of the own loader first (not counted), so that every run is judged on the same tiles and
+      // none waits for the page to find them.
+      let levels = null;
+      if (lib.viewFromPage) {
+        const probe = await runOne(env, lib, "own", MAP_SCENARIOS[0], "levels");
+        if (!probe.steps.every((s) => s.completeMs !== null)) throw new Error(`${lib.id}: the healthy run that finds each step's tile level did not complete`);
+        levels = probe.steps.map((s) => s.level);
+        levelsOf[lib.id] = levels;
+        process.stderr.write(`  ${lib.id.padEnd(8)} tile level per step, as the page shows it: ${levels.join(" ")}\n`);
+      }
       for (const scenario of MAP_SCENARIOS.filter((s) => scenarioIds.includes(s.id) && (!s.libs || s.libs.includes(lib.id)))) {
         const rounds = scenario.id === "ok" ? healthyRounds : 1;
         for (let round = 0; round < rounds; round++) {
           // Alternating which loader goes first: neither always gets the warmer browser.
           const order = round % 2 === 0 ? ["own", "tilefetch"] : ["tilefetch", "own"];
           for (const loader of order) {
-            const r = await runOne(env, lib, loader, scenario, round);
+            const r = await runOne(env, lib, loader, scenario, round, levels);
             runs.push(r);
             const done = r.steps.filter((s) => s.completeMs !== null).length;
             const sum = (f) => r.steps.reduce((n, s) => n + f(s), 0);
@@ -222,6 +275,7 @@ async function runAll(server) {
   }
   const out = {
     stepLimitMs: STEP_LIMIT_MS,
+    levels: levelsOf,
     server: opt("server", "public"),
     latency: LATENCY,
     script: script(),

@@ -6,8 +6,11 @@ import { median } from "./stats.mjs";
 import { barPlot } from "./svg.mjs";
 import { int, table } from "./markdown.mjs";
 
-/** The targets of the map view (issues "boundary" and "tail latency"). */
-export const MAPVIEW_TARGETS = { healthyRatio: 1.03, pansAfterStorm: 1.2, hangOpenMs: 1500 };
+/**
+ * The targets of the map view (issues "boundary" and "tail latency"; CesiumJS and deck.gl: issue
+ * "The other map engines", healthy completion within 5 % of the engine's own loader).
+ */
+export const MAPVIEW_TARGETS = { healthyRatio: 1.03, healthyRatioOf: { cesium: 1.05, deckgl: 1.05 }, pansAfterStorm: 1.2, hangOpenMs: 1500 };
 
 const sum = (xs, f) => xs.reduce((n, x) => n + f(x), 0);
 const fixedMs = (ms) => `${(ms / 1000).toFixed(1)} s`;
@@ -64,14 +67,25 @@ export function mapviewSection(data, lose) {
   const scenarios = data.scenarios.filter((s) => data.runs.some((r) => r.scenario === s.id));
   const steps = data.script.map((s) => s.action);
 
-  md.push("Reproduce: `node bench/mapview.mjs` (part of `bash scripts/bench.sh`). Real OpenLayers, Leaflet and MapLibre");
-  md.push("(versions in package.json) in headless Chromium, 768×512 px, each once with its own tile loader and once with the");
+  md.push("Reproduce: `node bench/mapview.mjs` (part of `bash scripts/bench.sh`). Real OpenLayers, Leaflet, MapLibre, CesiumJS");
+  md.push("and deck.gl (versions in package.json) in headless Chromium, 768×512 px, each once with its own tile loader and once with the");
   md.push("tilefetch adapter at its defaults (the default client, interactive preset), over the loopback fault server, every");
   md.push(`answer taking 30–80 ms (\`${data.latency}\`). One seeded script: ${steps.join(", ")}. A step ends when every tile of`);
   md.push(`the view has loaded, has failed, or after ${data.stepLimitMs / 1000} s. Then one pixel per tile is compared with that tile's colour:`);
   md.push("a tile not drawn is a **hole**, a tile the library took as loaded but that shows something else is **wrong**. A step");
   md.push("is **complete** when every view tile is drawn right; its time is from the step's command to its last tile loaded, in");
   md.push("the page's clock. No map library requests a failed tile again while it stays in view: a hole stays.");
+  md.push("CesiumJS shows a globe, here seen from above in 2D (Web Mercator projection), over the same script; Cesium picks");
+  md.push("the imagery level a view needs itself (coarser than the flat maps' zoom, and a view it can serve from tiles it has");
+  md.push("needs no request), so its view tiles are those of the level it shows, in the view, one pixel each where Cesium");
+  md.push("draws it. The coarser levels and the ring of tiles around the view that it asks for too count in its requests");
+  md.push("only; a view tile that failed, where Cesium shows a coarser tile's imagery instead, is a hole. deck.gl: a");
+  md.push("TileLayer of BitmapLayers in a flat MapView, its own loader being loaders.gl's.");
+  for (const [lib, levels] of Object.entries(data.levels ?? {})) {
+    md.push(
+      `${libTitle[lib]}'s tile level per step, as a healthy run of its own loader found it first (not counted): ${levels.join(", ")} (the flat maps': ${data.script.map((s) => s.z).join(", ")}).`,
+    );
+  }
   md.push("");
 
   // Per scenario: steps complete, holes, wrong, requests, step times.
@@ -127,14 +141,15 @@ export function mapviewSection(data, lose) {
     if (healthy) {
       const ratios = pairedSteps(data, lib).steps.flatMap((s) => s.ratios);
       const ratio = median(ratios);
-      const ok = ratio !== null && ratio <= MAPVIEW_TARGETS.healthyRatio;
+      const target = MAPVIEW_TARGETS.healthyRatioOf[lib] ?? MAPVIEW_TARGETS.healthyRatio;
+      const ok = ratio !== null && ratio <= target;
       targetRows.push([
         libTitle[lib],
-        `healthy: view complete within ${Math.round((MAPVIEW_TARGETS.healthyRatio - 1) * 100)} % of the own loader`,
+        `healthy: view complete within ${Math.round((target - 1) * 100)} % of the own loader`,
         ratio === null ? "—" : `${ratio.toFixed(2)}× (median of ${ratios.length} paired steps)`,
         verdict(ok),
       ]);
-      if (!ok) lose(`map view: ${libTitle[lib]}`, `healthy view ${ratio?.toFixed(2)}× the own loader's time (target ≤ ${MAPVIEW_TARGETS.healthyRatio}×)`);
+      if (!ok) lose(`map view: ${libTitle[lib]}`, `healthy view ${ratio?.toFixed(2)}× the own loader's time (target ≤ ${target}×)`);
     }
     for (const sc of scenarios.filter((s) => s.id !== "ok")) {
       const t = runsOf(lib, "tilefetch", sc.id);

@@ -13,7 +13,7 @@
 #      (bench/own-work.mjs) and how often a call crosses between JS and the wasm module
 #      (bench/crossings.mjs)
 #   4. fault     every client × 16 fault scenarios on loopback (bench/fault.mjs)
-#   5. mapview   OpenLayers, Leaflet and MapLibre in Chromium, own loader against the tilefetch
+#   5. mapview   OpenLayers, Leaflet, MapLibre, CesiumJS and deck.gl in Chromium, own loader against the tilefetch
 #                adapter, 8 fault scenarios and, for OpenLayers and Leaflet, 2 on a server without
 #                CORS headers (bench/mapview.mjs); the same over a fault server answering in 0–5 ms
 #                and over a real MapProxy (--server fast, --server mapproxy), and where a tile's

@@ -44,7 +44,11 @@ test("routeImagery: 429 + Retry-After, every tile loads after the pause", { time
 test("routeImagery: a ServiceException served with 200, retried, every tile drawn", { timeout: 40_000 }, async (t) => {
   const run = "cesium-sexml";
   await s.load(t, run, "f=sexml&n=1", "service-exception");
-  for (const tile of viewTiles(3, [1024, 768])) assert.equal(env.srv.requests(`${run}/${tile.key}`), 2, `${tile.key}: the exception, then the tile`);
+  // At least the exception and the tile (a hedge beside a slow attempt may add one).
+  for (const tile of viewTiles(3, [1024, 768])) {
+    const n = env.srv.requests(`${run}/${tile.key}`);
+    assert.ok(n >= 2, `${tile.key}: the exception, then the tile: ${n} requests`);
+  }
 });
 test("routeImagery: first requests hang, the attempt timeout ends them, every tile drawn", { timeout: 40_000 }, async (t) => {
   await s.load(t, "cesium-hang", "f=hang&n=1", "hang", { attemptTimeoutMs: 800, deadlineMs: 8000 });
