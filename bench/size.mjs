@@ -35,6 +35,8 @@ const ADAPTERS = {
   openlayers: ["pkg/openlayers.js", "pkg/adapter-options.js", "pkg/without-cors.js", "pkg/decode.js"],
   leaflet: ["pkg/leaflet.js", "pkg/adapter-options.js", "pkg/without-cors.js", "pkg/decode.js"],
   maplibre: ["pkg/maplibre.js", "pkg/adapter-options.js"],
+  cesium: ["pkg/cesium.js", "pkg/adapter-options.js"],
+  deckgl: ["pkg/deckgl.js", "pkg/adapter-options.js"],
   worker: [
     "pkg/worker.js",
     ...fs
