@@ -1,5 +1,5 @@
 /**
- * tilefetch/cesium: routes a CesiumJS imagery provider's tile requests (CesiumJS 1.x, the
+ * tilefetch/cesium: routes a CesiumJS imagery provider's tile requests (CesiumJS ≥ 1.145, the
  * optional `cesium` peer dependency, passed in as `Cesium`) through {@link fetchTile} (or a
  * shared {@link TileClient}).
  *
@@ -28,8 +28,10 @@ export interface RoutableImageryProvider {
  * rejects with the {@link TileError}, which Cesium reports through `provider.errorEvent`.
  * Providers that build URLs with Cesium's `Resource` and load with `ImageryProvider.loadImage`
  * are routed: UrlTemplate, WebMapService, WebMapTileService, TileMapService, OpenStreetMap.
- * KTX2 imagery stays with Cesium's own loader. Throws a TypeError for a missing `Cesium` or a
- * provider without `requestImage`.
+ * KTX2 imagery and Cesium ion's resources (which add their token as they load) stay with
+ * Cesium's own loader, and so do the tiles a time-dynamic WMS or WMTS provider preloads for its
+ * next interval. Cesium cancels no imagery request of a tile that leaves the view. Throws a
+ * TypeError for a missing `Cesium`, a provider without `requestImage`, or one routed already.
  *
  * @param Cesium the CesiumJS namespace (`import * as Cesium from "cesium"` or `window.Cesium`)
  */

@@ -12,6 +12,9 @@ const CESIUM_BITMAP = { imageOrientation: "flipY", premultiplyAlpha: "none", col
 /** Cesium's compressed imagery: left to Cesium's own loader, which decodes it (KTX2 transcoding). */
 const KTX2 = /\.ktx2$/i;
 
+/** Providers already routed: a second routeImagery of one would run inside the first. */
+const ROUTED = new WeakSet();
+
 /**
  * Routes `provider`'s tile requests through fetchTile (or `options.client`, a TileClient) and
  * returns `provider`. Every provider that builds its tile URLs with Cesium's `Resource` and loads
@@ -31,16 +34,9 @@ export function routeImagery(Cesium, provider, options) {
   if (!provider || typeof provider.requestImage !== "function") {
     throw new TypeError("tilefetch/cesium: routeImagery needs an imagery provider (one with requestImage)");
   }
+  if (ROUTED.has(provider)) throw new TypeError("tilefetch/cesium: this imagery provider is routed already");
   const { fetchOptions, load } = adapterOptions("cesium", options);
-  const { ImageryProvider, RequestScheduler } = Cesium;
-  const cesiumLoad = ImageryProvider.loadImage;
-
-  // The one tile load Cesium's provider asks for while its requestImage runs (below).
-  const routed = (imageryProvider, url) => {
-    const resource = Cesium.Resource.createIfNeeded(url);
-    if (KTX2.test(resource.url)) return cesiumLoad(imageryProvider, url);
-    return schedule(resource, load, fetchOptions, RequestScheduler);
-  };
+  const { ImageryProvider, IonResource } = Cesium;
 
   const requestImage = provider.requestImage;
   // Cesium's providers build the tile's Resource and hand it, in the same call, to the static
@@ -49,13 +45,20 @@ export function routeImagery(Cesium, provider, options) {
   // taken over for the length of this provider's own synchronous requestImage only, so no other
   // provider's tiles and no other code see it.
   provider.requestImage = function tilefetchRequestImage(...args) {
-    ImageryProvider.loadImage = routed;
+    const cesiumLoad = ImageryProvider.loadImage;
+    ImageryProvider.loadImage = (imageryProvider, url) => {
+      const resource = Cesium.Resource.createIfNeeded(url);
+      // Cesium ion's resources add their access token (and renew it on a 401) as they load.
+      if (KTX2.test(resource.url) || (IonResource && resource instanceof IonResource)) return cesiumLoad(imageryProvider, url);
+      return schedule(resource, load, fetchOptions, Cesium);
+    };
     try {
       return requestImage.apply(this, args);
     } finally {
       ImageryProvider.loadImage = cesiumLoad;
     }
   };
+  ROUTED.add(provider);
   return provider;
 }
 
@@ -64,28 +67,41 @@ export function routeImagery(Cesium, provider, options) {
  * Cesium's RequestScheduler as Cesium's own loader would be: `undefined` when Cesium says "too
  * many requests to this server now, ask again next frame", else a Promise of the ImageBitmap.
  */
-function schedule(resource, load, fetchOptions, RequestScheduler) {
+function schedule(resource, load, fetchOptions, Cesium) {
   const url = resource.url;
   const extra = {};
   const headers = resource.headers;
   if (headers && Object.keys(headers).length > 0 && fetchOptions.headers === undefined) extra.headers = headers;
   const controller = new AbortController();
-  const run = () => load(url, controller.signal, extra).then(toImage);
-  const request = resource.request;
-  if (!request) return run(); // called outside Cesium's globe, with no Request to schedule
+  // A promise whatever happens: a synchronous throw would leave the scheduler counting a request.
+  const run = () => new Promise((resolve) => resolve(load(url, controller.signal, extra))).then(toImage);
+  const request = resource.request; // every Resource has one: Cesium's, or a new one of its own
+  // As Cesium's own loader: a Request still in flight cannot be fetched again; one that ended can.
+  if (request.state === Cesium.RequestState.ISSUED || request.state === Cesium.RequestState.ACTIVE) {
+    throw new Cesium.RuntimeError("The Resource is already being fetched.");
+  }
+  request.state = Cesium.RequestState.UNISSUED;
+  request.deferred = undefined;
   request.url = url;
   request.requestFunction = run;
   request.cancelFunction = () => controller.abort(new DOMException("the request was cancelled by Cesium", "AbortError"));
-  return RequestScheduler.request(request);
+  return Cesium.RequestScheduler.request(request);
 }
 
 /** The tile as Cesium takes imagery: an ImageBitmap flipped for WebGL, a clear pixel when empty. */
 function toImage(tile) {
   if (tile.empty) return createImageBitmap(new ImageData(1, 1), CESIUM_BITMAP);
   const blob = new Blob([tile.data], { type: tile.contentType ?? "image/png" });
-  return createImageBitmap(blob, CESIUM_BITMAP).then((image) => {
-    // A TileDiscardPolicy (Bing's, for one) reads the bytes of the image it judges.
-    image.blob = blob;
-    return image;
-  });
+  // A TileDiscardPolicy (Bing's, for one) reads the bytes of the image it judges, or of the one
+  // that did not decode (Bing's "no tile here" is an empty body).
+  return createImageBitmap(blob, CESIUM_BITMAP).then(
+    (image) => {
+      image.blob = blob;
+      return image;
+    },
+    (error) => {
+      if (error && typeof error === "object") error.blob = blob;
+      throw error;
+    },
+  );
 }

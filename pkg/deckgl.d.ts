@@ -34,12 +34,15 @@ export interface DeckGlTileLoadProps {
 }
 
 /**
- * `getTileData` for a TileLayer whose `data` is a URL template. Resolves with an ImageBitmap (an
- * `image/*` tile), the `parse` result, or the bytes; `null` for an empty tile (`emptyOn`). The
- * tile's `signal` aborts it wherever it is (in flight, queued, sleeping before a retry); a
- * give-up rejects with the {@link TileError}, which deck.gl passes to `onTileError`. Throws a
- * TypeError when deck.gl gives no `tile.url` (the layer's `data` is no template).
+ * `getTileData` for a TileLayer whose `data` is a URL template. Resolves with the `parse` result
+ * when `parse` is given; without it, with an ImageBitmap for an image (known by its type, or by
+ * its first bytes when the type says nothing: PNG, JPEG, GIF, WebP), else the bytes; `null` for an
+ * empty tile (`emptyOn`). The tile's `signal` aborts it wherever it is (in flight, queued,
+ * sleeping before a retry); a give-up rejects with the {@link TileError}, which deck.gl passes to
+ * `onTileError`. Throws a TypeError when deck.gl gives no `tile.url` (the layer's `data` is no
+ * template), and for a `parse` that is not a function.
  */
-export function createGetTileData<T = ImageBitmap | Uint8Array>(
-  options?: DeckGlTileOptions<T> | TileClient,
-): (tile: DeckGlTileLoadProps) => Promise<T | ImageBitmap | Uint8Array | null>;
+export function createGetTileData<T>(
+  options: DeckGlTileOptions<T> & { parse: (bytes: Uint8Array, tile: DeckGlTileLoadProps, response: Tile) => T | Promise<T> },
+): (tile: DeckGlTileLoadProps) => Promise<T | null>;
+export function createGetTileData(options?: DeckGlTileOptions<never> | TileClient): (tile: DeckGlTileLoadProps) => Promise<ImageBitmap | Uint8Array | null>;

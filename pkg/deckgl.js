@@ -11,7 +11,8 @@ import { adapterOptions } from "./adapter-options.js";
  * `tile.url`). `options`: fetchTile options, optionally with `client` (a TileClient shared by
  * layers and maps) and `parse(bytes, tile, response)`; or a TileClient itself.
  *
- * Resolves with an ImageBitmap for an image, the `parse` result when given, the bytes otherwise;
+ * Resolves with an ImageBitmap for an image (by its type, or its first bytes when the type says
+ * nothing), the `parse` result when given, the bytes otherwise;
  * `null` for an empty tile (`emptyOn`: nothing to draw). deck.gl's `tile.signal` aborts the call
  * (a tile that left the view); a give-up rejects with the TileError, which deck.gl hands to
  * `onTileError`.
@@ -30,10 +31,27 @@ export function createGetTileData(options) {
     const response = await load(url, signal);
     if (response.empty) return null;
     if (parse) return parse(response.data, tile, response);
-    if (response.contentType?.startsWith("image/")) {
+    if (isImage(response)) {
       // As deck.gl's own image loader decodes (its BitmapLayer blends straight alpha).
-      return createImageBitmap(new Blob([response.data], { type: response.contentType }), { premultiplyAlpha: "none" });
+      return createImageBitmap(new Blob([response.data], { type: response.contentType ?? "" }), { premultiplyAlpha: "none" });
     }
     return response.data;
   };
+}
+
+/**
+ * Whether the tile is an image createImageBitmap decodes: its type says so (an SVG excepted, which
+ * it does not decode), or its first bytes do (a PNG, JPEG, GIF or WebP sent as
+ * application/octet-stream or untyped, as object stores send them; deck.gl's own loader sniffs too).
+ */
+function isImage({ contentType, data: b }) {
+  const type = contentType?.split(";")[0].trim().toLowerCase() ?? "";
+  if (type.startsWith("image/")) return type !== "image/svg+xml";
+  const starts = (...bytes) => bytes.every((v, i) => b[i] === v);
+  return (
+    starts(0x89, 0x50, 0x4e, 0x47) || // PNG
+    starts(0xff, 0xd8, 0xff) || // JPEG
+    starts(0x47, 0x49, 0x46, 0x38) || // GIF8
+    (starts(0x52, 0x49, 0x46, 0x46) && b[8] === 0x57 && b[9] === 0x45 && b[10] === 0x42 && b[11] === 0x50) // RIFF…WEBP
+  );
 }

@@ -27,6 +27,13 @@ test("the page runs CesiumJS 1.145", { timeout: 30_000 }, async (t) => {
   }
 });
 
+test("routeImagery: healthy, every tile of the view loads and is drawn, one request per tile", { timeout: 40_000 }, async (t) => {
+  const { requests, asked, hedges } = await s.load(t, "cesium-healthy", "", "healthy");
+  // One request per tile, and at most one more per hedge the client sent beside an attempt slow to
+  // answer (here: while the page's main thread was busy; a hedge still queued in the browser when
+  // its attempt answers never reaches the server).
+  assert.ok(requests >= asked && requests <= asked + hedges, `${requests} requests for ${asked} tiles, ${hedges} hedges`);
+});
 test("routeImagery: 30 % 503s, every tile of the view loads and is drawn", { timeout: 40_000 }, (t) => s.flaky503(t));
 // Cesium asks for a view's imagery in waves, coarse levels first (44-46 tiles for these 8), and
 // here each tile's first request is refused: every wave meets the limit again, so the client's
@@ -67,22 +74,26 @@ test("routeImagery: a request Cesium cancels is aborted, its connection closed",
   const run = "cesium-cancel";
   const page = await env.open();
   try {
-    // An empty view far from the tile asked for below: nothing else in flight.
-    await page.evaluate((spec) => window.harness.create(spec), {
-      template: `${env.srv.url}/tile/{z}/{x}/{y}.png?run=${run}&f=hang`,
-      zoom: 3,
-      center: [1024, 768],
-    });
-    await sleep(300);
-    const before = env.srv.aborted(run);
-    const outcome = await page.evaluate(() => window.harness.requestAndCancel([9, 100, 100], 400));
+    // The globe shows a healthy view of another run; the tile asked for and cancelled hangs.
+    const zoom = 3;
+    const center = [1024, 768];
+    await page.evaluate((spec) => window.harness.create(spec), { template: `${env.srv.url}/tile/{z}/{x}/{y}.png?run=${run}-view`, zoom, center });
+    await waitSettled(
+      page,
+      viewTiles(zoom, center).map((x) => x.key),
+    );
+    const outcome = await page.evaluate(
+      ([template]) => window.harness.requestAndCancel(template, [9, 100, 100], 400),
+      [`${env.srv.url}/tile/{z}/{x}/{y}.png?run=${run}&f=hang`],
+    );
     await sleep(300);
     t.diagnostic(`the cancelled tile's promise: ${outcome}; its connections aborted: ${env.srv.aborted(`${run}/9/100/100`)}`);
     assert.match(outcome, /^rejected: Request cancelled/, "Cesium's own cancellation rejects the tile");
-    assert.equal(env.srv.requests(`${run}/9/100/100`), 1);
-    assert.equal(env.srv.aborted(`${run}/9/100/100`), 1, "the request's connection was aborted");
+    // Its attempt, and a hedge beside it when the host's quick answers to the view made one due.
+    const sent = env.srv.requests(`${run}/9/100/100`);
+    assert.ok(sent >= 1 && sent <= 2, `${sent} requests`);
+    assert.equal(env.srv.aborted(`${run}/9/100/100`), sent, "each of its connections was aborted");
     assert.equal(env.srv.concurrent(`${run}/9/100/100`), 0);
-    assert.ok(env.srv.aborted(run) >= before + 1);
   } finally {
     await page.closeContext();
   }
@@ -98,7 +109,14 @@ test("routeImagery: Cesium's per-server request limit holds tilefetch's requests
     const zoom = 3;
     const center = [1024, 768];
     const tiles = viewTiles(zoom, center);
-    await page.evaluate((spec) => window.harness.create(spec), { template: `${env.srv.url}/tile/{z}/{x}/{y}.png?run=${run}&delay=150`, zoom, center });
+    // A hedge goes beside its attempt, inside that attempt's Cesium slot (docs/map-libraries.md):
+    // off here, so that the requests at the server are the slots Cesium granted.
+    await page.evaluate((spec) => window.harness.create(spec), {
+      template: `${env.srv.url}/tile/{z}/{x}/{y}.png?run=${run}&delay=150`,
+      zoom,
+      center,
+      options: { hedge: "off" },
+    });
     const states = await waitSettled(
       page,
       tiles.map((x) => x.key),

@@ -189,7 +189,7 @@ export function scenarios(env, { name, spec = (s) => s }) {
    * Returns the tiles, their states, the requests, the tiles the library asked for (it asks for
    * some around the view too) and the requests refused with 403.
    */
-  async function loadAll(t, run, q, options, shot, { cookie = null, timeout = 15_000 } = {}) {
+  async function loadAll(t, run, q, options, shot, { cookie = null, timeout = 15_000, pageSpec = {} } = {}) {
     const { srv, open } = env();
     const page = await open();
     try {
@@ -198,7 +198,7 @@ export function scenarios(env, { name, spec = (s) => s }) {
       const tiles = viewTiles(zoom, center);
       if (cookie) await page.context().addCookies([{ name: cookie, value: "1", url: srv.url }]); // the login's cookie
       const t0 = Date.now();
-      await page.evaluate((s) => window.harness.create(s), spec({ template: template(run, q), zoom, center, options }));
+      await page.evaluate((s) => window.harness.create(s), spec({ template: template(run, q), zoom, center, options, ...pageSpec }));
       const states = await waitSettled(
         page,
         tiles.map((x) => x.key),
@@ -217,7 +217,8 @@ export function scenarios(env, { name, spec = (s) => s }) {
       const n = await assertPixels(page, tiles);
       t.diagnostic(`${n} tiles' pixels checked`);
       assert.deepEqual(page.problems(), [], "no unexpected page errors");
-      return { tiles, states, requests, asked, refused };
+      const hedges = await page.evaluate(() => window.__defaultClientHedges());
+      return { tiles, states, requests, asked, refused, hedges };
     } finally {
       await page.closeContext();
     }
@@ -229,8 +230,8 @@ export function scenarios(env, { name, spec = (s) => s }) {
 
   return {
     /** The view opened under the faults of query `q`: every tile loaded and drawn (loadAll's checks). */
-    load(t, run, q, shot, options = {}, { timeout } = {}) {
-      return loadAll(t, run, q, { ...FAST, ...options }, shot, { timeout });
+    load(t, run, q, shot, options = {}, { timeout, page: pageSpec } = {}) {
+      return loadAll(t, run, q, { ...FAST, ...options }, shot, { timeout, pageSpec });
     },
 
     /**

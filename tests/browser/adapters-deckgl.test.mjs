@@ -26,6 +26,16 @@ test("the page runs deck.gl 9", { timeout: 30_000 }, async (t) => {
   }
 });
 
+test("createGetTileData: healthy, every tile of the view loads and is drawn, one request per tile", { timeout: 40_000 }, async (t) => {
+  const { requests, asked, hedges } = await s.load(t, "deckgl-healthy", "", "healthy");
+  // One request per tile, and at most one more per hedge the client sent beside an attempt slow to
+  // answer (here: while the page's main thread was busy; a hedge still queued in the browser when
+  // its attempt answers never reaches the server).
+  assert.ok(requests >= asked && requests <= asked + hedges, `${requests} requests for ${asked} tiles, ${hedges} hedges`);
+});
+test("createGetTileData: tiles typed application/octet-stream are known by their bytes, decoded and drawn", { timeout: 40_000 }, async (t) => {
+  await s.load(t, "deckgl-untyped", "", "untyped", {}, { page: { untyped: true } });
+});
 test("createGetTileData: 30 % 503s, every tile of the view loads and is drawn", { timeout: 30_000 }, (t) => s.flaky503(t));
 test("createGetTileData: 429 + Retry-After, every tile loads after the pause", { timeout: 30_000 }, (t) => s.retryAfter429(t));
 test("createGetTileData: a ServiceException served with 200, retried, every tile drawn", { timeout: 30_000 }, async (t) => {

@@ -55,10 +55,15 @@ const providerName: string = provider.name;
 // @ts-expect-error a provider has requestImage
 routeImagery(Cesium, { name: "none" });
 const getVectorTile = createGetTileData({ parse: (bytes) => bytes.byteLength, client: new TileClient() });
-async function deckTile(): Promise<number | ImageBitmap | Uint8Array | null> {
+async function deckTile(): Promise<number | null> {
   return getVectorTile({ index: { x: 0, y: 0, z: 0 }, url: "https://t.example/0/0/0.pbf" });
+}
+async function deckImage(): Promise<ImageBitmap | Uint8Array | null> {
+  return createGetTileData({ deadlineMs: 6000 })({ index: { x: 0, y: 0, z: 0 }, url: "https://t.example/0/0/0.png" });
 }
 // @ts-expect-error parse takes the bytes, not a string
 createGetTileData({ parse: (text: string) => text });
-void [providerName, deckTile];
+// @ts-expect-error with parse, the tile data is parse's (no ImageBitmap)
+const notBitmap: Promise<ImageBitmap | null> = getVectorTile({ index: { x: 0, y: 0, z: 0 } });
+void [providerName, deckTile, deckImage, notBitmap];
 void [calls, errors, options, badJitter, createTileLayer, createProtocol({ deadlineMs: 6000 }), createTileHandler, UpstreamGate];
