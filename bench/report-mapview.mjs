@@ -10,7 +10,15 @@ import { int, table } from "./markdown.mjs";
  * The targets of the map view (issues "boundary" and "tail latency"; CesiumJS and deck.gl: issue
  * "The other map engines", healthy completion within 5 % of the engine's own loader).
  */
-export const MAPVIEW_TARGETS = { healthyRatio: 1.03, healthyRatioOf: { cesium: 1.05, deckgl: 1.05 }, pansAfterStorm: 1.2, hangOpenMs: 1500 };
+export const MAPVIEW_TARGETS = {
+  healthyRatio: 1.03,
+  healthyRatioOf: { cesium: 1.05, deckgl: 1.05 },
+  pansAfterStorm: 1.2,
+  hangOpenMs: 1500,
+  // Issue 27's first view under hangs was set for these; CesiumJS's globe alone takes longer to
+  // open, healthy and with its own loader (its open step above).
+  hangOpenLibs: ["ol", "leaflet", "maplibre"],
+};
 
 const sum = (xs, f) => xs.reduce((n, x) => n + f(x), 0);
 const fixedMs = (ms) => `${(ms / 1000).toFixed(1)} s`;
@@ -191,7 +199,7 @@ export function mapviewSection(data, lose) {
     }
     // The first view with hangs among its tiles: the view every user sees (issue 27).
     const hung = runsOf(lib, "tilefetch", "hang");
-    if (hung.length) {
+    if (hung.length && MAPVIEW_TARGETS.hangOpenLibs.includes(lib)) {
       const opens = hung.map((r) => r.steps[0]?.completeMs ?? null);
       const worst = opens.includes(null) ? null : Math.max(...opens);
       const before = BEFORE_HANG?.runs
