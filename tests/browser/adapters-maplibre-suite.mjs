@@ -2,7 +2,7 @@
 // itself: adapters-maplibre.test.mjs runs them on MapLibre GL 5, adapters-maplibre6.test.mjs on 6).
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { setUp, scenarios, viewTiles, waitSettled } from "./adapters-common.mjs";
+import { setUp, scenarios } from "./adapters-common.mjs";
 
 /** The tests over the page `entry` (fixtures/adapters/<entry>.html), which runs MapLibre GL `major`. */
 export function maplibreTests(entry, major) {
@@ -16,16 +16,7 @@ export function maplibreTests(entry, major) {
 
   const s = scenarios(() => env, { name: "maplibre" });
 
-  test(`the page runs MapLibre GL ${major}`, { timeout: 30_000 }, async (t) => {
-    const page = await env.open();
-    try {
-      const version = await page.evaluate(() => window.__maplibreVersion);
-      assert.match(version, new RegExp(`^${major}\\.`));
-      t.diagnostic(`MapLibre GL ${version}`);
-    } finally {
-      await page.closeContext();
-    }
-  });
+  test(`the page runs MapLibre GL ${major}`, { timeout: 30_000 }, (t) => s.version(t, () => window.__maplibreVersion, new RegExp(`^${major}\\.`)));
 
   test("createProtocol: 30 % 503s, every tile of the view loads and is drawn", { timeout: 30_000 }, (t) => s.flaky503(t));
   test("createProtocol: 429 + Retry-After, every tile loads after the pause", { timeout: 30_000 }, (t) => s.retryAfter429(t));
@@ -42,26 +33,5 @@ export function maplibreTests(entry, major) {
 
   // WebGL draws no image its page cannot read, whoever loads it: a server without CORS headers
   // leaves MapLibre's own loader blank too. Each tile's error says why and what to do.
-  test("createProtocol, server without CORS headers: each tile errors as kind cors, naming the fix", { timeout: 40_000 }, async (t) => {
-    const run = `maplibre${major}-nocors`;
-    const page = await env.open();
-    try {
-      const zoom = 3;
-      const center = [1024, 768];
-      const tiles = viewTiles(zoom, center);
-      await page.evaluate((spec) => window.harness.create(spec), { template: `${env.srv.url}/tile/{z}/{x}/{y}.png?run=${run}&cors=0`, zoom, center });
-      const states = await waitSettled(
-        page,
-        tiles.map((x) => x.key),
-      );
-      for (const tile of tiles)
-        assert.deepEqual([states[tile.key].state, states[tile.key].kind], ["error", "cors"], `${tile.key}: ${JSON.stringify(states[tile.key])}`);
-      const requests = env.srv.requests(run);
-      const asked = new Set(env.srv.log.filter((e) => e.key.startsWith(`${run}/`)).map((e) => e.key)).size;
-      t.diagnostic(`${tiles.length} tiles in view, ${asked} asked for, ${requests} requests`);
-      assert.ok(requests <= asked + 1, `one request per tile and one shared check: ${requests} for ${asked}`);
-    } finally {
-      await page.closeContext();
-    }
-  });
+  test("createProtocol, server without CORS headers: each tile errors as kind cors, naming the fix", { timeout: 40_000 }, (t) => s.corsErrors(t));
 }
