@@ -23,7 +23,9 @@ const ROUTED = new WeakSet();
  * parameters, its subdomains), and still schedules each request: it goes through
  * `RequestScheduler` with Cesium's `Request`, so Cesium's per-server limit counts it and a request
  * Cesium cancels is aborted. A give-up rejects with the TileError, which Cesium reports as the
- * tile's error (`provider.errorEvent`; the parent tile's imagery stays in its place).
+ * tile's error (`provider.errorEvent`; the parent tile's imagery stays in its place). Left to
+ * Cesium's own loader: KTX2 imagery, Cesium ion's resources, and the tiles a time-dynamic provider
+ * preloads for its next interval (Cesium asks for those outside the provider's requestImage).
  *
  * `options`: fetchTile options, optionally with `client`; or a TileClient itself.
  */
