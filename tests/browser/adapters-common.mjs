@@ -189,7 +189,7 @@ export function scenarios(env, { name, spec = (s) => s }) {
    * Returns the tiles, their states, the requests, the tiles the library asked for (it asks for
    * some around the view too) and the requests refused with 403.
    */
-  async function loadAll(t, run, q, options, shot, { cookie = null, timeout = 15_000, pageSpec = {} } = {}) {
+  async function loadAll(t, run, q, options, shot, { cookie = null, timeout = 15_000, pageSpec = {}, beforeCreate = () => {} } = {}) {
     const { srv, open } = env();
     const page = await open();
     try {
@@ -197,6 +197,7 @@ export function scenarios(env, { name, spec = (s) => s }) {
       const center = [1024, 768];
       const tiles = viewTiles(zoom, center);
       if (cookie) await page.context().addCookies([{ name: cookie, value: "1", url: srv.url }]); // the login's cookie
+      beforeCreate(); // the page is loaded: what the server does from the map's first request on
       const t0 = Date.now();
       await page.evaluate((s) => window.harness.create(s), spec({ template: template(run, q), zoom, center, options, ...pageSpec }));
       const states = await waitSettled(
@@ -230,8 +231,8 @@ export function scenarios(env, { name, spec = (s) => s }) {
 
   return {
     /** The view opened under the faults of query `q`: every tile loaded and drawn (loadAll's checks). */
-    load(t, run, q, shot, options = {}, { timeout, page: pageSpec } = {}) {
-      return loadAll(t, run, q, { ...FAST, ...options }, shot, { timeout, pageSpec });
+    load(t, run, q, shot, options = {}, { timeout, page: pageSpec, beforeCreate } = {}) {
+      return loadAll(t, run, q, { ...FAST, ...options }, shot, { timeout, pageSpec, beforeCreate });
     },
 
     /** The page's engine is of the version `pattern` matches (`expression` reads it in the page). */
