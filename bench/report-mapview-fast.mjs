@@ -18,27 +18,32 @@ const STEP_NAMES = (data) => {
 const x = (v) => (v === null ? "—" : `${v.toFixed(2)}×`);
 
 /**
- * @param fast bench/out/mapview-fast.json, or null
- * @param mapproxy bench/out/mapview-mapproxy.json, or null
- * @param before bench/out/mapview-fast-before.json (with `commit`), or null
- * @param phases bench/out/mapview-phases.json, or null
- * @param phasesBefore the same at an earlier commit (with `commit`), or null
+ * @param runs what the benches left, each or null: `fast` (bench/out/mapview-fast.json),
+ *   `returning` (mapview-fast-returning.json), `mapproxy` (mapview-mapproxy.json), `before`
+ *   (bench/history/mapview-fast-before.json, with `commit`), `phases` (mapview-phases.json),
+ *   `phasesBefore` (the same at an earlier commit, with `commit`), `requestStart`
+ *   (request-start.json)
  * @param lose `(section, text)`: records a missed target
  */
-export function fastServerSection(fast, mapproxy, before, phases, phasesBefore, lose) {
+export function fastServerSection({ fast, returning, mapproxy, before, phases, phasesBefore, requestStart }, lose) {
   const md = ["## Map view on a fast server", ""];
   if (!fast && !mapproxy) {
     md.push("Not run (bench/out/mapview-fast.json and mapview-mapproxy.json are missing).", "");
     return md;
   }
-  md.push("Reproduce: `node bench/mapview.mjs --server fast`, `node bench/mapview.mjs --server mapproxy` and");
-  md.push("`node bench/mapview-phases.mjs` (all three part of `bash scripts/bench.sh`). The pages, script and checks of");
+  md.push("Reproduce: `node bench/mapview.mjs --server fast`, `--server fast-returning`, `--server mapproxy`,");
+  md.push("`node bench/mapview-phases.mjs` and `node bench/request-start.mjs` (all part of `bash scripts/bench.sh`). The pages, script and checks of");
   md.push('"Map view" above, over servers where the network hides nothing: the fault server answering in 0–5 ms');
   md.push(`(\`${fast?.latency ?? "delay=0&delayjitter=5"}\`), healthy and under the same faults, and a real MapProxy 7.0.0 as the`);
   md.push("test suite installs it (its `debug` source, rendered and cached by MapProxy, CORS headers on), healthy; its tiles are");
   md.push("not the fault server's, so there a tile counts as shown when its library says it loaded. Each healthy run is");
   md.push("paired with the own loader's run of the same round; a ratio is the adapter's time over the own loader's.");
-  if (before) md.push(`**Before**: the same \`--server fast\` run at commit ${before.commit} (kept as bench/history/mapview-fast-before.json).`);
+  md.push("A tile counts as loaded once the library has it and its image is decoded, ready to paint: OpenLayers' own loader");
+  md.push("waits for `img.decode()` itself; Leaflet's fires `tileload` before, so its page waits for the tile's `decode()`.");
+  if (before) {
+    md.push(`**Before**: the same \`--server fast\` run at commit ${before.commit} (kept as bench/history/mapview-fast-before.json),`);
+    md.push("when Leaflet's own tiles counted from `tileload`, before their decode: Leaflet's before figures flatter its own loader.");
+  }
   md.push("");
 
   const sets = [
@@ -90,6 +95,48 @@ export function fastServerSection(fast, mapproxy, before, phases, phasesBefore, 
     md.push("");
   }
 
+  if (returning) {
+    const libs = Object.keys(LIB_TITLE).filter((id) => returning.runs.some((r) => r.lib === id));
+    md.push("A returning visit (`node bench/mapview.mjs --server fast-returning`): the same healthy runs in a page that was");
+    md.push("visited before (the map opened elsewhere on the same server, then the page loaded again in the same browser");
+    md.push("context): what the adapters learned of the server's CORS headers is in the page's localStorage, so the open step");
+    md.push("makes no first contact (docs/map-libraries.md). Beside it, the first visit's figures from the fast-server run above:");
+    md.push("");
+    md.push(
+      table(
+        ["library", "median of paired steps, returning", "open step, returning", "open step, first visit"],
+        libs.map((lib) => {
+          const p = pairedSteps(returning, lib);
+          const first = fast ? pairedSteps(fast, lib) : null;
+          return [LIB_TITLE[lib], `${x(p.all)} (${p.n} steps)`, x(p.open), first ? x(first.open) : "—"];
+        }),
+      ),
+    );
+    md.push("");
+  }
+
+  if (requestStart) {
+    const r = requestStart.runs;
+    const us = (v) => `${Math.round(v)} µs`;
+    md.push("Starting a request (`node bench/request-start.mjs`): the page's main thread from the first start of");
+    md.push(`${requestStart.perBatch} requests at once until they are started, per request, median of ${requestStart.batches} batches of each:`);
+    md.push("`fetch()` as the adapters start a tile, an `<img>`'s src as the own loaders do, under Playwright as the map view");
+    md.push("runs (DevTools attached) and in Chromium launched on its own:");
+    md.push("");
+    md.push(
+      table(
+        ["Chromium", "fetch()", "<img>", "fetch − <img>"],
+        [
+          ["under Playwright (DevTools)", "devtools"],
+          ["on its own", "plain"],
+        ]
+          .filter(([, k]) => r[k])
+          .map(([label, k]) => [label, us(r[k].fetch.usPerRequest), us(r[k].img.usPerRequest), us(r[k].fetch.usPerRequest - r[k].img.usPerRequest)]),
+      ),
+    );
+    md.push("");
+  }
+
   if (fast) {
     const scenarios = fast.scenarios.filter((s) => s.id !== "ok" && fast.runs.some((r) => r.scenario === s.id));
     if (scenarios.length) {
@@ -120,8 +167,8 @@ export function fastServerSection(fast, mapproxy, before, phases, phasesBefore, 
   if (phases) {
     md.push("Where a tile's time goes (`node bench/mapview-phases.mjs`, fast server, healthy; ms, p50 / p90 per tile):");
     md.push("**issue** from the library asking for the tile to its request starting, **net** the request, **after** from the");
-    md.push("response's end to the library's \"loaded\" (the adapter's body read, classification, hand-off and decode; an own");
-    md.push('`<img>` fires "loaded" before its image is decoded, which then happens when it is painted):');
+    md.push("response's end to the tile loaded and decoded (the adapter's body read, classification, hand-off and decode; the");
+    md.push("own loader's decode of its `<img>`):");
     md.push("");
     const rows = [];
     const cell = (s, p) => (s ? `${s[p].p50?.toFixed(1) ?? "—"} / ${s[p].p90?.toFixed(1) ?? "—"}` : "—");
@@ -140,7 +187,12 @@ export function fastServerSection(fast, mapproxy, before, phases, phasesBefore, 
         }
       }
     }
-    if (phasesBefore) md.push(`The last column: **after** at commit ${phasesBefore.commit} (bench/history/mapview-phases-before.json).`, "");
+    if (phasesBefore) {
+      md.push(
+        `The last column: **after** at commit ${phasesBefore.commit} (bench/history/mapview-phases-before.json), when Leaflet's own tiles counted before their decode.`,
+        "",
+      );
+    }
     md.push(table(["library", "loader", "steps", "tiles", "issue", "net", "after", ...(phasesBefore ? ["after, before"] : [])], rows));
     md.push("");
   }

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Writes bench/RESULTS.md (and bench/outage-requests.svg, bench/mapview-holes.svg) from what the
-// benches left in bench/out/: fault.json, mapview.json, overhead.json, size.json, startup.json,
+// benches left in bench/out/: fault.json, mapview*.json, request-start.json, overhead.json, size.json, startup.json,
 // soak.json, jitter.md, fuzz.md, phases.tsv. Every figure comes from those files; every "loses" line is computed here.
 //
 //   node bench/report.mjs
@@ -421,11 +421,15 @@ if (!fault) {
   };
   md.push(
     ...fastServerSection(
-      readJson("mapview-fast.json"),
-      readJson("mapview-mapproxy.json"),
-      readHistory("mapview-fast-before.json"),
-      readJson("mapview-phases.json"),
-      readHistory("mapview-phases-before.json"),
+      {
+        fast: readJson("mapview-fast.json"),
+        returning: readJson("mapview-fast-returning.json"),
+        mapproxy: readJson("mapview-mapproxy.json"),
+        before: readHistory("mapview-fast-before.json"),
+        phases: readJson("mapview-phases.json"),
+        phasesBefore: readHistory("mapview-phases-before.json"),
+        requestStart: readJson("request-start.json"),
+      },
       lose,
     ),
   );

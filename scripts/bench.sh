@@ -16,8 +16,10 @@
 #   5. mapview   OpenLayers, Leaflet, MapLibre, CesiumJS and deck.gl in Chromium, own loader against the tilefetch
 #                adapter, 8 fault scenarios and, for OpenLayers and Leaflet, 2 on a server without
 #                CORS headers (bench/mapview.mjs); the same over a fault server answering in 0–5 ms
-#                and over a real MapProxy (--server fast, --server mapproxy), and where a tile's
-#                time goes there (bench/mapview-phases.mjs)
+#                and over a real MapProxy (--server fast, --server mapproxy), a returning visit on
+#                the fast server (--server fast-returning), where a tile's time goes there
+#                (bench/mapview-phases.mjs) and what starting a request costs the page
+#                (bench/request-start.mjs)
 #   6. soak      100 000 fetchTile calls in one process (bench/soak.mjs)
 #   7. jitter    AWS's backoff experiment in Rust (examples/jitter_experiment.rs), when present
 #   8. fuzz      cargo-fuzz, long runs (scripts/fuzz.sh long), when present
@@ -69,8 +71,10 @@ phase crossings node bench/crossings.mjs
 phase fault node bench/fault.mjs
 phase mapview node bench/mapview.mjs
 phase mapview-fast node bench/mapview.mjs --server fast
+phase mapview-fast-returning node bench/mapview.mjs --server fast-returning
 phase mapview-mapproxy node bench/mapview.mjs --server mapproxy
 phase mapview-phases node bench/mapview-phases.mjs
+phase request-start node bench/request-start.mjs
 phase edge node bench/edge-scale.mjs
 phase soak node --expose-gc bench/soak.mjs
 if [ -n "${BENCH_SKIP_RUST:-}" ]; then
