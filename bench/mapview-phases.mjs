@@ -5,11 +5,12 @@
 // tile (tileloadstart) to its request starting; **net**, the request, start to response end;
 // **after**, from the response end to the library's "loaded". Tiles of the open step apart from
 // the later steps' (the open step pays the module's start and, in the OpenLayers and Leaflet
-// adapters, the first contact with an origin: docs/map-libraries.md). Writes
+// adapters, the first contact with an origin: docs/map-libraries.md); the adapter's **after** also
+// split at its fetch's headers, its body read and its decode (SPLIT). Writes
 // bench/out/mapview-phases.json. OpenLayers and Leaflet: MapLibre's own loader fetches its tiles in
 // its worker, whose requests the page's Resource Timing does not list.
 //
-//   node bench/mapview-phases.mjs [--libs ol,leaflet] [--rounds 6]
+//   node bench/mapview-phases.mjs [--libs ol,leaflet] [--rounds 8]
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -20,9 +21,68 @@ import { median } from "./stats.mjs";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const PHASES = ["issue", "net", "after"];
+/**
+ * The adapter's **after**, split at what the page saw of each tile: the response's end (Resource
+ * Timing) → `fetch()` resolved (headers) → the body read (`arrayBuffer()`) → the decoder started
+ * (after the core's classification and the hand-off) → decoded → the library's "loaded".
+ */
+const SPLIT = [
+  ["end", "headers"],
+  ["headers", "body"],
+  ["body", "decoder"],
+  ["decoder", "decoded"],
+  ["decoded", "loaded"],
+];
+
+/**
+ * In the page, before an adapter run: records when each tile's `fetch()` resolved, its body was
+ * read and its ImageDecoder started and finished, by the tile's key (from its URL; a decoder's
+ * from the `tile=z/x/y` text chunk the fault server writes into every tile).
+ */
+function watchAdapter() {
+  const seen = {};
+  window.__tileEvents = seen;
+  const mark = (key, what) => {
+    if (key) (seen[key] ??= {})[what] ??= performance.now();
+  };
+  const keyOfUrl = (input) => String(input?.url ?? input).match(/\/tile\/(\d+\/\d+\/\d+)\.png/)?.[1];
+  const latin1 = new TextDecoder("latin1");
+  const keyOfBytes = (data) =>
+    latin1.decode(new Uint8Array(data.buffer ?? data, data.byteOffset ?? 0, Math.min(256, data.byteLength))).match(/tile\0?(\d+\/\d+\/\d+)/)?.[1];
+  const fetchAsIs = globalThis.fetch;
+  globalThis.fetch = function (input, init) {
+    const key = keyOfUrl(input);
+    return fetchAsIs.call(this, input, init).then((response) => {
+      mark(key, "headers");
+      const read = response.arrayBuffer.bind(response);
+      response.arrayBuffer = () =>
+        read().then((body) => {
+          mark(key, "body");
+          return body;
+        });
+      return response;
+    });
+  };
+  const Decoder = globalThis.ImageDecoder;
+  if (typeof Decoder === "function") {
+    globalThis.ImageDecoder = class extends Decoder {
+      constructor(init) {
+        super(init);
+        const key = keyOfBytes(init.data);
+        mark(key, "decoder");
+        const decode = this.decode.bind(this);
+        this.decode = (...args) =>
+          decode(...args).then((result) => {
+            mark(key, "decoded");
+            return result;
+          });
+      }
+    };
+  }
+}
 
 /** In the page, after a run: each loaded tile's phases, and whether it was asked for by the open step. */
-function tilePhases() {
+function tilePhases(SPLIT) {
   const records = window.harness.states();
   const entries = performance.getEntriesByType("resource").filter((e) => e.name.includes("/tile/"));
   const first = Math.min(...Object.values(records).map((r) => r.t0 ?? Number.POSITIVE_INFINITY));
@@ -31,7 +91,13 @@ function tilePhases() {
     const e = entries.filter((x) => x.name.includes(`/tile/${key}.png`)).at(-1);
     if (!e || r.t1 === null || r.state !== "loaded") continue;
     // The open step's tiles are asked for within its first frames.
-    out.push({ open: r.t0 < first + 30, issue: e.startTime - r.t0, net: e.responseEnd - e.startTime, after: r.t1 - e.responseEnd });
+    const row = { open: r.t0 < first + 30, issue: e.startTime - r.t0, net: e.responseEnd - e.startTime, after: r.t1 - e.responseEnd };
+    const seen = window.__tileEvents?.[key];
+    if (seen) {
+      const at = { ...seen, end: e.responseEnd, loaded: r.t1 };
+      row.split = Object.fromEntries(SPLIT.map(([from, to]) => [`${from}-${to}`, at[to] - at[from]]));
+    }
+    out.push(row);
   }
   return out;
 }
@@ -43,7 +109,7 @@ const quantile = (xs, q) => {
 
 async function main() {
   const libs = option("libs", "ol,leaflet").split(",");
-  const rounds = Number(option("rounds", 6));
+  const rounds = Number(option("rounds", 8));
   useServer(SERVERS.fast);
   const healthy = MAP_SCENARIOS.find((s) => s.id === "ok");
   const out = { server: "fast", latency: SERVERS.fast.latency, rounds, libs: {} };
@@ -51,18 +117,24 @@ async function main() {
     const env = await setUp(lib.entry, { webgl: lib.webgl });
     const tiles = { own: [], tilefetch: [] };
     let loader;
+    // The split's wrappers cost the adapter's tiles time of their own: they watch every other
+    // round, whose tiles give the split and nothing else.
+    let watched = false;
     const open = env.open;
     env.open = async () => {
       const page = await open();
+      if (watched) await page.evaluate(watchAdapter);
       const close = page.closeContext;
       page.closeContext = async () => {
-        tiles[loader].push(...(await page.evaluate(tilePhases)));
+        const rows = await page.evaluate(tilePhases, SPLIT);
+        tiles[loader].push(...rows.map((r) => ({ ...r, watched })));
         await close();
       };
       return page;
     };
     try {
       for (let round = 0; round < rounds; round++) {
+        watched = round % 2 === 1;
         for (loader of round % 2 === 0 ? ["own", "tilefetch"] : ["tilefetch", "own"]) await runOne(env, lib, loader, healthy, round);
       }
     } finally {
@@ -72,7 +144,7 @@ async function main() {
     for (const [name, rows] of Object.entries(tiles)) {
       out.libs[lib.id][name] = {};
       for (const step of ["open", "later"]) {
-        const of = rows.filter((r) => r.open === (step === "open"));
+        const of = rows.filter((r) => r.open === (step === "open") && !r.watched);
         out.libs[lib.id][name][step] = {
           tiles: of.length,
           ...Object.fromEntries(
@@ -88,7 +160,23 @@ async function main() {
             ]),
           ),
         };
+        const split = rows.filter((r) => r.open === (step === "open") && r.split);
+        if (split.length) {
+          out.libs[lib.id][name][step].split = Object.fromEntries(
+            SPLIT.map(([from, to]) => {
+              const xs = split.map((r) => r.split[`${from}-${to}`]).filter(Number.isFinite);
+              return [`${from}-${to}`, { tiles: xs.length, p50: median(xs), p90: quantile(xs, 0.9) }];
+            }),
+          );
+        }
         const s = out.libs[lib.id][name][step];
+        if (s.split) {
+          process.stderr.write(
+            `  ${lib.id.padEnd(8)} ${name.padEnd(9)} ${step.padEnd(5)} after, split: ${Object.entries(s.split)
+              .map(([k, v]) => `${k} ${v.p50?.toFixed(1)}/${v.p90?.toFixed(1)}`)
+              .join("  ")}\n`,
+          );
+        }
         process.stderr.write(
           `  ${lib.id.padEnd(8)} ${name.padEnd(9)} ${step.padEnd(5)} ${String(s.tiles).padStart(3)} tiles; ms p50/p90: ${PHASES.map((p) => `${p} ${s[p].p50?.toFixed(1)}/${s[p].p90?.toFixed(1)}`).join("  ")}\n`,
         );

@@ -2,7 +2,7 @@
 // `--server fast` (the fault server answering in 0–5 ms) and `--server mapproxy` (a real MapProxy
 // 7), the same runs at an earlier commit (bench/out/mapview-fast-before.json) and where each
 // tile's time goes (bench/mapview-phases.mjs). Every figure and verdict is computed here.
-import { median } from "./stats.mjs";
+import { bootstrapMedianInterval, median } from "./stats.mjs";
 import { int, table } from "./markdown.mjs";
 import { pairedSteps } from "./report-mapview.mjs";
 
@@ -58,12 +58,16 @@ export function fastServerSection({ fast, returning, mapproxy, before, phases, p
       const b = before && label === "fast server" ? pairedSteps(before, lib) : null;
       const okAll = p.all !== null && p.all <= FAST_TARGETS.pairedRatio;
       const okOpen = p.open !== null && p.open <= FAST_TARGETS.openRatio;
+      const spread = (pick) => {
+        const range = bootstrapMedianInterval(p.rounds.map(pick));
+        return range ? `, ${range.map((v) => v.toFixed(2)).join("–")}` : "";
+      };
       targetRows.push([
         LIB_TITLE[lib],
         label,
-        `${x(p.all)} (${p.n} steps)${b ? `; before ${x(b.all)}` : ""}`,
+        `${x(p.all)} (${p.n} steps${spread((r) => r.all)})${b ? `; before ${x(b.all)}` : ""}`,
         okAll ? "met" : "**missed**",
-        `${x(p.open)}${b ? `; before ${x(b.open)}` : ""}`,
+        `${x(p.open)}${p.rounds.length ? ` (${p.rounds.length} rounds${spread((r) => r.open)})` : ""}${b ? `; before ${x(b.open)}` : ""}`,
         okOpen ? "met" : "**missed**",
       ]);
       if (!okAll)
@@ -74,7 +78,9 @@ export function fastServerSection({ fast, returning, mapproxy, before, phases, p
       if (!okOpen) lose(`map view, ${label}: ${LIB_TITLE[lib]}`, `open step ${x(p.open)} the own loader's time (target ≤ ${FAST_TARGETS.openRatio}×)`);
     }
   }
-  md.push(`Targets: the median of paired steps ≤ ${FAST_TARGETS.pairedRatio}×, the open step ≤ ${FAST_TARGETS.openRatio.toFixed(2)}×:`);
+  md.push(`Targets: the median of paired steps ≤ ${FAST_TARGETS.pairedRatio}×, the open step ≤ ${FAST_TARGETS.openRatio.toFixed(2)}×. Beside each median, the`);
+  md.push("range its middle 95 % takes when the rounds are drawn again with replacement (bootstrap over rounds, 2,000 draws):");
+  md.push("how far the same code's figure moves from run to run on this machine.");
   md.push("");
   md.push(table(["library", "server", "median of paired steps", "", "open step (median of its pairs)", ""], targetRows));
   md.push("");
@@ -108,7 +114,16 @@ export function fastServerSection({ fast, returning, mapproxy, before, phases, p
         libs.map((lib) => {
           const p = pairedSteps(returning, lib);
           const first = fast ? pairedSteps(fast, lib) : null;
-          return [LIB_TITLE[lib], `${x(p.all)} (${p.n} steps)`, x(p.open), first ? x(first.open) : "—"];
+          const spread = (q, pick) => {
+            const range = bootstrapMedianInterval(q.rounds.map(pick));
+            return range ? ` (${range.map((v) => v.toFixed(2)).join("–")})` : "";
+          };
+          return [
+            LIB_TITLE[lib],
+            `${x(p.all)} (${p.n} steps)`,
+            `${x(p.open)}${spread(p, (r) => r.open)}`,
+            first ? `${x(first.open)}${spread(first, (r) => r.open)}` : "—",
+          ];
         }),
       ),
     );
@@ -195,6 +210,21 @@ export function fastServerSection({ fast, returning, mapproxy, before, phases, p
     }
     md.push(table(["library", "loader", "steps", "tiles", "issue", "net", "after", ...(phasesBefore ? ["after, before"] : [])], rows));
     md.push("");
+    const splitRows = [];
+    for (const [lib, loaders] of Object.entries(phases.libs)) {
+      for (const [step, s] of Object.entries(loaders.tilefetch ?? {})) {
+        if (!s.split) continue;
+        splitRows.push([LIB_TITLE[lib], step, ...Object.values(s.split).map((v) => `${v.p50?.toFixed(1) ?? "—"} / ${v.p90?.toFixed(1) ?? "—"}`)]);
+      }
+    }
+    if (splitRows.length) {
+      md.push("The adapter's **after**, split (ms, p50 / p90 per tile): from the response's end (Resource Timing, the network");
+      md.push("stack) to `fetch()` resolving in the page, to its body read (`arrayBuffer()` of an answer already received), to");
+      md.push("the decoder starting (the core's classification and the hand-off), the decode, and the library's \"loaded\":");
+      md.push("");
+      md.push(table(["library", "steps", "end → fetch resolved", "→ body read", "→ decoder started", "decode", "→ loaded"], splitRows));
+      md.push("");
+    }
   }
   return md;
 }

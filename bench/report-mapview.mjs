@@ -38,15 +38,19 @@ const BEFORE_HANG = fs.existsSync(BEFORE_PATH) ? JSON.parse(fs.readFileSync(BEFO
  * loader's; a step the adapter left incomplete counts as infinitely slow. A step for which neither
  * loader asked the server for anything (CesiumJS may serve a pan from tiles it has: both "complete"
  * at once) is no pair: it compares nothing. `all` and `open`: the median ratio over every step and
- * over the open step; `n`: how many pairs; `idle`: how many steps were left out so.
+ * over the open step; `n`: how many pairs; `idle`: how many steps were left out so; `rounds`: each
+ * round's ratios (`all`, and `open`), for an interval over rounds.
  */
 export function pairedSteps(data, lib) {
   const steps = data.script.map(() => ({ own: [], tilefetch: [], ratios: [] }));
+  const rounds = []; // per round: its ratios, the open step's first
   let idle = 0;
   const of = (loader) => data.runs.filter((r) => r.lib === lib && r.loader === loader && r.scenario === "ok");
   for (const t of of("tilefetch")) {
     const o = of("own").find((r) => r.round === t.round);
     if (!o) continue;
+    const round = { all: [], open: [] };
+    rounds.push(round);
     t.steps.forEach((s, i) => {
       const own = o.steps[i].completeMs;
       if (s.requests === 0 && o.steps[i].requests === 0) {
@@ -56,11 +60,14 @@ export function pairedSteps(data, lib) {
       if (!own) return;
       steps[i].own.push(own);
       if (s.completeMs !== null) steps[i].tilefetch.push(s.completeMs);
-      steps[i].ratios.push(s.completeMs === null ? Number.POSITIVE_INFINITY : s.completeMs / own);
+      const ratio = s.completeMs === null ? Number.POSITIVE_INFINITY : s.completeMs / own;
+      steps[i].ratios.push(ratio);
+      round.all.push(ratio);
+      if (i === 0) round.open.push(ratio);
     });
   }
   const all = steps.flatMap((s) => s.ratios);
-  return { steps, all: median(all), open: median(steps[0].ratios), n: all.length, idle };
+  return { steps, rounds, all: median(all), open: median(steps[0].ratios), n: all.length, idle };
 }
 const LOADERS = ["own", "tilefetch"];
 

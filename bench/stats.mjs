@@ -25,3 +25,30 @@ export function bins(times, { from = 0, to, binMs = 100 }) {
   }
   return out;
 }
+
+/**
+ * How far a median of paired ratios moves with the rounds it was drawn from: the 2.5 % and 97.5 %
+ * quantiles of `median(all values of the groups drawn)` over `draws` resamples of the groups (the
+ * rounds), drawn with replacement by a seeded generator, so a report prints the same interval
+ * for the same runs. `groups`: an array of arrays of values (one array per round).
+ */
+export function bootstrapMedianInterval(groups, { draws = 2000, seed = 1 } = {}) {
+  const kept = groups.filter((g) => g.length > 0);
+  if (kept.length === 0) return null;
+  let state = seed >>> 0;
+  const next = () => {
+    // mulberry32
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  const medians = [];
+  for (let d = 0; d < draws; d++) {
+    const values = [];
+    for (let i = 0; i < kept.length; i++) values.push(...kept[Math.floor(next() * kept.length)]);
+    medians.push(median(values));
+  }
+  return [quantile(medians, 0.025), quantile(medians, 0.975)];
+}
