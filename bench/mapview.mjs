@@ -17,6 +17,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { setUp, viewTiles, samplePoint, readPixels, tileColour, sleep } from "../tests/browser/adapters-common.mjs";
 import { option } from "./cli.mjs";
+import { prng } from "./stats.mjs";
 import { startMapProxy } from "../tests/real-servers/mapproxy/server.mjs";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -120,18 +121,6 @@ export const LIBS = [
 ];
 
 const ZOOM = 12;
-
-/** A seeded PRNG (mulberry32), so that every run follows the same script. */
-function prng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** The script: open, 4 pans of 300–700 px in a seeded direction, then zoom in by one. */
 export function script(seed = 11) {

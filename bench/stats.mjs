@@ -26,6 +26,18 @@ export function bins(times, { from = 0, to, binMs = 100 }) {
   return out;
 }
 
+/** A seeded PRNG (mulberry32): numbers in [0, 1), the same ones for the same seed. */
+export function prng(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
 /**
  * How far a median of paired ratios moves with the rounds it was drawn from: the 2.5 % and 97.5 %
  * quantiles of `median(all values of the groups drawn)` over `draws` resamples of the groups (the
@@ -35,15 +47,7 @@ export function bins(times, { from = 0, to, binMs = 100 }) {
 export function bootstrapMedianInterval(groups, { draws = 2000, seed = 1 } = {}) {
   const kept = groups.filter((g) => g.length > 0);
   if (kept.length === 0) return null;
-  let state = seed >>> 0;
-  const next = () => {
-    // mulberry32
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const next = prng(seed);
   const medians = [];
   for (let d = 0; d < draws; d++) {
     const values = [];
