@@ -34,8 +34,8 @@ export const SERVERS = {
   public: { latency: "delay=30&delayjitter=50", out: "mapview.json" },
   // The fast server and MapProxy measure the three map libraries of issue "As fast as the map's
   // own loader" (bench/report-mapview-fast.mjs); the others run on the public server's latency.
-  // 12 healthy rounds where 6 do elsewhere: steps of 30–120 ms on a 2-core machine shared with
-  // the server and the browser spread widely, and a ratio's median needs the pairs.
+  // 12 healthy rounds where 6 do elsewhere: a step of a few tens of ms on a 2-core machine shared
+  // with the server and the browser moves widely from run to run, and a ratio's median needs pairs.
   fast: { latency: "delay=0&delayjitter=5", out: "mapview-fast.json", libs: ["ol", "leaflet", "maplibre"], healthyRounds: 12 },
   // The fast server again, healthy, for a page that was visited before: what it learned of the
   // tile server then (in its localStorage) is known at the open step, as for a returning user.

@@ -2,7 +2,7 @@
 // `--server fast` (the fault server answering in 0–5 ms) and `--server mapproxy` (a real MapProxy
 // 7), the same runs at an earlier commit (bench/out/mapview-fast-before.json) and where each
 // tile's time goes (bench/mapview-phases.mjs). Every figure and verdict is computed here.
-import { bootstrapMedianInterval, median } from "./stats.mjs";
+import { BOOTSTRAP_DRAWS, bootstrapMedianInterval, median } from "./stats.mjs";
 import { int, table } from "./markdown.mjs";
 import { pairedSteps } from "./report-mapview.mjs";
 
@@ -16,6 +16,14 @@ const STEP_NAMES = (data) => {
 };
 
 const x = (v) => (v === null ? "—" : `${v.toFixed(2)}×`);
+
+/** The bootstrap interval over rounds of `paired` (pairedSteps), of the ratios `pick` takes from a round: "a–b", or null. */
+const spreadOf = (paired, pick) => {
+  const range = bootstrapMedianInterval(paired.rounds.map(pick));
+  return range ? range.map((v) => v.toFixed(2)).join("–") : null;
+};
+const allSteps = (round) => round.all;
+const openStep = (round) => round.open;
 
 /**
  * @param runs what the benches left, each or null: `fast` (bench/out/mapview-fast.json),
@@ -58,16 +66,14 @@ export function fastServerSection({ fast, returning, mapproxy, before, phases, p
       const b = before && label === "fast server" ? pairedSteps(before, lib) : null;
       const okAll = p.all !== null && p.all <= FAST_TARGETS.pairedRatio;
       const okOpen = p.open !== null && p.open <= FAST_TARGETS.openRatio;
-      const spread = (pick) => {
-        const range = bootstrapMedianInterval(p.rounds.map(pick));
-        return range ? `, ${range.map((v) => v.toFixed(2)).join("–")}` : "";
-      };
+      const spreadAll = spreadOf(p, allSteps);
+      const spreadOpen = spreadOf(p, openStep);
       targetRows.push([
         LIB_TITLE[lib],
         label,
-        `${x(p.all)} (${p.n} steps${spread((r) => r.all)})${b ? `; before ${x(b.all)}` : ""}`,
+        `${x(p.all)} (${p.n} steps${spreadAll ? `, ${spreadAll}` : ""})${b ? `; before ${x(b.all)}` : ""}`,
         okAll ? "met" : "**missed**",
-        `${x(p.open)}${p.rounds.length ? ` (${p.rounds.length} rounds${spread((r) => r.open)})` : ""}${b ? `; before ${x(b.open)}` : ""}`,
+        `${x(p.open)}${p.rounds.length ? ` (${p.rounds.length} rounds${spreadOpen ? `, ${spreadOpen}` : ""})` : ""}${b ? `; before ${x(b.open)}` : ""}`,
         okOpen ? "met" : "**missed**",
       ]);
       if (!okAll)
@@ -79,7 +85,7 @@ export function fastServerSection({ fast, returning, mapproxy, before, phases, p
     }
   }
   md.push(`Targets: the median of paired steps ≤ ${FAST_TARGETS.pairedRatio}×, the open step ≤ ${FAST_TARGETS.openRatio.toFixed(2)}×. Beside each median, the`);
-  md.push("range its middle 95 % takes when the rounds are drawn again with replacement (bootstrap over rounds, 2,000 draws):");
+  md.push(`range its middle 95 % takes when the rounds are drawn again with replacement (bootstrap over rounds, ${int(BOOTSTRAP_DRAWS)} draws):`);
   md.push("how far the same code's figure moves from run to run on this machine.");
   md.push("");
   md.push(table(["library", "server", "median of paired steps", "", "open step (median of its pairs)", ""], targetRows));
@@ -114,16 +120,11 @@ export function fastServerSection({ fast, returning, mapproxy, before, phases, p
         libs.map((lib) => {
           const p = pairedSteps(returning, lib);
           const first = fast ? pairedSteps(fast, lib) : null;
-          const spread = (q, pick) => {
-            const range = bootstrapMedianInterval(q.rounds.map(pick));
-            return range ? ` (${range.map((v) => v.toFixed(2)).join("–")})` : "";
+          const within = (paired) => {
+            const spread = spreadOf(paired, openStep);
+            return spread ? ` (${spread})` : "";
           };
-          return [
-            LIB_TITLE[lib],
-            `${x(p.all)} (${p.n} steps)`,
-            `${x(p.open)}${spread(p, (r) => r.open)}`,
-            first ? `${x(first.open)}${spread(first, (r) => r.open)}` : "—",
-          ];
+          return [LIB_TITLE[lib], `${x(p.all)} (${p.n} steps)`, `${x(p.open)}${within(p)}`, first ? `${x(first.open)}${within(first)}` : "—"];
         }),
       ),
     );

@@ -44,7 +44,9 @@ export function prng(seed) {
  * rounds), drawn with replacement by a seeded generator, so a report prints the same interval
  * for the same runs. `groups`: an array of arrays of values (one array per round).
  */
-export function bootstrapMedianInterval(groups, { draws = 2000, seed = 1 } = {}) {
+export const BOOTSTRAP_DRAWS = 2000;
+
+export function bootstrapMedianInterval(groups, { draws = BOOTSTRAP_DRAWS, seed = 1 } = {}) {
   const kept = groups.filter((g) => g.length > 0);
   if (kept.length === 0) return null;
   const next = prng(seed);

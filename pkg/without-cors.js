@@ -40,9 +40,9 @@ const REMEMBER_MS = 7 * 24 * 3600_000;
 const STORAGE_PREFIX = "tilefetch:cors:";
 const recalled = new Set();
 
-// A page's first read of its localStorage loads the whole store from the browser, synchronously
-// (bench/RESULTS.md, "Map view on a fast server"): done once the module has loaded, when the page
-// is likely idle, not in the first tile's path (`recall`).
+// A page's first read of its localStorage loads the whole store from the browser, synchronously:
+// done once the module has loaded, when the page is likely idle, not in the first tile's path
+// (`recall`).
 if (typeof document !== "undefined") {
   setTimeout(() => {
     try {
