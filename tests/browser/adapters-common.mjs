@@ -182,6 +182,19 @@ const FAST = { baseDelayMs: 50, maxDelayMs: 400 };
  */
 export function scenarios(env, { name, spec = (s) => s }) {
   const template = (run, q) => `${env().srv.url}/tile/{z}/{x}/{y}.png?run=${run}&${q}`;
+  /** The view most scenarios open: zoom 3, its tiles the same each time. */
+  const VIEW = { zoom: 3, center: [1024, 768] };
+
+  /** `fn(page, srv)` on a new page of the map, closed after whatever `fn` did. */
+  async function onPage(fn) {
+    const { srv, open } = env();
+    const page = await open();
+    try {
+      return await fn(page, srv);
+    } finally {
+      await page.closeContext();
+    }
+  }
 
   /**
    * Opens the map over the view of zoom 3 and checks that every view tile is shown, pixel by
@@ -190,11 +203,8 @@ export function scenarios(env, { name, spec = (s) => s }) {
    * some around the view too) and the requests refused with 403.
    */
   async function loadAll(t, run, q, options, shot, { cookie = null, timeout = 15_000, pageSpec = {}, beforeCreate = () => {} } = {}) {
-    const { srv, open } = env();
-    const page = await open();
-    try {
-      const zoom = 3;
-      const center = [1024, 768];
+    return onPage(async (page, srv) => {
+      const { zoom, center } = VIEW;
       const tiles = viewTiles(zoom, center);
       if (cookie) await page.context().addCookies([{ name: cookie, value: "1", url: srv.url }]); // the login's cookie
       beforeCreate(); // the page is loaded: what the server does from the map's first request on
@@ -220,9 +230,7 @@ export function scenarios(env, { name, spec = (s) => s }) {
       assert.deepEqual(page.problems(), [], "no unexpected page errors");
       const hedges = await page.evaluate(() => window.__defaultClientHedges());
       return { tiles, states, requests, asked, refused, hedges };
-    } finally {
-      await page.closeContext();
-    }
+    });
   }
 
   /** loadAll on a server that sends no CORS headers (`cors=0`), with `cookie=` when there is one. */
@@ -237,14 +245,11 @@ export function scenarios(env, { name, spec = (s) => s }) {
 
     /** The page's engine is of the version `pattern` matches (`expression` reads it in the page). */
     async version(t, expression, pattern) {
-      const page = await env().open();
-      try {
+      return onPage(async (page) => {
         const version = await page.evaluate(expression);
         assert.match(version, pattern);
         t.diagnostic(`${name}: ${version}`);
-      } finally {
-        await page.closeContext();
-      }
+      });
     },
 
     /**
@@ -281,11 +286,8 @@ export function scenarios(env, { name, spec = (s) => s }) {
      */
     async corsErrors(t, { check = async () => {} } = {}) {
       const run = `${name}-nocors`;
-      const { srv, open } = env();
-      const page = await open();
-      try {
-        const zoom = 3;
-        const center = [1024, 768];
+      return onPage(async (page, srv) => {
+        const { zoom, center } = VIEW;
         const tiles = viewTiles(zoom, center);
         await page.evaluate((spec) => window.harness.create(spec), { template: template(run, "cors=0"), zoom, center });
         const states = await waitSettled(
@@ -299,9 +301,7 @@ export function scenarios(env, { name, spec = (s) => s }) {
         const asked = new Set(srv.log.filter((e) => e.key.startsWith(`${run}/`)).map((e) => e.key)).size;
         t.diagnostic(`${tiles.length} tiles in view, ${asked} asked for, ${requests} requests`);
         assert.ok(requests <= asked + 1, `one request per tile and one shared check: ${requests} for ${asked}`);
-      } finally {
-        await page.closeContext();
-      }
+      });
     },
 
     /**
@@ -319,11 +319,8 @@ export function scenarios(env, { name, spec = (s) => s }) {
      * of the server is remembered, so no tile pays the first contact again.
      */
     async withoutCorsRemembered(t) {
-      const { srv, open } = env();
-      const page = await open();
-      try {
-        const zoom = 3;
-        const center = [1024, 768];
+      return onPage(async (page, srv) => {
+        const { zoom, center } = VIEW;
         const keys = viewTiles(zoom, center).map((x) => x.key);
         const visit = async (run) => {
           await page.evaluate((s) => window.harness.create(s), spec({ template: template(run, "cors=0"), zoom, center, options: FAST }));
@@ -340,9 +337,7 @@ export function scenarios(env, { name, spec = (s) => s }) {
         assert.ok(first.requests > first.asked, "the first visit paid the first contact");
         assert.equal(second.requests, second.asked, "the next visit asks each tile once, as images");
         assert.deepEqual(page.problems(), []);
-      } finally {
-        await page.closeContext();
-      }
+      });
     },
 
     /** The same server with 30 % 503s (which an <img> cannot read): retried, every tile shown. */
@@ -395,11 +390,8 @@ export function scenarios(env, { name, spec = (s) => s }) {
      */
     async notFound(t, { check = () => {}, timed = true } = {}) {
       const run = `${name}-404`;
-      const { srv, open } = env();
-      const page = await open();
-      try {
-        const zoom = 3;
-        const center = [1024, 768];
+      return onPage(async (page, srv) => {
+        const { zoom, center } = VIEW;
         const tiles = viewTiles(zoom, center);
         // Open the browser's six connections to the tile server first: the 200 ms are the
         // adapter's, not a cold browser's connection setup.
@@ -437,9 +429,7 @@ export function scenarios(env, { name, spec = (s) => s }) {
             `${span(Object.values(sinceAnswer))} after the server's answer (page stalls excluded); ${srv.requests(run)} requests`,
         );
         assert.deepEqual(page.problems(), [], "no unexpected page errors");
-      } finally {
-        await page.closeContext();
-      }
+      });
     },
 
     /**
@@ -448,9 +438,7 @@ export function scenarios(env, { name, spec = (s) => s }) {
      */
     async panAborts(t, { noError = true } = {}) {
       const run = `${name}-pan`;
-      const { srv, open } = env();
-      const page = await open();
-      try {
+      return onPage(async (page, srv) => {
         const zoom = 5;
         const center = [4096, 4096];
         const old = viewTiles(zoom, center);
@@ -498,9 +486,7 @@ export function scenarios(env, { name, spec = (s) => s }) {
           `before the jump: ${requestsBefore} requests, ${openBefore} open; old view: ${snapshot.reduce((a, b) => a + b, 0)} requests, ${aborted} aborted connections`,
         );
         assert.deepEqual(page.problems(), [], "no unexpected page errors");
-      } finally {
-        await page.closeContext();
-      }
+      });
     },
   };
 }
