@@ -67,8 +67,14 @@ fn a_fast_attempt_sends_no_hedge() {
 
 #[test]
 fn when_both_fail_the_loop_retries_and_hedges_no_more() {
-    // The first 503 lands at 300, the hedge's at 100 + 250 = 350; then a backoff and a retry.
-    let sim = Sim::new(vec![(300.0, Reply::Status(503)), (250.0, Reply::Status(503)), (500.0, Reply::Ok)]);
+    // The first 503 lands at 300, the hedge's at 100 + 250 = 350, the second hedge's at
+    // 200 + 250 = 450; then a backoff and a retry.
+    let sim = Sim::new(vec![
+        (300.0, Reply::Status(503)),
+        (250.0, Reply::Status(503)),
+        (250.0, Reply::Status(503)),
+        (500.0, Reply::Ok),
+    ]);
     let h = host("tiles.test", &PERMISSIVE);
     let (out, events) = run(
         &sim,
@@ -76,22 +82,23 @@ fn when_both_fail_the_loop_retries_and_hedges_no_more() {
         std::slice::from_ref(&h),
     );
     let tile = out.expect("the retry's tile");
-    assert_eq!(tile.attempts, 3);
-    // The hedge counts as an attempt, so the backoff is the second one's: 2 × 50 ms.
-    assert_eq!(tile.elapsed_ms, 350.0 + 100.0 + 500.0, "both failures waited for, then one backoff");
-    assert_eq!(sim.ends(), ["landed", "landed", "landed"]);
-    assert_eq!(hedges(&events).len(), 1, "one hedge per call: the slow retry gets none");
+    assert_eq!(tile.attempts, 4);
+    // The hedges count as attempts, so the backoff is the third one's: 4 × 50 ms.
+    assert_eq!(tile.elapsed_ms, 450.0 + 200.0 + 500.0, "every failure waited for, then one backoff");
+    assert_eq!(sim.ends(), ["landed", "landed", "landed", "landed"]);
+    assert_eq!(hedges(&events), [(2, 100.0), (3, 100.0)], "two hedges per call: the slow retry gets none");
     assert_eq!(h.borrow().counters.hedges_won, 0);
 }
 
 #[test]
 fn a_failure_that_lands_first_leaves_the_hedge_to_deliver() {
-    let sim = Sim::new(vec![(200.0, Reply::Status(503)), (150.0, Reply::Ok)]);
+    // The hedge, out 100 ms when the first one's 503 lands, gets a hedge of its own.
+    let sim = Sim::new(vec![(200.0, Reply::Status(503)), (150.0, Reply::Ok), (0.0, Reply::Hang)]);
     let h = host("tiles.test", &PERMISSIVE);
     let (out, _) = run(&sim, &[("hedge", n(100.0))], std::slice::from_ref(&h));
     let tile = out.expect("the hedge's tile, after the first one's 503");
-    assert_eq!((tile.attempts, tile.elapsed_ms), (2, 250.0));
-    assert_eq!(sim.ends(), ["landed", "landed"]);
+    assert_eq!((tile.attempts, tile.elapsed_ms), (3, 250.0));
+    assert_eq!(sim.ends(), ["landed", "landed", "dropped"]);
     assert_eq!(h.borrow().counters.hedges_won, 1);
 }
 
@@ -110,18 +117,18 @@ fn an_abort_during_a_hedge_stops_both_at_once() {
 
 #[test]
 fn the_deadline_ends_a_call_whose_attempt_and_hedge_both_hang() {
-    let sim = Sim::new(vec![(0.0, Reply::Hang), (0.0, Reply::Hang)]);
+    let sim = Sim::new(vec![(0.0, Reply::Hang), (0.0, Reply::Hang), (0.0, Reply::Hang)]);
     let (out, _) = run(
         &sim,
-        // The hedge goes at 100 ms: uncapped it would time out at 1,050, past the deadline.
+        // The hedges go at 100 and 200 ms: uncapped they would time out past the deadline.
         &[("hedge", n(100.0)), ("deadlineMs", n(1_000.0)), ("attemptTimeoutMs", n(950.0))],
         &[host("tiles.test", &PERMISSIVE)],
     );
     let gave_up = out.expect_err("out of time");
     assert!(matches!(gave_up.failure.error, Error::Deadline { .. }), "{:?}", gave_up.failure.error);
     assert!(gave_up.elapsed_ms <= 1_000.0, "within its deadline: {}", gave_up.elapsed_ms);
-    assert_eq!(gave_up.attempts, 2);
-    assert_eq!(sim.ends(), ["landed", "landed"], "both timed out (the hedge within the deadline)");
+    assert_eq!(gave_up.attempts, 3);
+    assert_eq!(sim.ends(), ["landed", "landed", "landed"], "all timed out (the hedges within the deadline)");
 }
 
 #[test]
@@ -142,6 +149,14 @@ fn a_hedge_goes_to_the_next_mirror() {
 #[test]
 fn auto_waits_for_enough_answers_then_hedges_after_their_p95() {
     let h = host("tiles.test", &PERMISSIVE);
+    // Nothing answered yet: nothing tells a hang from a host slow for everyone, so no hedge;
+    // the attempt timeout ends the hung one and the retry delivers.
+    let sim = Sim::new(vec![(0.0, Reply::Hang), (30.0, Reply::Ok)]);
+    let (out, events) = run(&sim, &[("deadlineMs", n(6_000.0))], std::slice::from_ref(&h));
+    assert!(hedges(&events).is_empty(), "{events:?}");
+    let tile = out.unwrap();
+    assert_eq!(tile.attempts, 2);
+    assert!(tile.elapsed_ms > 4_000.0, "{}", tile.elapsed_ms);
     // Too few answers learned: the cold delay, not the attempt timeout.
     let sim = Sim::new(vec![(0.0, Reply::Hang), (30.0, Reply::Ok)]);
     let (out, events) = run(&sim, &[("deadlineMs", n(6_000.0))], std::slice::from_ref(&h));
@@ -154,7 +169,7 @@ fn auto_waits_for_enough_answers_then_hedges_after_their_p95() {
     assert_eq!(out.unwrap().attempts, 1);
     // The hung attempt that lost to the cold hedge is not learned as taking the cold delay: a few
     // hangs among a host's first answers would make it the host's p95 for good.
-    assert_eq!(h.borrow().counters.attempt_latency.count(), 2, "the hedge's answer and the 900 ms one");
+    assert_eq!(h.borrow().counters.attempt_latency.count(), 3, "the retry's, the hedge's and the 900 ms one");
     for _ in 0..40 {
         h.borrow_mut().counters.attempt_latency.record(80.0);
     }

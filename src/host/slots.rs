@@ -28,6 +28,8 @@ struct Ticket {
 struct Inner {
     limit: usize,
     busy: usize,
+    /// How many slots have been freed since the start: how far the attempts sent earlier have got.
+    released: u64,
     order: QueueOrder,
     waiting: VecDeque<Rc<Ticket>>,
     /// Served before `waiting`, in arrival order.
@@ -50,6 +52,7 @@ impl Slots {
         Slots(Rc::new(RefCell::new(Inner {
             limit: limit.max(1),
             busy: 0,
+            released: 0,
             order,
             waiting: VecDeque::new(),
             urgent: VecDeque::new(),
@@ -59,6 +62,11 @@ impl Slots {
     /// How many slots are taken.
     pub fn in_flight(&self) -> usize {
         self.0.borrow().busy
+    }
+
+    /// How many slots have been freed so far (a count that only grows).
+    pub fn released(&self) -> u64 {
+        self.0.borrow().released
     }
 
     /// How many attempts are waiting for a slot.
@@ -98,6 +106,7 @@ impl Slots {
         let next = {
             let mut inner = self.0.borrow_mut();
             inner.busy = inner.busy.saturating_sub(1);
+            inner.released += 1;
             if inner.busy >= inner.limit {
                 None
             } else {

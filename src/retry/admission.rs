@@ -22,6 +22,8 @@ const DOUBT_RECHECK_MS: f64 = 250.0;
 /// In a LIFO queue, a call with this share of its deadline left (or less) waits ahead of newer
 /// ones: enough left for an attempt and a retry, which newest-first would never give it.
 pub const LIFO_URGENT_SHARE: f64 = 0.5;
+/// The longest single timer a call waiting for a slot sets (it sets another after it).
+const MAX_SLOT_NAP_MS: f64 = 60_000.0;
 
 /// Reports an attempt's outcome to its host and announces what changed.
 pub(super) fn report_to_host<T, K, S, R, C: Cancel>(
@@ -90,31 +92,38 @@ where
         let permit = match slots.try_acquire() {
             Some(permit) => permit,
             None => {
-                let now = fx.clock.now_ms();
-                let left = deadline.remaining(now);
+                let queued_at = fx.clock.now_ms();
+                let left = deadline.remaining(queued_at);
                 let name = host.borrow().name.clone();
                 on_event(Event::Queue { host: name, hold: None, wait_ms: left });
-                // Newest first, until the call has half its deadline left: then ahead of every
-                // newer waiter, so that LIFO never lets an old tile miss its deadline while newer
-                // ones are served.
+                // Newest first, until the call has waited what would leave half its deadline:
+                // then ahead of every newer waiter, so that LIFO never starves an old tile while
+                // newer ones are served.
                 let patience = match slots.order() {
                     QueueOrder::Lifo => (left - options.deadline_ms * LIFO_URGENT_SHARE).max(0.0),
-                    QueueOrder::Fifo => left,
+                    QueueOrder::Fifo => f64::INFINITY,
                 };
                 let mut urgent = patience <= 0.0;
-                loop {
+                let permit = loop {
+                    // A slot is freed by an attempt that ends, and every attempt ends within its
+                    // timeout: the wait is bounded without a deadline of its own.
                     let (acquire, wait) = if urgent {
-                        (slots.acquire_next(), deadline.remaining(fx.clock.now_ms()))
+                        (slots.acquire_next(), MAX_SLOT_NAP_MS)
                     } else {
-                        (slots.acquire(), patience)
+                        (slots.acquire(), patience.min(MAX_SLOT_NAP_MS))
                     };
                     match race(acquire, race(fx.sleeper.sleep(wait), fx.cancel.fired())).await {
                         Either::Left(permit) => break permit,
-                        Either::Right(Either::Left(Woke::Elapsed)) if !urgent => urgent = true,
-                        Either::Right(Either::Left(Woke::Elapsed)) => return Err(out_of_time()),
+                        Either::Right(Either::Left(Woke::Elapsed)) => {
+                            urgent = urgent || fx.clock.now_ms() - queued_at >= patience;
+                        }
                         Either::Right(_) => return Err(Error::Aborted),
                     }
-                }
+                };
+                // Queued behind the client's own requests to the host: time the server was not
+                // asked, so not time it failed to answer in.
+                deadline.extend(fx.clock.now_ms() - queued_at);
+                permit
             }
         };
         let now = fx.clock.now_ms();

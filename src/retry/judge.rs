@@ -21,7 +21,13 @@ pub(super) struct Sent {
     pub(super) probe: bool,
     pub(super) name: Rc<str>,
     pub(super) budget: f64,
+    /// The attempt timeout it went with (the host's learned one, or `attemptTimeoutMs`): a
+    /// `budget` below it was cut by the deadline.
+    pub(super) timeout: f64,
     pub(super) at_ms: f64,
+    /// When the host began to serve it, as far as the client can tell: `at_ms`, or later when
+    /// it waited for a connection behind the client's earlier requests (see `serving`).
+    pub(super) started_ms: f64,
     /// Its number among the attempts sent to its host (`counters.attempts` once it was counted):
     /// an answer's stated quota is newer than another's when its attempt went later.
     pub(super) seq: u64,
@@ -46,8 +52,7 @@ pub(super) fn judge<B, C>(
         Attempt::Aborted => (Report::Abandoned, Err(Failure::of(Error::Aborted))),
         Attempt::TimedOut => {
             // Cut short by this call's deadline, the attempt says nothing about the host.
-            let report =
-                if budget < options.attempt_timeout_ms { Report::Abandoned } else { Report::Transient };
+            let report = if budget < sent.timeout { Report::Abandoned } else { Report::Transient };
             (report, Ok((Failure::of(Error::Timeout { after_ms: budget }), None)))
         }
         // The same answer on every attempt: final, and the host is alive.
@@ -113,7 +118,7 @@ pub(super) fn landed<B, C>(
     match &mut judged {
         Judged::Tile { .. } => {
             let mut host = host.borrow_mut();
-            host.counters.attempt_latency.record(now - sent.at_ms);
+            host.counters.attempt_latency.record(now - sent.started_ms);
             host.tile_answered(sent.seq);
         }
         Judged::NotTile { report, verdict: Ok((_, retry_after_ms @ Some(_))) } => {
@@ -189,7 +194,18 @@ mod tests {
     const PNG: &[u8] = b"\x89PNG\r\n\x1a\n....\0\0\0\0IEND\xaeB`\x82";
 
     fn sent(budget: f64) -> Sent {
-        Sent { mirror: 0, permit: None, probe: false, name: "h".into(), budget, at_ms: 5.0, seq: 1 }
+        let (timeout, at_ms, started_ms) = (4_000.0, 5.0, 5.0);
+        Sent {
+            mirror: 0,
+            permit: None,
+            probe: false,
+            name: "h".into(),
+            budget,
+            timeout,
+            at_ms,
+            started_ms,
+            seq: 1,
+        }
     }
 
     fn response(status: u16, retry_after: Option<&str>, body: &[u8]) -> Attempt<(), ()> {

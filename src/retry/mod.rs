@@ -13,6 +13,7 @@ mod judge;
 mod outcome;
 pub mod platform;
 pub(crate) mod race;
+pub mod serving;
 
 pub use self::admission::LIFO_URGENT_SHARE;
 use self::admission::{is_ready, pick_mirror, report_to_host, wait_for_admission};
@@ -165,7 +166,8 @@ where
             Err(Error::Aborted) => return Err(give_up(Failure::of(Error::Aborted), attempts)),
             Err(error) => return Err(give_up(Failure::after(error, last), attempts)),
         };
-        let budget = deadline.attempt_budget(fx.clock.now_ms(), options.attempt_timeout_ms);
+        let timeout = serving::attempt_timeout(options, host);
+        let budget = deadline.attempt_budget(fx.clock.now_ms(), timeout);
         if budget <= 0.0 {
             host.borrow_mut().report(fx.clock.now_ms(), probe, Report::Abandoned, 0.0);
             return Err(give_up(Failure::after(out_of_time(), last), attempts));
@@ -182,11 +184,12 @@ where
         on_event(Event::Attempt { host: name.clone(), attempt: attempts, probe });
 
         let at_ms = fx.clock.now_ms();
-        let sent = Sent { mirror, permit: Some(permit), probe, name, budget, at_ms, seq };
+        let permit = Some(permit);
+        let sent = Sent { mirror, permit, probe, name, budget, timeout, at_ms, started_ms: at_ms, seq };
         let call = Call { route, options, deadline: &deadline, fx };
         let (landed, judged) = send(sent, bust_now, call, on_event, &mut attempts, &mut hedges).await;
         bust_now = false;
-        let Sent { mirror: landed_mirror, permit, probe, name, budget, .. } = landed;
+        let Sent { mirror: landed_mirror, permit, probe, name, budget, timeout, .. } = landed;
         mirror = landed_mirror;
         let host = &route[mirror];
         let now = fx.clock.now_ms();
@@ -213,7 +216,7 @@ where
             Ok(retryable) => retryable,
             Err(final_failure) => return Err(give_up(final_failure, attempts)),
         };
-        if matches!(failure.error, Error::Timeout { .. }) && budget < options.attempt_timeout_ms {
+        if matches!(failure.error, Error::Timeout { .. }) && budget < timeout {
             // The deadline, not the attempt timeout, cut this attempt short: it says nothing of
             // the server, so the cause is the failure before it when there was one (a last
             // attempt sent with little time left would otherwise hide what went wrong).

@@ -1,16 +1,39 @@
 //! Deadline arithmetic on a monotonic clock reading in milliseconds.
 
-/// The wall-clock budget of one `fetchTile` call.
-#[derive(Debug, Clone, Copy, PartialEq)]
+use core::cell::Cell;
+
+/// The wall-clock budget of one `fetchTile` call. Time the call spends queued behind its own
+/// client's other requests (for a concurrency slot, or for a connection to the host) is not
+/// time the server failed to answer: the loop adds it back with [`Deadline::extend`].
+#[derive(Debug, Clone, PartialEq)]
 pub struct Deadline {
     start_ms: f64,
-    end_ms: f64,
+    end_ms: Cell<f64>,
+    /// The time added back so far (queued, not served).
+    queued_ms: Cell<f64>,
 }
 
 impl Deadline {
     /// A deadline `budget_ms` after `now_ms` (a negative budget counts as 0).
     pub fn starting(now_ms: f64, budget_ms: f64) -> Deadline {
-        Deadline { start_ms: now_ms, end_ms: now_ms + budget_ms.max(0.0) }
+        Deadline {
+            start_ms: now_ms,
+            end_ms: Cell::new(now_ms + budget_ms.max(0.0)),
+            queued_ms: Cell::new(0.0),
+        }
+    }
+
+    /// Moves the end `ms` later: the call spent them queued, not served.
+    pub fn extend(&self, ms: f64) {
+        if ms > 0.0 {
+            self.end_ms.set(self.end_ms.get() + ms);
+            self.queued_ms.set(self.queued_ms.get() + ms);
+        }
+    }
+
+    /// The time given back by [`Deadline::extend`] so far.
+    pub fn queued(&self) -> f64 {
+        self.queued_ms.get()
     }
 
     /// The time since the start, never negative.
@@ -20,12 +43,12 @@ impl Deadline {
 
     /// What is left, never negative.
     pub fn remaining(&self, now_ms: f64) -> f64 {
-        (self.end_ms - now_ms).max(0.0)
+        (self.end_ms.get() - now_ms).max(0.0)
     }
 
-    /// The whole budget, in ms.
+    /// The whole budget, in ms (queued time given back included).
     pub fn budget(&self) -> f64 {
-        self.end_ms - self.start_ms
+        self.end_ms.get() - self.start_ms
     }
 
     /// How long the next attempt may run: its own timeout, cut to what is left.
@@ -36,7 +59,7 @@ impl Deadline {
     /// Whether an attempt started after sleeping `delay_ms` from now would still have time.
     /// A sleep that ends exactly at the deadline leaves nothing for the attempt, so it does not fit.
     pub fn fits_sleep(&self, now_ms: f64, delay_ms: f64) -> bool {
-        now_ms + delay_ms < self.end_ms
+        now_ms + delay_ms < self.end_ms.get()
     }
 }
 
@@ -71,5 +94,15 @@ mod tests {
         assert!(!d.fits_sleep(600.0, 400.0));
         assert!(!d.fits_sleep(0.0, f64::INFINITY));
         assert!(!Deadline::starting(0.0, -5.0).fits_sleep(0.0, 0.0));
+    }
+
+    #[test]
+    fn queued_time_is_given_back() {
+        let d = Deadline::starting(0.0, 1000.0);
+        d.extend(2500.0);
+        d.extend(-10.0);
+        assert_eq!((d.queued(), d.budget()), (2500.0, 3500.0));
+        assert_eq!(d.remaining(3000.0), 500.0, "served for 500 of its 1000 ms");
+        assert!(d.fits_sleep(3000.0, 499.0));
     }
 }

@@ -1,0 +1,105 @@
+//! When a host is serving an attempt, and how long it may take: the attempt timeout a host's
+//! answers have earned, and the wait for a connection behind the client's own earlier requests,
+//! which is queueing, not a server failing to answer.
+
+use crate::host::state::SharedHost;
+use crate::options::Options;
+
+/// The connections a browser opens to one host over HTTP/1.1 (Chromium's and Firefox's limit):
+/// past this many attempts out to a host, the next waits in the browser for one of them to end.
+pub const CONNECTIONS_PER_HOST: usize = 6;
+/// Answered attempts a host must have given before its attempt timeout follows them.
+pub const LEARNED_TIMEOUT_SAMPLES: u64 = 20;
+/// How many times a host's p99 answer an attempt may take before it counts as hung.
+pub const TIMEOUT_P99_FACTOR: f64 = 4.0;
+/// The shortest learned attempt timeout: below this a fast host's hiccup (a cold cache, a GC
+/// pause) would be retried as a hang.
+pub const TIMEOUT_FLOOR_MS: f64 = 1_000.0;
+
+/// The attempt timeout for `host`: `attemptTimeoutMs` until the host has answered enough to say,
+/// then a multiple of its p99 answer within [`TIMEOUT_FLOOR_MS`] and `attemptTimeoutMs`, so a
+/// hung attempt to a host that answers in tens of milliseconds is given up in about a second.
+pub fn attempt_timeout(options: &Options, host: &SharedHost) -> f64 {
+    let cap = options.attempt_timeout_ms;
+    let host = host.borrow();
+    let answered = &host.counters.attempt_latency;
+    if answered.count() < LEARNED_TIMEOUT_SAMPLES {
+        return cap;
+    }
+    answered.percentile(0.99).map_or(cap, |p99| (p99 * TIMEOUT_P99_FACTOR).max(TIMEOUT_FLOOR_MS).min(cap))
+}
+
+/// Where an attempt stands in the queue for a connection to its host, from the client's side: a
+/// browser sends at most [`CONNECTIONS_PER_HOST`] requests to an HTTP/1.1 host at once and holds
+/// the rest until one ends, and the client's concurrency allows more than that out. The host's
+/// slots count the attempts that ended; an attempt sent with `ahead` others out is served once
+/// `ahead - CONNECTIONS_PER_HOST + 1` of them have ended. Over HTTP/2 nothing waits, and the
+/// estimate only starts the clocks of the attempts past the first few a little late, which the
+/// hedges cover.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ConnectionQueue {
+    /// The host's count of freed slots at which the attempt has a connection.
+    served_at_release: u64,
+}
+
+impl ConnectionQueue {
+    /// `None` when the attempt (holding its slot already) has a connection at once.
+    pub fn at_send(host: &SharedHost) -> Option<ConnectionQueue> {
+        let slots = host.borrow().slots.clone();
+        let ahead = slots.in_flight().saturating_sub(1);
+        let behind = (ahead + 1).checked_sub(CONNECTIONS_PER_HOST).filter(|n| *n > 0)?;
+        Some(ConnectionQueue { served_at_release: slots.released() + behind as u64 })
+    }
+
+    /// Whether enough attempts sent before it have ended for it to have a connection now.
+    pub fn is_served(&self, host: &SharedHost) -> bool {
+        host.borrow().slots.released() >= self.served_at_release
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::host::state::HostState;
+    use crate::host::HostConfig;
+    use crate::options::Value;
+
+    #[test]
+    fn the_timeout_follows_the_hosts_p99_within_the_floor_and_the_option() {
+        let options = Options::parse(&[("attemptTimeoutMs", Value::Number(4_000.0))]).unwrap();
+        let host = HostState::new("h.example", &HostConfig::DEFAULT, 0.0).shared();
+        for _ in 1..LEARNED_TIMEOUT_SAMPLES {
+            host.borrow_mut().counters.attempt_latency.record(60.0);
+        }
+        assert_eq!(attempt_timeout(&options, &host), 4_000.0, "one answer short");
+        host.borrow_mut().counters.attempt_latency.record(60.0);
+        assert_eq!(attempt_timeout(&options, &host), TIMEOUT_FLOOR_MS, "4 × 60 ms is under the floor");
+        for _ in 0..LEARNED_TIMEOUT_SAMPLES * 2 {
+            host.borrow_mut().counters.attempt_latency.record(400.0);
+        }
+        let learned = attempt_timeout(&options, &host);
+        assert!((1_600.0..=1_920.0).contains(&learned), "4 × a p99 of 400 ms: {learned}");
+        for _ in 0..LEARNED_TIMEOUT_SAMPLES * 10 {
+            host.borrow_mut().counters.attempt_latency.record(2_500.0);
+        }
+        assert_eq!(attempt_timeout(&options, &host), 4_000.0, "never above attemptTimeoutMs");
+    }
+
+    #[test]
+    fn an_attempt_past_the_connections_waits_for_the_earlier_ones_to_end() {
+        let host = HostState::new("h.example", &HostConfig::DEFAULT, 0.0).shared();
+        let slots = host.borrow().slots.clone();
+        let mut held: Vec<_> = (0..CONNECTIONS_PER_HOST).map(|_| slots.try_acquire().unwrap()).collect();
+        assert_eq!(ConnectionQueue::at_send(&host), None, "the sixth has a connection");
+        held.push(slots.try_acquire().unwrap());
+        let seventh = ConnectionQueue::at_send(&host).expect("the seventh waits");
+        held.push(slots.try_acquire().unwrap());
+        let eighth = ConnectionQueue::at_send(&host).expect("the eighth waits");
+        assert!(!seventh.is_served(&host));
+        held.remove(0);
+        assert!(seventh.is_served(&host), "one of the first six ended");
+        assert!(!eighth.is_served(&host), "the eighth waits for a second one");
+        held.remove(0);
+        assert!(eighth.is_served(&host));
+    }
+}
