@@ -12,23 +12,35 @@ use tilefetch::Options;
 /// Runs `n` calls at once against one host with its default settings; returns each call's
 /// attempts (0 when it gave up) and when it ended, and the events.
 fn view(sim: &Sim, n: usize) -> (Vec<(u32, f64)>, Vec<Event>) {
+    pool(sim, n, n)
+}
+
+/// Runs `n` calls, `at_once` at a time (each caller asks for the next tile when its last one
+/// ends), against one host with its default settings.
+fn pool(sim: &Sim, n: usize, at_once: usize) -> (Vec<(u32, f64)>, Vec<Event>) {
     let h = host("tiles.test", &HostConfig::DEFAULT);
     let fx = Runtime { transport: sim, clock: sim, sleeper: sim, random: sim, cancel: sim };
     let options = Options::parse(&[]).unwrap();
     let start = sim.now.get();
     let events = std::cell::RefCell::new(Vec::new());
-    let calls = (0..n)
+    let next = std::cell::Cell::new(0);
+    let callers = (0..at_once)
         .map(|_| {
-            let (fx, options, route, sim, events) = (&fx, &options, std::slice::from_ref(&h), sim, &events);
+            let (fx, options, route, sim, events, next) =
+                (&fx, &options, std::slice::from_ref(&h), sim, &events, &next);
             async move {
-                let out =
-                    fetch_with_retries(options, route, fx, sim.now.get(), |e| events.borrow_mut().push(e))
-                        .await;
-                (out.map_or(0, |tile| tile.attempts), sim.now.get() - start)
+                let mut ends = Vec::new();
+                while next.get() < n {
+                    next.set(next.get() + 1);
+                    let on_event = |e| events.borrow_mut().push(e);
+                    let out = fetch_with_retries(options, route, fx, sim.now.get(), on_event).await;
+                    ends.push((out.map_or(0, |tile| tile.attempts), sim.now.get() - start));
+                }
+                ends
             }
         })
         .collect();
-    let ends = block_on(sim, all(calls));
+    let ends = block_on(sim, all(callers)).into_iter().flatten().collect();
     (ends, events.into_inner())
 }
 
@@ -68,4 +80,43 @@ fn a_hung_tile_whose_hedge_hangs_too_comes_from_a_second_hedge() {
     let hedges = events.iter().filter(|e| matches!(e, Event::Hedge { .. })).count();
     assert_eq!(hedges, 2);
     assert_eq!(sim.requests.borrow().len(), 22);
+}
+
+/// A quota of 60 requests per fixed 2 s window, stated in the draft's fields on every answer,
+/// 429 + Retry-After past it; 200 tiles, 32 at a time. Once the host has refused a request sent
+/// at its policy's rate, each window's quota goes at once and its end is waited for: every tile
+/// comes, almost nothing is refused, and the whole takes little more than the windows it needs.
+#[test]
+fn a_fixed_window_quota_is_spent_and_then_waited_for() {
+    const QUOTA: u32 = 60;
+    const WINDOW_MS: f64 = 2_000.0;
+    const TILES: usize = 200;
+    let start = Sim::new(Vec::new()).now.get();
+    let mut counted = (0u32, 0u32);
+    let sim = Sim::serving(Box::new(move |now| {
+        let arrived = now + 15.0;
+        let window = ((arrived - start) / WINDOW_MS).floor() as u32;
+        if counted.0 != window {
+            counted = (window, 0);
+        }
+        let reset_ms = start + f64::from(window + 1) * WINDOW_MS - arrived;
+        let ok = counted.1 < QUOTA;
+        counted.1 += u32::from(ok);
+        let reset_s = (reset_ms / 1000.0).ceil() as u32;
+        (30.0, Reply::Stated { ok, quota: QUOTA, window_s: 2, remaining: QUOTA - counted.1, reset_s })
+    }));
+    let (ends, _) = pool(&sim, TILES, 32);
+    let requests = sim.requests.borrow().len();
+    let delivered = ends.iter().filter(|(attempts, _)| *attempts > 0).count();
+    let refused = requests.saturating_sub(delivered);
+    let wall = ends.iter().map(|(_, at)| *at).fold(0.0, f64::max);
+    // The last window the tiles need begins after this many whole windows.
+    let floor = (TILES as f64 / f64::from(QUOTA)).ceil().max(1.0) - 1.0;
+    let floor_ms = floor * WINDOW_MS;
+    eprintln!(
+        "{delivered}/{TILES} delivered, {refused} refused of {requests}, {wall:.0} ms (floor {floor_ms} ms)"
+    );
+    assert_eq!(delivered, TILES);
+    assert!(refused * 100 <= requests, "{refused} of {requests} refused");
+    assert!(wall <= 1.1 * floor_ms + 100.0, "{wall:.0} ms against the windows' {floor_ms} ms");
 }

@@ -13,6 +13,11 @@
 //! A host with nothing left is asked at its policy's own rate (`q` per `w`), one request at a
 //! time: the stated time is whole seconds, and a token bucket's next token comes long before.
 //!
+//! A host that refuses a request sent at that rate while it had stated nothing left counts in
+//! fixed windows, as the draft reads: `r` remain until `t`, then a fresh `q`, and nothing comes
+//! back before. From then on its remaining quota is spent at once and, with nothing left, nothing
+//! goes until its stated time.
+//!
 //! Only the draft's "seconds until more quota" is trusted as far as `retryAfterMaxMs`, the
 //! bound every server-stated wait has: a host that states an hour's wait is waited for at most
 //! that long, and then asked again.
@@ -23,6 +28,11 @@ use crate::response::rate_limit::Stated;
 #[derive(Debug, Clone, Default)]
 pub struct StatedQuota {
     current: Option<Pacing>,
+    /// Since when (monotonic ms) the host's statements have said nothing is left, while they do.
+    empty_since_ms: Option<f64>,
+    /// The host counts in fixed windows: it refused a request sent at its policy's rate while it
+    /// had nothing left.
+    windows: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -59,10 +69,14 @@ impl StatedQuota {
         });
         let budget = (stated.remaining - in_flight as f64).max(0.0);
         let horizon = stated.reset_s.map_or(0.0, |t| (t * 1000.0).min(max_wait_ms.max(0.0)));
+        self.empty_since_ms = (horizon > 0.0 && budget < 1.0).then(|| self.empty_since_ms.unwrap_or(now_ms));
         let mut per_second = if horizon > 0.0 { budget / horizon * 1000.0 } else { f64::INFINITY };
         let (rate, tokens) = if horizon <= 0.0 {
             // More is available now (`t=0`), or the host did not say when: nothing to spread.
             (None, 0.0)
+        } else if self.windows {
+            // A window: what is left now, then nothing until it resets.
+            (Some(0.0), budget)
         } else if budget < 1.0 {
             // Nothing left. The stated time is in whole seconds, and a token bucket's next token
             // comes long before it: one request at a time at the policy's own rate (q per w),
@@ -94,6 +108,19 @@ impl StatedQuota {
             empty,
         });
         !was_pacing && self.pacing(now_ms).is_some()
+    }
+
+    /// Takes in a refusal (429) of a request sent at `sent_ms`: one sent at the policy's rate
+    /// after the host had stated nothing left shows it counts in fixed windows.
+    pub fn on_refused(&mut self, sent_ms: f64) {
+        if self.empty_since_ms.is_some_and(|since| sent_ms > since) {
+            self.windows = true;
+        }
+    }
+
+    /// Whether the host has shown that it counts in fixed windows.
+    pub fn counts_in_windows(&self) -> bool {
+        self.windows
     }
 
     /// When the statement in force lapses (monotonic ms).
@@ -194,6 +221,33 @@ mod tests {
         assert_eq!(sent(&mut q, 10.0, 11.0), 2, "4 left: a second's worth of them");
         assert!(!q.on_stated(20.0, stated(0.0, Some(1.0)), 0, 60_000.0));
         assert_eq!(q.next_slot(20.0), Some(1_020.0), "nothing left: wait for more");
+    }
+
+    /// A quota of 60 per 2 s window: nothing left, the host is first asked at its policy's rate
+    /// (a bucket would have a token by then); refused, it is known as a window, whose remaining
+    /// quota goes at once and whose end is waited for.
+    #[test]
+    fn a_host_that_refuses_its_policys_rate_when_empty_counts_in_windows() {
+        let window = |remaining, reset_s| Stated {
+            policy: Some("p".into()),
+            quota: Some(60.0),
+            window_s: Some(2.0),
+            remaining,
+            reset_s: Some(reset_s),
+        };
+        let mut q = StatedQuota::default();
+        q.on_stated(0.0, window(0.0, 2.0), 0, 60_000.0);
+        assert_eq!(q.next_slot(0.0), Some(1000.0 / 30.0), "the policy's rate: 30 a second");
+        q.on_refused(0.0);
+        assert!(!q.counts_in_windows(), "sent before the host said it was empty");
+        q.on_stated(40.0, window(0.0, 2.0), 0, 60_000.0);
+        q.on_refused(35.0);
+        assert!(q.counts_in_windows(), "refused at the policy's rate: a window");
+        q.on_stated(50.0, window(0.0, 2.0), 0, 60_000.0);
+        assert_eq!(q.next_slot(50.0), Some(2_050.0), "nothing until it resets");
+        q.on_stated(2_060.0, window(60.0, 2.0), 0, 60_000.0);
+        assert_eq!(sent(&mut q, 2_060.0, 2_061.0), 60, "a fresh window's quota, at once");
+        assert_eq!(q.next_slot(2_061.0), Some(4_060.0));
     }
 
     #[test]

@@ -378,6 +378,9 @@ impl HostState {
             }
             Report::Throttled { wait_ms, too_many, sent_ms } => {
                 self.breaker.on_success(now_ms, probe);
+                if too_many {
+                    self.quota.on_refused(sent_ms);
+                }
                 // A rate is learned from any throttle of a host that served a few requests in the
                 // last second (what it served is the first estimate); one learned from a burst
                 // allowance (a map's view overflowing it) probes upward within a second and is
