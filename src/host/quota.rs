@@ -119,6 +119,7 @@ impl StatedQuota {
     }
 
     /// Whether the host has shown that it counts in fixed windows.
+    #[cfg(test)]
     pub fn counts_in_windows(&self) -> bool {
         self.windows
     }

@@ -162,9 +162,14 @@ registry! {
     MaxDelayMs "maxDelayMs": "number" = Number(2000.0, 30_000.0), Host,
         "The cap of every backoff delay.";
     AttemptTimeoutMs "attemptTimeoutMs": "number" = Number(4000.0, 60_000.0), Host,
-        "One attempt, body included, is aborted after this.";
+        "One attempt, body included, is aborted after this. Once its host has answered 20 tiles, \
+         an attempt is aborted sooner, at four times the host's p99 answer (at least 1 s). An \
+         attempt waiting for a connection behind the client's earlier requests to its host is \
+         timed from when it has one.";
     DeadlineMs "deadlineMs": "number" = Number(6000.0, 180_000.0), Host,
-        "Bounds the whole call: attempts and sleeps.";
+        "Bounds the whole call: attempts and sleeps. Time a call waits behind the client's own \
+         requests to the host (for a concurrency slot, or a connection) is given back: queued is \
+         not failed.";
     Jitter "jitter": r#""full" | "equal" | "decorrelated" | "none" | "additive""# = Text("full", "full"), Host,
         "How the ceiling c = min(maxDelayMs, baseDelayMs·2^(n−1)) of retry n is randomised: \
          `\"full\"` U(0, c); `\"equal\"` c/2 + U(0, c/2); `\"decorrelated\"` min(maxDelayMs, \
@@ -207,13 +212,16 @@ registry! {
          fetched once more, at once, with a cache-busting query parameter (`_tf`).";
     Hedge "hedge": r#""auto" | "off" | number"# = Text("auto", "off"), Host,
         "When an attempt has not answered, one more goes beside it (to the next mirror when there \
-         are several) and the first tile wins; the other is aborted. `\"auto\"`: after the host's \
-         p95 of answered attempts (at least 50 ms) once it has answered 20; before that after a \
-         quarter of `attemptTimeoutMs`, or sooner, at four times the host's median answer (at \
-         least 400 ms), for an attempt that later ones overtook or one of few out to its host; a \
-         number: after that many ms. At most one hedge per call; it spends the \
-         retry budget, takes over the hedged attempt's slot (or another mirror's next free one), \
-         and never goes to a paused, paced or not-closed host.";
+         are several) and the first tile wins; the others are aborted. `\"auto\"`: after the \
+         host's p95 of answered attempts (at least 50 ms) once it has answered 20; before that, \
+         once it has answered any, after four times its median answer and at least a quarter of \
+         `attemptTimeoutMs`, or at four times the median (at least 400 ms) for an attempt that \
+         later ones overtook or one of few out to its host; never while the host has answered \
+         nothing, nor when four times its median is past `attemptTimeoutMs` (a host slow for \
+         everyone); a number: after that many ms. At most two hedges per call, the second when \
+         the first has not answered after the same delay; each spends the retry budget, takes \
+         over the hedged attempt's slot (or another mirror's next free one), and never goes to a \
+         paused, paced or not-closed host.";
     Fetch "fetch": "(input: string | Request, init: RequestInit) => Promise<Response>" =
         Unset("the global `fetch`"), Client,
         "What every attempt (hedges included) calls instead of the global `fetch`, with the same \

@@ -157,11 +157,11 @@ where
         Some(None) => false,
         Some(Some(after)) => after >= first.budget,
     };
-    if !timed_here && never_hedged {
-        let outcome = fx.transport.attempt(first.mirror, backstop, bust, false).await;
+    let mut request = pin!(Some(fx.transport.attempt(first.mirror, backstop, bust, false)));
+    if let Some(plain) = request.as_mut().as_pin_mut().filter(|_| !timed_here && never_hedged) {
+        let outcome = plain.await;
         return landed(first, outcome, route, options, fx.clock, on_event);
     }
-    let mut request = pin!(Some(fx.transport.attempt(first.mirror, backstop, bust, false)));
     // Whether the first hedge's delay is the host's learned p95 (not the cold delay or the
     // caller's number): only then is a lost attempt learned as taking it (see below).
     let learned = matches!(options.hedge, Hedge::Auto)
@@ -171,7 +171,18 @@ where
     // The delay the first hedge went after, and a slot a hedge to another mirror waits for.
     let mut first_hedge_after = None;
     let mut slot_wait: Option<(usize, Acquire)> = None;
+    // A hedge that may go, with its slot: it goes at the top of the loop.
+    let mut admitted: Option<Sent> = None;
+    // The delay the next hedge waited for (for `onEvent`).
+    let mut hedge_after = 0.0;
     loop {
+        if let Some(hedge) = admitted.take() {
+            *attempts += 1;
+            *hedges += 1;
+            on_event(Event::Hedge { host: hedge.name.clone(), attempt: *attempts, after_ms: hedge_after });
+            let future = fx.transport.attempt(hedge.mirror, hedge.budget, false, true);
+            racing.push((hedge, Box::pin(future)));
+        }
         let now = fx.clock.now_ms();
         if let (Some(sent), Some(waiting)) = (first.as_mut(), queue) {
             if waiting.is_served(&route[sent.mirror]) {
@@ -216,26 +227,14 @@ where
                             // To the same host it takes over the slot of the attempt it hedges: it
                             // stands in for that request, and under hangs every slot is held by a
                             // hung one, so a hedge that waited for a slot would wait for the hangs.
-                            let permit = take_permit(&mut first, &mut racing);
-                            match admit_hedge(route, hedge_mirror, permit, options, deadline, now) {
-                                Ok(hedge) => {
+                            match admit_hedge(route, hedge_mirror, options, deadline, now) {
+                                Some(mut hedge) => {
                                     first_hedge_after.get_or_insert(after);
-                                    let future =
-                                        fx.transport.attempt(hedge.mirror, hedge.budget, false, true);
-                                    start_hedge(
-                                        hedge,
-                                        future,
-                                        after,
-                                        &mut racing,
-                                        attempts,
-                                        hedges,
-                                        on_event,
-                                    );
+                                    hedge_after = after;
+                                    hedge.permit = take_permit(&mut first, &mut racing);
+                                    admitted = Some(hedge);
                                 }
-                                Err(permit) => {
-                                    give_back_permit(permit, &mut first, &mut racing);
-                                    *hedges = MAX_HEDGES_PER_CALL;
-                                }
+                                None => *hedges = MAX_HEDGES_PER_CALL,
                             }
                             continue;
                         }
@@ -243,6 +242,7 @@ where
                         // queue, while the attempts it hedges are still out.
                         let slots = route[hedge_mirror].borrow().slots.clone();
                         first_hedge_after.get_or_insert(after);
+                        hedge_after = after;
                         slot_wait = Some((hedge_mirror, slots.acquire_next()));
                         continue;
                     }
@@ -300,13 +300,10 @@ where
             }
             Landed::Slot(permit) => {
                 let Some((mirror, _)) = slot_wait.take() else { continue };
-                match admit_hedge(route, mirror, Some(permit), options, deadline, fx.clock.now_ms()) {
-                    Ok(hedge) => {
-                        let after = first_hedge_after.unwrap_or(0.0);
-                        let future = fx.transport.attempt(hedge.mirror, hedge.budget, false, true);
-                        start_hedge(hedge, future, after, &mut racing, attempts, hedges, on_event);
-                    }
-                    Err(_) => *hedges = MAX_HEDGES_PER_CALL,
+                admitted = admit_hedge(route, mirror, options, deadline, fx.clock.now_ms());
+                match admitted.as_mut() {
+                    Some(hedge) => hedge.permit = Some(permit),
+                    None => *hedges = MAX_HEDGES_PER_CALL,
                 }
                 continue;
             }
@@ -343,32 +340,9 @@ where
     }
 }
 
-/// Starts a hedge: counts it and announces it.
-fn start_hedge<F>(
-    hedge: Sent,
-    future: F,
-    after: f64,
-    racing: &mut Vec<(Sent, Pin<Box<F>>)>,
-    attempts: &mut u32,
-    hedges: &mut u32,
-    on_event: &mut impl FnMut(Event),
-) {
-    *attempts += 1;
-    *hedges += 1;
-    on_event(Event::Hedge { host: hedge.name.clone(), attempt: *attempts, after_ms: after });
-    racing.push((hedge, Box::pin(future)));
-}
-
 /// The slot of the newest attempt out that holds one (a hedge to the same host takes it over).
 fn take_permit<F>(first: &mut Option<Sent>, racing: &mut [(Sent, F)]) -> Option<Permit> {
     racing.iter_mut().rev().map(|(sent, _)| sent).chain(first.as_mut()).find_map(|sent| sent.permit.take())
-}
-
-/// A taken-over slot goes back to the newest attempt still out, when the hedge did not go.
-fn give_back_permit<F>(permit: Option<Permit>, first: &mut Option<Sent>, racing: &mut [(Sent, F)]) {
-    if let Some(sent) = racing.iter_mut().rev().map(|(sent, _)| sent).chain(first.as_mut()).next() {
-        sent.permit = permit;
-    }
 }
 
 /// An attempt of a hedge race that landed first with no tile: its host learns that now, and its
@@ -392,20 +366,19 @@ fn may_hedge_to(host: &SharedHost, options: &Options, deadline: &Deadline, now: 
     deadline.attempt_budget(now, attempt_timeout(options, host)) > 0.0 && host.borrow_mut().admit_hedge(now)
 }
 
-/// The hedge to `route[mirror]` in the slot `permit`, if it may still go (the host may have
-/// changed while it waited for the slot) and the call's retry budget has a token for it: hedges
-/// spend the budget like retries. Without one the slot comes back (`Err`).
+/// The hedge to `route[mirror]`, if it may still go (the host may have changed while it waited
+/// for a slot) and the call's retry budget has a token for it: hedges spend the budget like
+/// retries. Its slot is the caller's to give it.
 fn admit_hedge(
     route: &[SharedHost],
     mirror: usize,
-    permit: Option<Permit>,
     options: &Options,
     deadline: &Deadline,
     now: f64,
-) -> Result<Sent, Option<Permit>> {
+) -> Option<Sent> {
     let host = &route[mirror];
     if !may_hedge_to(host, options, deadline, now) || !route[0].borrow_mut().budget.try_retry(now) {
-        return Err(permit);
+        return None;
     }
     let timeout = attempt_timeout(options, host);
     let budget = deadline.attempt_budget(now, timeout);
@@ -414,7 +387,7 @@ fn admit_hedge(
     h.counters.hedges += 1;
     let seq = h.counters.attempts;
     let name = h.name.clone();
-    Ok(Sent { mirror, permit, probe: false, name, budget, timeout, at_ms: now, started_ms: now, seq })
+    Some(Sent { mirror, permit: None, probe: false, name, budget, timeout, at_ms: now, started_ms: now, seq })
 }
 
 #[cfg(test)]

@@ -9,31 +9,17 @@ use core::cell::Cell;
 pub struct Deadline {
     start_ms: f64,
     end_ms: Cell<f64>,
-    /// The time added back so far (queued, not served).
-    queued_ms: Cell<f64>,
 }
 
 impl Deadline {
     /// A deadline `budget_ms` after `now_ms` (a negative budget counts as 0).
     pub fn starting(now_ms: f64, budget_ms: f64) -> Deadline {
-        Deadline {
-            start_ms: now_ms,
-            end_ms: Cell::new(now_ms + budget_ms.max(0.0)),
-            queued_ms: Cell::new(0.0),
-        }
+        Deadline { start_ms: now_ms, end_ms: Cell::new(now_ms + budget_ms.max(0.0)) }
     }
 
     /// Moves the end `ms` later: the call spent them queued, not served.
     pub fn extend(&self, ms: f64) {
-        if ms > 0.0 {
-            self.end_ms.set(self.end_ms.get() + ms);
-            self.queued_ms.set(self.queued_ms.get() + ms);
-        }
-    }
-
-    /// The time given back by [`Deadline::extend`] so far.
-    pub fn queued(&self) -> f64 {
-        self.queued_ms.get()
+        self.end_ms.set(self.end_ms.get() + ms.max(0.0));
     }
 
     /// The time since the start, never negative.
@@ -101,7 +87,7 @@ mod tests {
         let d = Deadline::starting(0.0, 1000.0);
         d.extend(2500.0);
         d.extend(-10.0);
-        assert_eq!((d.queued(), d.budget()), (2500.0, 3500.0));
+        assert_eq!(d.budget(), 3500.0);
         assert_eq!(d.remaining(3000.0), 500.0, "served for 500 of its 1000 ms");
         assert!(d.fits_sleep(3000.0, 499.0));
     }
