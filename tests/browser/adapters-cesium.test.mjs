@@ -76,9 +76,10 @@ test("routeImagery: a request Cesium cancels is aborted, its connection closed",
     await sleep(300);
     t.diagnostic(`the cancelled tile's promise: ${outcome}; its connections aborted: ${env.srv.aborted(`${run}/9/100/100`)}`);
     assert.match(outcome, /^rejected: Request cancelled/, "Cesium's own cancellation rejects the tile");
-    // Its attempt, and a hedge beside it when the host's quick answers to the view made one due.
+    // Its attempt, and up to two hedges beside it when the host's quick answers to the view
+    // made them due (the second once the first had hung as long).
     const sent = env.srv.requests(`${run}/9/100/100`);
-    assert.ok(sent >= 1 && sent <= 2, `${sent} requests`);
+    assert.ok(sent >= 1 && sent <= 3, `${sent} requests`);
     assert.equal(env.srv.aborted(`${run}/9/100/100`), sent, "each of its connections was aborted");
     assert.equal(env.srv.concurrent(`${run}/9/100/100`), 0);
   } finally {
