@@ -9,6 +9,7 @@
 // Writes bench/out/mapview.json.
 //
 //   node bench/mapview.mjs [--server public|fast|fast-returning|mapproxy] [--libs ol,leaflet,maplibre,cesium,deckgl] [--scenarios ok,hang,…]
+//     [--fault-rounds N]   (1: each fault scenario's runs; each round draws its faults anew)
 //     [--healthy-rounds N]   (6; 12 on the fast server and MapProxy. --server fast writes
 //     bench/out/mapview-fast.json, fast-returning mapview-fast-returning.json, mapproxy mapview-mapproxy.json)
 //     [--merge]   (the libraries run replace theirs in the output file; the others' runs stay)
@@ -263,6 +264,8 @@ async function runAll(server) {
   const libs = opt("libs", (server.libs ?? LIBS.map((l) => l.id)).join(",")).split(",");
   const scenarioIds = server.scenarios ?? opt("scenarios", MAP_SCENARIOS.map((s) => s.id).join(",")).split(",");
   const healthyRounds = Number(opt("healthy-rounds", server.healthyRounds ?? 6));
+  // Each round of a fault scenario is a run of its own name, so its seeded faults fall elsewhere.
+  const faultRounds = Number(opt("fault-rounds", 1));
   const runs = [];
   const levelsOf = {}; // library → the tile level of each step, where the page says it
   const t0 = Date.now();
@@ -287,7 +290,7 @@ async function runAll(server) {
         process.stderr.write(`  ${lib.id.padEnd(8)} tile level per step, as the page shows it: ${levels.join(" ")}\n`);
       }
       for (const scenario of MAP_SCENARIOS.filter((s) => scenarioIds.includes(s.id) && (!s.libs || s.libs.includes(lib.id)))) {
-        const rounds = scenario.id === "ok" ? healthyRounds : 1;
+        const rounds = scenario.id === "ok" ? healthyRounds : faultRounds;
         for (let round = 0; round < rounds; round++) {
           // Alternating which loader goes first: neither always gets the warmer browser.
           const order = round % 2 === 0 ? ["own", "tilefetch"] : ["tilefetch", "own"];
