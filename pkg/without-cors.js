@@ -14,14 +14,18 @@ const RECHECK_MS = 5 * 60_000;
 // `loadTile`): past it they go through fetch without knowing (a first tile that hangs). Long
 // enough for a WMS server's render of one tile (MapServer's CGI starts a process per request).
 const FIRST_CONTACT_MAX_MS = 1500;
+// How many of an origin's first tiles go through fetch before its CORS answer is known: more than
+// one, so that a request that hangs does not hold the view for FIRST_CONTACT_MAX_MS; each more
+// costs a server without CORS headers one more refused fetch.
+const FIRST_CONTACT_TILES = 2;
 
 /** Origins found without CORS headers -> when. Shared by every adapter of the page. */
 const imageOrigins = new Map();
 /** Origins whose answer a fetch could read: their tiles never wait for a first contact. */
 const corsOrigins = new Set();
 /**
- * Origins whose first tile is on its way -> `{ contact, known }`: a promise that settles once the
- * origin's CORS answer is known, and what settles it.
+ * Origins whose first tiles are on their way -> `{ contact, known, sent }`: a promise that
+ * settles once the origin's CORS answer is known, what settles it, and how many tiles went.
  */
 const firstContacts = new Map();
 /** Loads through `fetch` in flight, by origin: each one's restart as an image load. */
@@ -169,9 +173,9 @@ function firstContactFetch(origin, custom, known) {
  * signal, extra)` is the adapter's (see adapter-options.js); `crossOrigin` and `referrerPolicy`
  * are the library's settings for its own images, `custom` the caller's `fetch` option.
  *
- * A server's CORS answer costs one tile: the first tile of another origin not seen before (in this page
- * or, through localStorage, an earlier visit) goes alone,
- * and the origin's other tiles wait until its headers are read (CORS passed: they go through
+ * A server's CORS answer costs up to FIRST_CONTACT_TILES tiles: the first tiles of another origin
+ * not seen before (in this page or, through localStorage, an earlier visit) go alone,
+ * and the origin's other tiles wait until the headers of one are read (CORS passed: they go through
  * fetch), or it ends as a `cors` TileError (one fetch and one no-cors check reached the server:
  * they load as images, and so do the origin's later tiles), at most FIRST_CONTACT_MAX_MS. Loads
  * of the origin still going through fetch when it is found without CORS move to images. Where
@@ -206,6 +210,10 @@ export function loadTile(load, url, signal, { extra, crossOrigin = null, referre
     );
   }
   const waiting = firstContacts.get(origin);
+  if (waiting && waiting.sent < FIRST_CONTACT_TILES) {
+    waiting.sent++;
+    return firstContact(load, url, signal, extra, origin, asImage, custom, waiting.known);
+  }
   if (waiting) {
     return waiting.contact.then(() => {
       if (signal.aborted) return Promise.reject(signal.reason);
@@ -219,7 +227,12 @@ export function loadTile(load, url, signal, { extra, crossOrigin = null, referre
   }).then(() => {
     if (firstContacts.get(origin)?.contact === contact) firstContacts.delete(origin);
   });
-  firstContacts.set(origin, { contact, known });
+  firstContacts.set(origin, { contact, known, sent: 1 });
+  return firstContact(load, url, signal, extra, origin, asImage, custom, known);
+}
+
+/** One of an origin's first tiles: through fetch, telling the waiting tiles when it knows. */
+function firstContact(load, url, signal, extra, origin, asImage, custom, known) {
   const first = viaFetch(load, url, signal, { ...extra, fetch: firstContactFetch(origin, custom, known) }, origin, asImage);
   // Whatever it ends as, the waiting tiles may go: a `cors` give-up has marked the origin.
   first.then(known, known);
