@@ -15,9 +15,11 @@ const RECHECK_MS = 5 * 60_000;
 // enough for a WMS server's render of one tile (MapServer's CGI starts a process per request).
 const FIRST_CONTACT_MAX_MS = 1500;
 // How many of an origin's first tiles go through fetch before its CORS answer is known: more than
-// one, so that a request that hangs does not hold the view for FIRST_CONTACT_MAX_MS; each more
-// costs a server without CORS headers one more refused fetch.
+// one, so that a request that hangs does not hold the view for FIRST_CONTACT_MAX_MS. Each more
+// goes only when the ones before it have not answered for SECOND_CONTACT_MS (a server without
+// CORS headers that answers sooner costs no more refused fetches than one).
 const FIRST_CONTACT_TILES = 2;
+const SECOND_CONTACT_MS = 300;
 
 /** Origins found without CORS headers -> when. Shared by every adapter of the page. */
 const imageOrigins = new Map();
@@ -173,9 +175,10 @@ function firstContactFetch(origin, custom, known) {
  * signal, extra)` is the adapter's (see adapter-options.js); `crossOrigin` and `referrerPolicy`
  * are the library's settings for its own images, `custom` the caller's `fetch` option.
  *
- * A server's CORS answer costs up to FIRST_CONTACT_TILES tiles: the first tiles of another origin
- * not seen before (in this page or, through localStorage, an earlier visit) go alone,
- * and the origin's other tiles wait until the headers of one are read (CORS passed: they go through
+ * A server's CORS answer costs one tile, or up to FIRST_CONTACT_TILES when the first has not
+ * answered for SECOND_CONTACT_MS: the first tile of another origin not seen before (in this page
+ * or, through localStorage, an earlier visit) goes alone, and the origin's other tiles wait until
+ * the headers of one are read (CORS passed: they go through
  * fetch), or it ends as a `cors` TileError (one fetch and one no-cors check reached the server:
  * they load as images, and so do the origin's later tiles), at most FIRST_CONTACT_MAX_MS. Loads
  * of the origin still going through fetch when it is found without CORS move to images. Where
@@ -212,7 +215,14 @@ export function loadTile(load, url, signal, { extra, crossOrigin = null, referre
   const waiting = firstContacts.get(origin);
   if (waiting && waiting.sent < FIRST_CONTACT_TILES) {
     waiting.sent++;
-    return firstContact(load, url, signal, extra, origin, asImage, custom, waiting.known);
+    const unanswered = new Promise((resolve) => setTimeout(resolve, SECOND_CONTACT_MS, true));
+    return Promise.race([waiting.contact, unanswered]).then((alone) => {
+      if (signal.aborted) return Promise.reject(signal.reason);
+      if (alone && firstContacts.get(origin) === waiting) {
+        return firstContact(load, url, signal, extra, origin, asImage, custom, waiting.known);
+      }
+      return loadsAsImage(origin) ? asImage() : viaFetch(load, url, signal, extra, origin, asImage);
+    });
   }
   if (waiting) {
     return waiting.contact.then(() => {

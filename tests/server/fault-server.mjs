@@ -34,6 +34,13 @@
 //     bucket answer states the bucket (draft-ietf-httpapi-ratelimit-headers): RateLimit-Policy
 //     "tiles";q=<rate·w>;w=<burst/rate, whole seconds, at least 1> and RateLimit "tiles";r=<whole tokens left>;
 //     t=<whole seconds until the next token, 0 when the bucket is full>.
+//   window (a fixed-window quota per run, as many APIs count: windows of w= seconds (default 2)
+//     from the run's first window request, q= requests (default 60) each, nothing coming back
+//     before the window ends; a request within the quota gets the tile, any other 429 +
+//     Retry-After: the whole seconds until the window ends; "window" / "window-429" in X-Fault and
+//     the log). stated=1: every window answer states it as the draft reads a window:
+//     RateLimit-Policy "tiles";q=<q>;w=<w> and RateLimit "tiles";r=<left>;t=<whole seconds until
+//     the window ends>.
 // huge (200 image/png, chunked: the PNG signature, then zeros up to `size` bytes, default 600 MiB,
 //   written as the client reads), hugelen (the same with Content-Length: size), gzipbomb (200
 //   image/png, Content-Encoding: gzip, a small body that inflates to `size` bytes, default 64 MiB).
@@ -234,6 +241,7 @@ export const FAULTS = [
   "json",
   "gzip",
   "bucket",
+  "window",
   "huge",
   "hugelen",
   "gzipbomb",
@@ -351,6 +359,33 @@ export function takeBucketToken(bucket, now) {
   return false;
 }
 
+/**
+ * One request against a fixed window `{start, quota, windowMs, window, used}` (`start` and `now`
+ * in performance.now() ms): moves to the window `now` falls in, then counts the request if the
+ * window's quota has room. Returns whether it did, and the ms until the window ends.
+ */
+export function takeWindowRequest(win, now) {
+  const index = Math.floor((now - win.start) / win.windowMs);
+  if (index !== win.window) {
+    win.window = index;
+    win.used = 0;
+  }
+  const endsInMs = win.start + (index + 1) * win.windowMs - now;
+  if (win.used < win.quota) {
+    win.used += 1;
+    return { ok: true, endsInMs };
+  }
+  return { ok: false, endsInMs };
+}
+
+/** The RateLimit-Policy and RateLimit fields a fixed window states, `endsInMs` before its end. */
+export function windowStatement(win, endsInMs) {
+  return {
+    "RateLimit-Policy": `"tiles";q=${win.quota};w=${win.windowMs / 1000}`,
+    RateLimit: `"tiles";r=${win.quota - win.used};t=${Math.ceil(endsInMs / 1000)}`,
+  };
+}
+
 /** The RateLimit-Policy and RateLimit fields a token bucket `{tokens, rate, burst}` states. */
 export function bucketStatement(bucket) {
   const { tokens, rate, burst } = bucket;
@@ -422,6 +457,19 @@ export async function startFaultServer({ seed = 1, host = "127.0.0.1", port = 0,
     return takeBucketToken(b, t);
   };
 
+  const windows = new Map(); // run -> {start, quota, windowMs, window, used}
+  const takeWindow = (run, params) => {
+    const t = performance.now();
+    let w = windows.get(run);
+    if (!w) {
+      const quota = Math.max(0, numParam(params, "q", 60));
+      const windowMs = Math.max(1, numParam(params, "w", 2)) * 1000;
+      w = { start: t, quota, windowMs, window: 0, used: 0 };
+      windows.set(run, w);
+    }
+    return { win: w, ...takeWindowRequest(w, t) };
+  };
+
   const later = (ms, fn) => {
     const t = setTimeout(() => {
       timers.delete(t);
@@ -453,8 +501,20 @@ export async function startFaultServer({ seed = 1, host = "127.0.0.1", port = 0,
     if (cookie && !hasCookie(req, cookie)) fault = "no-cookie";
     else if (outage) fault = "outage";
     else if (fault === "bucket") fault = takeToken(run, params) ? "bucket" : "bucket-429";
-    // What the bucket states when the request arrives (stated=1): the answer may come later.
-    const statedQuota = fault.startsWith("bucket") && params.get("stated") === "1" ? bucketStatement(buckets.get(run)) : {};
+    let windowTaken = null;
+    if (fault === "window") {
+      windowTaken = takeWindow(run, params);
+      if (!windowTaken.ok) fault = "window-429";
+    }
+    // What the bucket or window states when the request arrives (stated=1): the answer may come later.
+    const stated = params.get("stated") === "1";
+    const statedQuota = !stated
+      ? {}
+      : fault.startsWith("bucket")
+        ? bucketStatement(buckets.get(run))
+        : windowTaken
+          ? windowStatement(windowTaken.win, windowTaken.endsInMs)
+          : {};
     let delay = Math.max(0, numParam(params, "delay", 0));
     // delayjitter=MS: a uniform extra delay in [0, MS), seeded per key and attempt.
     const jitter = numParam(params, "delayjitter", 0);
@@ -556,7 +616,7 @@ export async function startFaultServer({ seed = 1, host = "127.0.0.1", port = 0,
         res.end(buf);
       };
 
-      if (fault === "none" || fault === "bucket") {
+      if (fault === "none" || fault === "bucket" || fault === "window") {
         // `age=S`: a cache has held this answer S seconds, except for cache-busted requests (`_tf`).
         const age = params.get("age") !== null && params.get("_tf") === null ? { Age: params.get("age") } : {};
         return sendBody(200, "image/png", png(), { ...age, ...statedQuota });
@@ -566,6 +626,10 @@ export async function startFaultServer({ seed = 1, host = "127.0.0.1", port = 0,
         return sendBody(outage.status, "text/plain; charset=utf-8", "outage", ra);
       }
       if (fault === "no-cookie") return sendBody(403, "text/plain; charset=utf-8", "403 Forbidden: log in first\n");
+      if (fault === "window-429") {
+        const wait = String(Math.max(1, Math.ceil(windowTaken.endsInMs / 1000)));
+        return sendBody(429, "text/plain; charset=utf-8", "429 Too Many Requests\n", { "Retry-After": wait, ...statedQuota });
+      }
       if (fault === "bucket-429") {
         const ra = retryAfterValue(params.get("ra"));
         return sendBody(429, "text/plain; charset=utf-8", "429 Too Many Requests\n", {
@@ -752,6 +816,7 @@ export async function startFaultServer({ seed = 1, host = "127.0.0.1", port = 0,
       peakTotal = 0;
       outages.length = 0;
       buckets.clear();
+      windows.clear();
     },
     close() {
       if (closed) return closed;

@@ -7,7 +7,7 @@ import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
-import { startFaultServer, tilePng, crc32, prng, paretoDelay, PNG_SIGNATURE, bucketStatement } from "./fault-server.mjs";
+import { startFaultServer, tilePng, crc32, prng, paretoDelay, PNG_SIGNATURE, bucketStatement, takeWindowRequest } from "./fault-server.mjs";
 
 const SERVER_FILE = fileURLToPath(new URL("./fault-server.mjs", import.meta.url));
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -540,6 +540,43 @@ describe("concurrency, outage, token bucket", () => {
     const plain = await get(`${srv.url}/tile/5/0/1.png?run=bkp&f=bucket&rate=2&burst=2`);
     assert.equal(plain.headers.get("ratelimit"), null, "without stated=1, nothing stated");
     assert.deepEqual(bucketStatement({ tokens: 5, rate: 5, burst: 5 }), { "RateLimit-Policy": '"tiles";q=5;w=1', RateLimit: '"tiles";r=5;t=0' });
+  });
+
+  test("window, stated=1: q requests per fixed window, then 429 until it ends; each answer states r and t", async () => {
+    const url = (i) => `${srv.url}/tile/5/${i}/2.png?run=win&f=window&q=2&w=1&stated=1`;
+    const answers = [];
+    for (let i = 0; i < 3; i++) answers.push(await get(url(i)));
+    assert.deepEqual(
+      answers.map((r) => r.status),
+      [200, 200, 429],
+    );
+    assert.deepEqual(
+      answers.map((r) => r.headers.get("x-fault")),
+      ["window", "window", "window-429"],
+    );
+    for (const r of answers) assert.equal(r.headers.get("ratelimit-policy"), '"tiles";q=2;w=1');
+    assert.deepEqual(
+      answers.map((r) => r.headers.get("ratelimit")),
+      ['"tiles";r=1;t=1', '"tiles";r=0;t=1', '"tiles";r=0;t=1'],
+    );
+    assert.equal(answers[2].headers.get("retry-after"), "1", "until the window ends");
+    // Nothing comes back within the window; the next window has the whole quota.
+    assert.equal((await get(url(3))).status, 429);
+    await new Promise((r) => setTimeout(r, 1000));
+    const next = await get(url(4));
+    assert.equal(next.status, 200);
+    assert.equal(next.headers.get("ratelimit"), '"tiles";r=1;t=1');
+    // The arithmetic, on a clock: a window's quota is spent, then refused until it ends.
+    const win = { start: 0, quota: 2, windowMs: 2000, window: 0, used: 0 };
+    assert.deepEqual(
+      [0, 10, 1900, 2000].map((t) => takeWindowRequest(win, t)),
+      [
+        { ok: true, endsInMs: 2000 },
+        { ok: true, endsInMs: 1990 },
+        { ok: false, endsInMs: 100 },
+        { ok: true, endsInMs: 2000 },
+      ],
+    );
   });
 
   test("bucket: burst tokens at first, then rate per second; 429 + Retry-After from ra when empty", async () => {
