@@ -97,16 +97,17 @@ impl StatedQuota {
         };
         let burst = tokens.max(1.0);
         let empty = horizon > 0.0 && budget < 1.0;
-        self.current = Some(Pacing {
-            stated,
-            until_ms: now_ms + horizon,
-            rate,
-            per_second,
-            tokens,
-            burst,
-            at_ms: now_ms,
-            empty,
-        });
+        // A window's `t` is its remaining time rounded up to whole seconds, so each answer says
+        // the reset is no later than it states: of the answers within one window (none gave quota
+        // back), the earliest end is the closest.
+        let mut until_ms = now_ms + horizon;
+        if let Some(p) = self.current.as_ref().filter(|p| self.windows && p.until_ms > now_ms) {
+            if stated.remaining <= p.stated.remaining && horizon > 0.0 {
+                until_ms = until_ms.min(p.until_ms);
+            }
+        }
+        self.current =
+            Some(Pacing { stated, until_ms, rate, per_second, tokens, burst, at_ms: now_ms, empty });
         !was_pacing && self.pacing(now_ms).is_some()
     }
 
@@ -245,7 +246,10 @@ mod tests {
         q.on_refused(35.0);
         assert!(q.counts_in_windows(), "refused at the policy's rate: a window");
         q.on_stated(50.0, window(0.0, 2.0), 0, 60_000.0);
-        assert_eq!(q.next_slot(50.0), Some(2_050.0), "nothing until it resets");
+        assert_eq!(q.next_slot(50.0), Some(2_040.0), "nothing until it resets (the sooner end stated)");
+        // Its `t` is rounded up: the end an answer states is no later than the window's.
+        q.on_stated(1_600.0, window(0.0, 1.0), 0, 60_000.0);
+        assert_eq!(q.next_slot(1_600.0), Some(2_040.0), "the earlier answer's end is the sooner");
         q.on_stated(2_060.0, window(60.0, 2.0), 0, 60_000.0);
         assert_eq!(sent(&mut q, 2_060.0, 2_061.0), 60, "a fresh window's quota, at once");
         assert_eq!(q.next_slot(2_061.0), Some(4_060.0));
