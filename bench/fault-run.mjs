@@ -148,7 +148,7 @@ export async function runFault({ clientId, scenarioId, tiles = 400, concurrency 
     msTo95: null,
     // A token bucket's refusals, and the rate it served while busy: from the arrival of the
     // quarter of its served requests to that of three quarters (tiles per second).
-    refused: srv.log.filter((e) => e.fault === "bucket-429").length,
+    refused: srv.log.filter((e) => e.fault === "bucket-429" || e.fault === "window-429").length,
     servedPerSecond: servedRate(srv.log.filter((e) => e.fault === "bucket").map((e) => e.t)),
   };
   // The correct tiles' end times, and how many make 95 %: for msTo95 and the outage's recovery.

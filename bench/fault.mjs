@@ -8,7 +8,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { performance } from "node:perf_hooks";
 import { CLIENTS } from "./clients/index.mjs";
-import { SCENARIOS } from "./scenarios.mjs";
+import { SCENARIOS, scenarioById } from "./scenarios.mjs";
 import { runPool } from "./cpu-pool.mjs";
 import { option } from "./cli.mjs";
 
@@ -18,11 +18,20 @@ const tiles = Number(opt("tiles", process.env.BENCH_TILES ?? 400));
 const clients = opt("clients", Object.keys(CLIENTS).join(",")).split(",");
 const scenarios = opt("scenarios", SCENARIOS.map((s) => s.id).join(",")).split(",");
 
+/** fault-run.mjs's flags for a scenario's `run` settings, the defaults elsewhere. */
+function runFlags(run = {}) {
+  const flags = ["--tiles", String(run.tiles ?? tiles)];
+  if (run.concurrency) flags.push("--concurrency", String(run.concurrency));
+  if (run.deadlineMs) flags.push("--deadline", String(run.deadlineMs));
+  return flags;
+}
+
 const runs = [];
 const t0 = performance.now();
 const jobs = scenarios.flatMap((scenario) =>
   clients.map((client) => ({
-    args: [path.join(HERE, "fault-run.mjs"), client, scenario, "--tiles", String(tiles)],
+    // A scenario may set its own tile count, concurrency and deadline (`run`).
+    args: [path.join(HERE, "fault-run.mjs"), client, scenario, ...runFlags(scenarioById(scenario).run)],
     onDone(stdout) {
       const run = JSON.parse(stdout.trim().split("\n").pop());
       runs.push(run);

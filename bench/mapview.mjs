@@ -104,6 +104,9 @@ export const MAP_SCENARIOS = [
   // MapLibre: WebGL draws no image its page cannot read, whoever loads it.
   { id: "nocors", title: "no CORS headers, healthy", q: "cors=0", libs: ["ol", "leaflet"] },
   { id: "nocors-503", title: "no CORS headers, 30 % 503", q: "cors=0&f=503&p=0.3", libs: ["ol", "leaflet"] },
+  // A slow, healthy server: every answer after 2–3 s (a WMS rendering each GetMap, a tile server
+  // under load), in place of the server's latency; a step may take 20 s, as a user waits for one.
+  { id: "slow", title: "slow, healthy (every answer 2–3 s)", latency: "delay=2000&delayjitter=1000", q: "", limitMs: 20_000 },
 ];
 
 export const LIBS = [
@@ -179,7 +182,7 @@ export async function runOne(env, lib, loader, scenario, round, levels = null) {
   // on the same tiles and attempts for each, so their steps compare.
   env.srv.reset();
   const run = `mv-${lib.id}-${scenario.id}-${round}`;
-  const q = [LATENCY, scenario.q].filter(Boolean).join("&");
+  const q = [scenario.latency ?? LATENCY, scenario.q].filter(Boolean).join("&");
   const template = MAPPROXY_URL ? `${MAPPROXY_URL}/tiles/osm/webmercator/{z}/{x}/{y}.png` : `${env.srv.url}/tile/{z}/{x}/{y}.png?run=${run}&${q}`;
   const page = await env.open();
   const steps = [];
@@ -191,7 +194,7 @@ export async function runOne(env, lib, loader, scenario, round, levels = null) {
       const spec = { ...lib.spec, template, zoom: step.z, center: step.center, own: loader === "own" };
       const given = lib.viewFromPage ? null : viewTiles(step.z, step.center).map((t) => t.key);
       const level = lib.viewFromPage ? (levels?.[i] ?? null) : null;
-      const r = await page.evaluate(stepInPage, { step, spec, keys: given, level, limitMs: STEP_LIMIT_MS });
+      const r = await page.evaluate(stepInPage, { step, spec, keys: given, level, limitMs: scenario.limitMs ?? STEP_LIMIT_MS });
       await sleep(120); // a frame or two to draw the last tile
       const tiles = r.keys.map((key) => {
         const [z, x, y] = key.split("/").map(Number);

@@ -97,6 +97,9 @@ export function mapviewSection(data, lose) {
   md.push("a tile not drawn is a **hole**, a tile the library took as loaded but that shows something else is **wrong**. A step");
   md.push("is **complete** when every view tile is drawn right; its time is from the step's command to its last tile loaded, in");
   md.push("the page's clock. No map library requests a failed tile again while it stays in view: a hole stays.");
+  for (const sc of data.scenarios.filter((s) => s.latency || s.limitMs)) {
+    md.push(`Scenario \`${sc.id}\` (${sc.title}): answers \`${sc.latency ?? data.latency}\`, a step ends after ${(sc.limitMs ?? data.stepLimitMs) / 1000} s.`);
+  }
   md.push("CesiumJS shows a globe, here seen from above in 2D (Web Mercator projection), over the same script; Cesium picks");
   md.push("the imagery level a view needs itself (coarser than the flat maps' zoom, and a view it can serve from tiles it has");
   md.push("needs no request), so its view tiles are those of the level it shows, in the view, one pixel each where Cesium");

@@ -13,6 +13,7 @@ import { summarise } from "./overhead-rounds.mjs";
 import { BEFORE_COMMIT, BEFORE_ID, BEFORE_LABEL, beforeSizeLine } from "./before/id.mjs";
 import { FLOOR_ID, FLOOR_LABEL } from "./floor/id.mjs";
 import { SCENARIOS } from "./scenarios.mjs";
+import { slowUpstreamSection } from "./report-slow-upstream.mjs";
 import { installedVersion, anchorClients, HERE, ROOT, OUT } from "./bundle.mjs";
 import { outagePlot } from "./svg.mjs";
 import { mapviewSection } from "./report-mapview.mjs";
@@ -171,6 +172,8 @@ if (!fault) {
     md.push(
       `Server parameters: \`${new URLSearchParams(sc.params).toString() || "(none)"}\`${sc.outage ? `; outage(${sc.outage.ms} ms) at ${sc.outage.atMs} ms` : ""}.`,
     );
+    const own = Object.values(runs)[0];
+    if (sc.run) md.push(`This scenario's runs: ${own.tiles} tiles, ${own.concurrency} at a time, each under a ${own.deadlineMs / 1000} s deadline.`);
     md.push("");
     const head = ["client", "correct", "wrong", "failed", "late", "unsettled", "req/tile", "perm. extra", "p50", "p95", "p99", "wall s", "peak/100 ms"];
     md.push(
@@ -247,6 +250,32 @@ if (!fault) {
           lose(
             `fault: ${sc.title}`,
             `**target missed**: ${label(tf)} ${r.refused} × 429 of ${r.requests} requests, ${fixed(100 * use, 0)} % of the stated rate (targets ≤ 1 %, ≥ 90 %)`,
+          );
+        }
+      }
+    }
+
+    if (sc.window) {
+      // A fixed window: the tiles need ceil(N / q) windows, the last of which opens after the
+      // others; the targets are ≤ 1 % 429s and a wall within 1.1 × ky's and 1.1 × that floor.
+      const { quota, seconds } = sc.window;
+      const floorMs = (Math.ceil(own.tiles / quota) - 1) * seconds * 1000;
+      const cells = ids
+        .filter((id) => runs[id])
+        .map((id) => {
+          const r = runs[id];
+          return `${label(id)} ${r.refused} × 429 (${fixed((100 * r.refused) / Math.max(1, r.requests), 1)} % of ${r.requests}), ${r.correct} correct in ${fixed(r.wallMs / 1000, 2)} s`;
+        });
+      md.push(`429s received and the wall time: ${cells.join("; ")}. The windows' floor: ${fixed(floorMs / 1000, 1)} s.`);
+      md.push("");
+      const ky = Object.keys(runs).find((id) => CLIENTS[id].anchor === "ky");
+      for (const tf of TILEFETCH_IDS.filter((id) => runs[id])) {
+        const r = runs[tf];
+        const kyWall = ky ? runs[ky].wallMs : Number.POSITIVE_INFINITY;
+        if (r.correct < own.tiles || r.refused > 0.01 * r.requests || r.wallMs > 1.1 * kyWall || r.wallMs > 1.1 * floorMs) {
+          lose(
+            `fault: ${sc.title}`,
+            `**target missed**: ${label(tf)} ${r.correct} correct, ${r.refused} × 429 of ${r.requests} requests, ${fixed(r.wallMs / 1000, 2)} s (targets: every tile, ≤ 1 %, ≤ 1.1 × ky's ${fixed(kyWall / 1000, 2)} s and 1.1 × the floor ${fixed(floorMs / 1000, 1)} s)`,
           );
         }
       }
@@ -437,6 +466,7 @@ if (!fault) {
 
 // ------------------------------------------------------------------ edge scale
 md.push(...edgeSection(readJson("edge.json"), lose));
+md.push(...slowUpstreamSection(readJson("slow-upstream.json"), lose));
 
 // ------------------------------------------------------------------ overhead
 md.push("## Overhead (healthy scenario)");

@@ -47,6 +47,25 @@ export const SCENARIOS = [
   { id: "403", title: "permanent 403", params: { f: "403" }, permanent: true },
   // Pareto(50 ms, α 0.8) capped at 30 s: median ≈ 120 ms, ~3 % over 4 s, ~2 % over 6 s.
   { id: "slow-tail", title: "heavy-tailed slow responses (Pareto 50 ms, α 0.8, cap 30 s)", params: { tailms: "50", alpha: "0.8", tailmaxms: "30000" } },
+  // Every answer after 2–3 s and no fault: a WMS that renders each GetMap, a tile server under
+  // load. A view's worth of tiles at once, each under the 20 s a map-view step allows: the
+  // tiles queue behind each other, and a client must not take queued for failed.
+  {
+    id: "slow-healthy",
+    title: "slow, healthy server (every answer 2–3 s), 40 tiles at once",
+    params: { delay: "2000", delayjitter: "1000" },
+    run: { tiles: 40, concurrency: 40, deadlineMs: 20_000 },
+  },
+  // A quota of 60 requests per fixed window of 2 s, stated in the draft's fields on every answer,
+  // 429 + Retry-After (until the window ends) past it: the quota comes back whole when the window
+  // ends, not gradually. `window`: the report's floor, the windows the tiles need.
+  {
+    id: "fixed-window",
+    title: "fixed-window quota (60 per 2 s, stated: RateLimit), 429 + Retry-After until it resets",
+    params: { f: "window", q: "60", w: "2", stated: "1" },
+    run: { tiles: 200, concurrency: 32 },
+    window: { quota: 60, seconds: 2 },
+  },
 ];
 
 export const scenarioById = (id) => {

@@ -12,7 +12,7 @@
 #      profiler in Node and in Chromium (bench/profile.mjs), CPU per call with fetch stubbed out
 #      (bench/own-work.mjs) and how often a call crosses between JS and the wasm module
 #      (bench/crossings.mjs)
-#   4. fault     every client × 16 fault scenarios on loopback (bench/fault.mjs)
+#   4. fault     every client × 18 fault scenarios on loopback (bench/fault.mjs)
 #   5. mapview   OpenLayers, Leaflet, MapLibre, CesiumJS and deck.gl in Chromium, own loader against the tilefetch
 #                adapter, 8 fault scenarios and, for OpenLayers and Leaflet, 2 on a server without
 #                CORS headers (bench/mapview.mjs); the same over a fault server answering in 0–5 ms
@@ -20,6 +20,8 @@
 #                the fast server (--server fast-returning), where a tile's time goes there
 #                (bench/mapview-phases.mjs) and what starting a request costs the page
 #                (bench/request-start.mjs)
+#      and, through the edge proxy in workerd, a slow upstream and a fixed-window quota
+#      (bench/slow-upstream.mjs; Node's side of both is in the fault benchmark)
 #   6. soak      100 000 fetchTile calls in one process (bench/soak.mjs)
 #   7. jitter    AWS's backoff experiment in Rust (examples/jitter_experiment.rs), when present
 #   8. fuzz      cargo-fuzz, long runs (scripts/fuzz.sh long), when present
@@ -76,6 +78,7 @@ phase mapview-mapproxy node bench/mapview.mjs --server mapproxy
 phase mapview-phases node bench/mapview-phases.mjs
 phase request-start node bench/request-start.mjs
 phase edge node bench/edge-scale.mjs
+phase slow-upstream node bench/slow-upstream.mjs
 phase soak node --expose-gc bench/soak.mjs
 if [ -n "${BENCH_SKIP_RUST:-}" ]; then
   echo "Not run: BENCH_SKIP_RUST was set." | tee bench/out/jitter.md bench/out/fuzz.md
