@@ -120,7 +120,8 @@ async function withoutDevTools(url) {
   return async () => {
     child.kill();
     await exited;
-    fs.rmSync(profile, { recursive: true, force: true });
+    // Chromium's helper processes may still be writing the profile when the browser has exited.
+    fs.rmSync(profile, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
   };
 }
 
