@@ -12,7 +12,7 @@ import { CLIENTS, isTilefetch } from "./clients/index.mjs";
 import { summarise } from "./overhead-rounds.mjs";
 import { BEFORE_COMMIT, BEFORE_ID, BEFORE_LABEL, beforeSizeLine } from "./before/id.mjs";
 import { FLOOR_ID, FLOOR_LABEL } from "./floor/id.mjs";
-import { SCENARIOS } from "./scenarios.mjs";
+import { SCENARIOS, windowFloorMs } from "./scenarios.mjs";
 import { slowUpstreamSection } from "./report-slow-upstream.mjs";
 import { installedVersion, anchorClients, HERE, ROOT, OUT } from "./bundle.mjs";
 import { outagePlot } from "./svg.mjs";
@@ -258,8 +258,7 @@ if (!fault) {
     if (sc.window) {
       // A fixed window: the tiles need ceil(N / q) windows, the last of which opens after the
       // others; the targets are ≤ 1 % 429s and a wall within 1.1 × ky's and 1.1 × that floor.
-      const { quota, seconds } = sc.window;
-      const floorMs = (Math.ceil(own.tiles / quota) - 1) * seconds * 1000;
+      const floorMs = windowFloorMs(own.tiles, sc.window);
       const cells = ids
         .filter((id) => runs[id])
         .map((id) => {

@@ -68,6 +68,13 @@ export const SCENARIOS = [
   },
 ];
 
+/**
+ * The least wall time `tiles` requests can take against a fixed window `{quota, seconds}`: they
+ * need ceil(tiles / quota) windows, and the last of these opens (count − 1) windows after the
+ * first request, however well a client paces itself.
+ */
+export const windowFloorMs = (tiles, { quota, seconds }) => (Math.ceil(tiles / quota) - 1) * seconds * 1000;
+
 export const scenarioById = (id) => {
   const s = SCENARIOS.find((x) => x.id === id);
   if (!s) throw new Error(`unknown scenario ${id}; known: ${SCENARIOS.map((x) => x.id).join(", ")}`);

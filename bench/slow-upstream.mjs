@@ -22,6 +22,7 @@ import { startFaultServer } from "../tests/server/fault-server.mjs";
 import { proxyModules } from "../tests/workerd/modules.mjs";
 import { option } from "./cli.mjs";
 import { OUT, ROOT } from "./bundle.mjs";
+import { windowFloorMs } from "./scenarios.mjs";
 
 const COMMAND = "node bench/slow-upstream.mjs";
 const RUNS = Number(option("runs", "2"));
@@ -152,7 +153,7 @@ try {
 } finally {
   await srv.close();
 }
-const floorMs = (Math.ceil(WINDOW_TILES / WINDOW_QUOTA) - 1) * WINDOW_S * 1000;
+const floorMs = windowFloorMs(WINDOW_TILES, { quota: WINDOW_QUOTA, seconds: WINDOW_S });
 fs.mkdirSync(OUT, { recursive: true });
 fs.writeFileSync(
   path.join(OUT, "slow-upstream.json"),
