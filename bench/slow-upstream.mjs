@@ -22,17 +22,22 @@ import { startFaultServer } from "../tests/server/fault-server.mjs";
 import { proxyModules } from "../tests/workerd/modules.mjs";
 import { option } from "./cli.mjs";
 import { OUT, ROOT } from "./bundle.mjs";
-import { windowFloorMs } from "./scenarios.mjs";
+import { scenarioById, windowFloorMs } from "./scenarios.mjs";
 
 const COMMAND = "node bench/slow-upstream.mjs";
 const RUNS = Number(option("runs", "2"));
-const SLOW_TILES = 40;
-const SLOW_QUERY = "delay=2000&delayjitter=1000";
-const SLOW_LIMIT_MS = 20_000;
-const WINDOW_QUOTA = 60;
-const WINDOW_S = 2;
-const WINDOW_TILES = 200;
-const WINDOW_CONCURRENCY = 32;
+// The fault benchmark's slow server and window, so that Node's clients there and the proxy here
+// meet the same upstream: its answers, its tile count, and (slow) the 20 s a tile may take.
+const SLOW = scenarioById("slow-healthy");
+const SLOW_TILES = SLOW.run.tiles;
+const SLOW_QUERY = new URLSearchParams(SLOW.params).toString();
+const SLOW_LIMIT_MS = SLOW.run.deadlineMs;
+const WINDOW = scenarioById("fixed-window");
+const WINDOW_QUERY = new URLSearchParams(WINDOW.params).toString();
+const WINDOW_QUOTA = WINDOW.window.quota;
+const WINDOW_S = WINDOW.window.seconds;
+const WINDOW_TILES = WINDOW.run.tiles;
+const WINDOW_CONCURRENCY = WINDOW.run.concurrency;
 const WINDOW_ISOLATES = 4;
 const COMPATIBILITY_DATE = "2026-04-01";
 
@@ -100,7 +105,7 @@ async function slowEdge(srv, run) {
 }
 
 async function windowEdge(srv, run) {
-  const upstream = `${srv.url}/tile/{z}/{x}/{y}.png?run=${run}&f=window&q=${WINDOW_QUOTA}&w=${WINDOW_S}&stated=1`;
+  const upstream = `${srv.url}/tile/{z}/{x}/{y}.png?run=${run}&${WINDOW_QUERY}`;
   const { mf, workers } = await startProxy(upstream, WINDOW_ISOLATES);
   try {
     const t0 = performance.now();
