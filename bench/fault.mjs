@@ -3,12 +3,16 @@
 // at most two runs busy on the CPU at once (bench/cpu-pool.mjs). Writes bench/out/fault.json.
 //
 //   node bench/fault.mjs [--tiles 400] [--clients a,b] [--scenarios x,y]
+//
+// A scenario with its own `run` (bench/scenarios.mjs) keeps its tile count, concurrency and
+// deadline whatever --tiles says. Prints each run as it ends, each client's 429 share against a
+// fixed window's floor, and the command that reproduces the run.
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { performance } from "node:perf_hooks";
 import { CLIENTS } from "./clients/index.mjs";
-import { SCENARIOS, scenarioById } from "./scenarios.mjs";
+import { SCENARIOS, scenarioById, windowFloorMs } from "./scenarios.mjs";
 import { runPool } from "./cpu-pool.mjs";
 import { option } from "./cli.mjs";
 
@@ -47,4 +51,18 @@ await runPool(jobs);
 const totalMs = performance.now() - t0;
 fs.mkdirSync(path.join(HERE, "out"), { recursive: true });
 fs.writeFileSync(path.join(HERE, "out/fault.json"), JSON.stringify({ tiles, concurrency: 32, deadlineMs: 6000, totalMs, runs }, null, 1));
+// A fixed window: what a client was refused, as a share of what it sent, and its wall time
+// against the least the windows allow.
+for (const sc of scenarios.map(scenarioById).filter((s) => s.window)) {
+  const floorMs = windowFloorMs(sc.run?.tiles ?? tiles, sc.window);
+  process.stderr.write(`${sc.id}: the windows' floor is ${(floorMs / 1000).toFixed(1)} s\n`);
+  for (const r of runs.filter((x) => x.scenario === sc.id)) {
+    const share = (100 * r.refused) / Math.max(1, r.requests);
+    process.stderr.write(
+      `  ${r.client.padEnd(20)} ${r.refused} × 429 of ${r.requests} requests (${share.toFixed(1)} %), ` +
+        `${r.correct}/${r.tiles} correct in ${(r.wallMs / 1000).toFixed(2)} s (${(r.wallMs / floorMs).toFixed(2)} × the floor)\n`,
+    );
+  }
+}
 process.stderr.write(`fault benchmark: ${(totalMs / 1000).toFixed(0)} s\n`);
+process.stderr.write(`reproduce: node bench/fault.mjs --tiles ${tiles} --clients ${clients.join(",")} --scenarios ${scenarios.join(",")}\n`);
