@@ -12,7 +12,8 @@
 //     the upstream requests, wall time against the windows' floor. (Node's clients meet the same
 //     quota in `node bench/fault.mjs --scenarios fixed-window`.)
 //
-// Writes bench/out/slow-upstream.json; bench/report.mjs turns it into its section.
+// Prints each run as it ends, then the section bench/report.mjs will make of it (its table and
+// missed targets) and the command. Writes bench/out/slow-upstream.json.
 //   node bench/slow-upstream.mjs [--runs 2]
 import fs from "node:fs";
 import path from "node:path";
@@ -23,6 +24,7 @@ import { proxyModules } from "../tests/workerd/modules.mjs";
 import { option } from "./cli.mjs";
 import { OUT, ROOT } from "./bundle.mjs";
 import { scenarioById, windowFloorMs } from "./scenarios.mjs";
+import { slowUpstreamSection } from "./report-slow-upstream.mjs";
 
 const COMMAND = "node bench/slow-upstream.mjs";
 const RUNS = Number(option("runs", "2"));
@@ -159,27 +161,25 @@ try {
   await srv.close();
 }
 const floorMs = windowFloorMs(WINDOW_TILES, { quota: WINDOW_QUOTA, seconds: WINDOW_S });
+const data = {
+  command: `${COMMAND} --runs ${RUNS}`,
+  setup: {
+    slowTiles: SLOW_TILES,
+    slowQuery: SLOW_QUERY,
+    slowLimitMs: SLOW_LIMIT_MS,
+    windowQuota: WINDOW_QUOTA,
+    windowS: WINDOW_S,
+    windowTiles: WINDOW_TILES,
+    windowConcurrency: WINDOW_CONCURRENCY,
+    windowIsolates: WINDOW_ISOLATES,
+    windowFloorMs: floorMs,
+  },
+  runs,
+};
 fs.mkdirSync(OUT, { recursive: true });
-fs.writeFileSync(
-  path.join(OUT, "slow-upstream.json"),
-  `${JSON.stringify(
-    {
-      command: `${COMMAND} --runs ${RUNS}`,
-      setup: {
-        slowTiles: SLOW_TILES,
-        slowQuery: SLOW_QUERY,
-        slowLimitMs: SLOW_LIMIT_MS,
-        windowQuota: WINDOW_QUOTA,
-        windowS: WINDOW_S,
-        windowTiles: WINDOW_TILES,
-        windowConcurrency: WINDOW_CONCURRENCY,
-        windowIsolates: WINDOW_ISOLATES,
-        windowFloorMs: floorMs,
-      },
-      runs,
-    },
-    null,
-    1,
-  )}\n`,
-);
-console.log(`the windows' floor: ${(floorMs / 1000).toFixed(1)} s; reproduce: ${COMMAND} --runs ${RUNS}`);
+fs.writeFileSync(path.join(OUT, "slow-upstream.json"), `${JSON.stringify(data, null, 1)}\n`);
+// The table bench/RESULTS.md will show, and the targets it will say were missed.
+const missed = [];
+console.log(`\n${slowUpstreamSection(data, (_where, text) => missed.push(text)).join("\n")}`);
+for (const text of missed) console.log(`- ${text}`);
+console.log(`reproduce: ${COMMAND} --runs ${RUNS} (writes bench/out/slow-upstream.json)`);
