@@ -19,7 +19,7 @@ import { fileURLToPath } from "node:url";
 import { setUp, viewTiles, samplePoint, readPixels, tileColour, sleep } from "../tests/browser/adapters-common.mjs";
 import { option } from "./cli.mjs";
 import { scenarioById } from "./scenarios.mjs";
-import { prng } from "./stats.mjs";
+import { median, prng } from "./stats.mjs";
 import { startMapProxy } from "../tests/real-servers/mapproxy/server.mjs";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -253,7 +253,10 @@ export async function runOne(env, lib, loader, scenario, round, levels = null) {
   } finally {
     await page.closeContext();
   }
-  return { lib: lib.id, loader, scenario: scenario.id, round, steps, requests: MAPPROXY_URL ? null : env.srv.requests(run), returning: RETURNING };
+  // The distinct tiles the server was asked for: requests beyond them are the same tile again
+  // (a retry, a hedge, a timeout's second try), whatever the library asks for around the view.
+  const tilesAsked = MAPPROXY_URL ? null : new Set(env.srv.log.filter((e) => e.key.startsWith(`${run}/`)).map((e) => e.key)).size;
+  return { lib: lib.id, loader, scenario: scenario.id, round, steps, requests: MAPPROXY_URL ? null : env.srv.requests(run), tilesAsked, returning: RETURNING };
 }
 
 async function main() {
@@ -308,11 +311,14 @@ async function runAll(server) {
           for (const loader of order) {
             const r = await runOne(env, lib, loader, scenario, round, levels);
             runs.push(r);
-            const done = r.steps.filter((s) => s.completeMs !== null).length;
+            const done = r.steps.filter((s) => s.completeMs !== null);
             const sum = (f) => r.steps.reduce((n, s) => n + f(s), 0);
+            const perTile = r.tilesAsked ? ` (${(r.requests / r.tilesAsked).toFixed(2)} per tile asked)` : "";
+            const mid = done.length ? `median ${Math.round(median(done.map((s) => s.completeMs)))} ms, ` : "";
             process.stderr.write(
-              `  ${lib.id.padEnd(8)} ${scenario.id.padEnd(10)} ${loader.padEnd(9)} ${done}/${r.steps.length} steps complete, ` +
-                `${sum((s) => s.holes)} holes, ${sum((s) => s.wrong)} wrong, ${r.requests} requests; step ms ${r.steps.map((s) => (s.completeMs === null ? "—" : Math.round(s.completeMs))).join(" ")}\n`,
+              `  ${lib.id.padEnd(8)} ${scenario.id.padEnd(10)} ${loader.padEnd(9)} ${done.length}/${r.steps.length} steps complete, ` +
+                `${sum((s) => s.holes)} holes, ${sum((s) => s.wrong)} wrong, ${r.requests} requests${perTile}; ` +
+                `step ms ${mid}${r.steps.map((s) => (s.completeMs === null ? "—" : Math.round(s.completeMs))).join(" ")}\n`,
             );
           }
         }
@@ -343,7 +349,10 @@ async function runAll(server) {
     out.merged = [...(before.merged ?? []), { libs, ms: Date.now() - t0 }];
   }
   fs.writeFileSync(file, JSON.stringify(out, null, 1));
-  process.stderr.write(`map view benchmark: ${runs.length} runs in ${Math.round((Date.now() - t0) / 1000)} s\n`);
+  process.stderr.write(
+    `map view benchmark: ${runs.length} runs in ${Math.round((Date.now() - t0) / 1000)} s, written to ${path.relative(process.cwd(), file)}\n`,
+  );
+  process.stderr.write(`reproduce: ${["node bench/mapview.mjs", ...process.argv.slice(2)].join(" ")}\n`);
 }
 
 if (process.argv[1] && fs.realpathSync(process.argv[1]) === fileURLToPath(import.meta.url)) await main();
