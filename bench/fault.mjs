@@ -40,13 +40,14 @@ const jobs = scenarios.flatMap((scenario) =>
       const run = JSON.parse(stdout.trim().split("\n").pop());
       runs.push(run);
       process.stderr.write(
-        `  ${scenario.padEnd(18)} ${client.padEnd(20)} ${run.correct} correct, ${run.wrong} wrong, ` +
-          `${run.failed} failed, ${run.requests} requests, ${(run.wallMs / 1000).toFixed(1)} s\n`,
+        `  ${scenario.padEnd(18)} ${client.padEnd(20)} ${run.correct}/${run.tiles} correct, ${run.wrong} wrong, ` +
+          `${run.failed} failed, ${run.requests} requests (${run.requestsPerTile.toFixed(2)} per tile), ` +
+          `p95 ${run.latencyMs.p95 == null ? "—" : Math.round(run.latencyMs.p95)} ms, ${(run.wallMs / 1000).toFixed(1)} s\n`,
       );
     },
   })),
 );
-process.stderr.write(`fault benchmark: ${jobs.length} runs of ${tiles} tiles\n`);
+process.stderr.write(`fault benchmark: ${jobs.length} runs of ${tiles} tiles, or a scenario's own count\n`);
 await runPool(jobs);
 const totalMs = performance.now() - t0;
 fs.mkdirSync(path.join(HERE, "out"), { recursive: true });
