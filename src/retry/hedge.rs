@@ -142,7 +142,7 @@ where
     let Call { route, options, deadline, fx } = call;
     // A probe decides the breaker by itself, and a cache-busting refetch has a tile already.
     let may_hedge = !first.probe && !bust;
-    let mut queue = ConnectionQueue::at_send(&route[first.mirror]);
+    let mut queue = ConnectionQueue::at_send(&route[first.mirror], fx.transport.connections_per_host());
     // Queued for a connection, the attempt is timed out by this loop from when it has one; the
     // transport's own timer is then only the backstop.
     let timed_here = queue.is_some();

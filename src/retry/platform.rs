@@ -88,6 +88,11 @@ pub trait Transport {
     type Body;
     /// The platform's error value (in wasm: the `TypeError` from `fetch`).
     type Cause;
+    /// How many requests to one host the platform sends at once before it holds the rest until
+    /// one ends (a browser's connections per HTTP/1.1 host); `None`: it holds none back.
+    fn connections_per_host(&self) -> Option<usize> {
+        Some(crate::retry::serving::CONNECTIONS_PER_HOST)
+    }
     /// Sends one request to mirror number `mirror` and reads its whole body within `timeout_ms`;
     /// `cache_bust` adds a query parameter no cache has seen. A `hedge` must not wait for the
     /// attempt it hedges: a browser's HTTP cache holds a second request for a URL behind the

@@ -31,9 +31,10 @@ pub fn attempt_timeout(options: &Options, host: &SharedHost) -> f64 {
 
 /// Where an attempt stands in the queue for a connection to its host, from the client's side: a
 /// browser sends at most [`CONNECTIONS_PER_HOST`] requests to an HTTP/1.1 host at once and holds
-/// the rest until one ends, and the client's concurrency allows more than that out. The host's
-/// slots count the attempts that ended; an attempt sent with `ahead` others out is served once
-/// `ahead - CONNECTIONS_PER_HOST + 1` of them have ended. Over HTTP/2 nothing waits, and the
+/// the rest until one ends, and the client's concurrency allows more than that out (the
+/// platform says how many: `Transport::connections_per_host`). The host's slots count the
+/// attempts that ended; an attempt sent with `ahead` others out is served once
+/// `ahead - connections + 1` of them have ended. Over HTTP/2 nothing waits, and the
 /// estimate only starts the clocks of the attempts past the first few a little late, which the
 /// hedges cover.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -43,11 +44,12 @@ pub struct ConnectionQueue {
 }
 
 impl ConnectionQueue {
-    /// `None` when the attempt (holding its slot already) has a connection at once.
-    pub fn at_send(host: &SharedHost) -> Option<ConnectionQueue> {
+    /// `None` when the attempt (holding its slot already) has a connection at once, or the
+    /// platform holds no request back (`connections`: `None`).
+    pub fn at_send(host: &SharedHost, connections: Option<usize>) -> Option<ConnectionQueue> {
         let slots = host.borrow().slots.clone();
         let ahead = slots.in_flight().saturating_sub(1);
-        let behind = (ahead + 1).checked_sub(CONNECTIONS_PER_HOST).filter(|n| *n > 0)?;
+        let behind = (ahead + 1).checked_sub(connections?).filter(|n| *n > 0)?;
         Some(ConnectionQueue { served_at_release: slots.released() + behind as u64 })
     }
 
@@ -90,11 +92,13 @@ mod tests {
         let host = HostState::new("h.example", &HostConfig::DEFAULT, 0.0).shared();
         let slots = host.borrow().slots.clone();
         let mut held: Vec<_> = (0..CONNECTIONS_PER_HOST).map(|_| slots.try_acquire().unwrap()).collect();
-        assert_eq!(ConnectionQueue::at_send(&host), None, "the sixth has a connection");
+        let browser = Some(CONNECTIONS_PER_HOST);
+        assert_eq!(ConnectionQueue::at_send(&host, browser), None, "the sixth has a connection");
         held.push(slots.try_acquire().unwrap());
-        let seventh = ConnectionQueue::at_send(&host).expect("the seventh waits");
+        assert_eq!(ConnectionQueue::at_send(&host, None), None, "a platform that queues nothing");
+        let seventh = ConnectionQueue::at_send(&host, browser).expect("the seventh waits");
         held.push(slots.try_acquire().unwrap());
-        let eighth = ConnectionQueue::at_send(&host).expect("the eighth waits");
+        let eighth = ConnectionQueue::at_send(&host, browser).expect("the eighth waits");
         assert!(!seventh.is_served(&host));
         held.remove(0);
         assert!(seventh.is_served(&host), "one of the first six ended");

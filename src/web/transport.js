@@ -200,6 +200,15 @@ async function readBounded(response, contentLength, contentEncoding, maxBytes) {
   return data;
 }
 
+/**
+ * Whether requests wait in a browser's pool of connections per host: in a page or a worker (the
+ * scopes with a `location`), a few per HTTP/1.1 host, the rest queued; Node, Deno, Bun and workerd
+ * queue none of one client's requests.
+ */
+export function queuesPerHost() {
+  return globalThis.location !== undefined;
+}
+
 /** Aborts a timed-out attempt with the reason `AbortSignal.timeout` gives (a `TimeoutError`). */
 export function timeOut(controller) {
   let reason;

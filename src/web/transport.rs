@@ -13,6 +13,12 @@ use super::task::PromiseFuture;
 use crate::redact::redact_text;
 use crate::response::classify::{ResponseFacts, HEAD_BYTES, TAIL_BYTES};
 use crate::retry::platform::{Attempt, Transport};
+use crate::retry::serving::CONNECTIONS_PER_HOST;
+
+thread_local! {
+    /// [`queues_per_host`], asked once per module: the scope does not change.
+    static QUEUES_PER_HOST: bool = queues_per_host();
+}
 use crate::retry::race::{race, Either};
 
 #[wasm_bindgen(module = "/src/web/transport.js")]
@@ -55,6 +61,10 @@ extern "C" {
     /// would: a `fetch` option (an edge gate) tells a timeout from an attempt nobody wants.
     #[wasm_bindgen(js_name = timeOut)]
     fn time_out(controller: &AbortController);
+
+    /// Whether the platform queues requests per host behind a few connections (a page, a worker).
+    #[wasm_bindgen(js_name = queuesPerHost)]
+    fn queues_per_host() -> bool;
 
     #[wasm_bindgen(js_name = errorText)]
     fn error_text(error: &JsValue) -> String;
@@ -110,6 +120,10 @@ impl<'a> FetchTransport<'a> {
 impl Transport for FetchTransport<'_> {
     type Body = WebBody;
     type Cause = JsValue;
+
+    fn connections_per_host(&self) -> Option<usize> {
+        QUEUES_PER_HOST.with(|queues| queues.then_some(CONNECTIONS_PER_HOST))
+    }
 
     async fn attempt(
         &self,
