@@ -45,12 +45,16 @@ export function createTileHandler(config) {
   const gateDown = new Map();
   const gateClean = new Map();
   const gateAnswered = new Map();
+  const gatePaced = new Map();
   // Subrequests other than upstream attempts: cache match + put, the one extra fetch that
   // `maxAgeS` may make past the caches, and the call's one hedge (which goes without an onRetry,
   // so the cap below cannot stop it). With a gate every attempt costs three: admit, the attempt,
   // report.
   const extraFetch = (cfg.client.maxAgeS !== undefined && cfg.client.maxAgeS !== null ? 1 : 0) + (cfg.client.hedge === "off" ? 0 : 1);
-  const guardMs = deadlineMs + (cfg.gate ? cfg.gate.timeoutMs : 0) + 1000;
+  // How long a request waits for its call before it is taken as stranded (guard.js): a call's
+  // deadline plus the time it may spend queued behind the isolate's other calls to the host,
+  // which the core gives back to the deadline (as much again: a stranded call is a bug's case).
+  const guardMs = 2 * deadlineMs + (cfg.gate ? cfg.gate.timeoutMs : 0) + 1000;
 
   /** TTL in seconds for an answer with this status, or null: not cached. */
   const ttlFor = (status) => cfg.cacheTtlByStatus[status] ?? (isSuccess(status) ? cfg.cacheTtlS : null);
@@ -76,14 +80,20 @@ export function createTileHandler(config) {
   /**
    * Whether every upstream host is known to be down now: its breaker open (the isolate's own, or
    * the gate's refusals, which reach the core as 503s with its wait) or paused. While it is, no
-   * call goes upstream; a half-open breaker lets its probe go.
+   * call goes upstream; a half-open breaker lets its probe go. A host paced by a quota (its own
+   * statement, or the gate's, which then keeps the statements to itself: see gated-fetch.js)
+   * whose pause a call can wait out (a window's end) is not down: it serves after it.
    */
   function knownDown() {
     const now = Date.now();
     const stats = client.stats();
     return hosts.every((h) => {
       const s = stats[h];
-      return s !== undefined && (s.breaker.state === "open" || (s.pausedUntil ?? 0) > now);
+      if (s === undefined) return false;
+      const paused = (s.pausedUntil ?? 0) > now;
+      const paced = s.statedLimit !== null || gatePaced.get(h) === true;
+      const waitable = paused && paced && s.pausedUntil - now < settings.get(h).deadlineMs;
+      return s.breaker.state === "open" || (paused && !waitable);
     });
   }
 
@@ -95,7 +105,15 @@ export function createTileHandler(config) {
     const waitUntil = (p) => (ctx?.waitUntil ? ctx.waitUntil(p.catch(() => {})) : p.catch(() => {}));
     // Stubs per call: a Durable Object stub belongs to the request that made it.
     const stubFor = gateStubs(env, cfg.gate);
-    const gate = stubFor && { stubFor, cfg: gateCfg, timeoutMs: cfg.gate.timeoutMs, down: gateDown, clean: gateClean, answered: gateAnswered };
+    const gate = stubFor && {
+      stubFor,
+      cfg: gateCfg,
+      timeoutMs: cfg.gate.timeoutMs,
+      down: gateDown,
+      clean: gateClean,
+      answered: gateAnswered,
+      paced: gatePaced,
+    };
     const perAttempt = gate ? 3 : 1;
     const reserved = (cache ? 2 : 0) + extraFetch * perAttempt;
     const cap = Math.max(1, Math.floor((cfg.maxSubrequests - reserved) / perAttempt));

@@ -5,13 +5,16 @@
 // each isolate relies on its own TileClient only.
 //
 // RPC: POST JSON to the stub, answered with JSON.
-//   {op: "admit", host, cfg, ok, okAgeMs, rateLimit} → {allow, probe, retryAfterMs, reason, state}
+//   {op: "admit", host, cfg, ok, okAgeMs, rateLimit, rateLimitSeq} → {allow, probe, seq, paced, retryAfterMs, reason, state}
 //       ok: how many of the isolate's attempts got a tile since its last admit, the latest okAgeMs
 //       ago (a success is told with the next admit, not a report of its own; failures and probes
 //       are reported). Successes from before the gate's latest failure do not break its run.
-//       rateLimit: the rate-limit fields the latest of them stated, as `name: value` lines
-//       (RATE_LIMIT_FIELDS); the gate paces the upstream by them, for every isolate.
-//   {op: "report", host, cfg, probe, status, retryAfter, date, abandoned, rateLimit} → {}
+//       rateLimit: the rate-limit fields the newest of them stated, as `name: value` lines
+//       (RATE_LIMIT_FIELDS), and rateLimitSeq: that attempt's seq; the gate paces the upstream
+//       by them, for every isolate (less the attempts it admitted after that one).
+//       seq: the admitted attempt's number; paced: a rate paces the upstream, so no attempt may
+//       go before its admit is answered.
+//   {op: "report", host, cfg, probe, seq, status, retryAfter, date, abandoned, rateLimit} → {}
 //       status: the attempt's HTTP status, or null when it failed without a response (unless
 //       `abandoned`: the isolate aborted it, which tells nothing); retryAfter, date: its headers.
 //   {op: "state"}               → a snapshot, for tests and debugging

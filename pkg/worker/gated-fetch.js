@@ -5,7 +5,9 @@
 //
 // A refused attempt is answered here, as a gateway would: 503 with the gate's wait as Retry-After
 // (in ms precision: the core reads fractions), so the isolate's own TileClient pauses the host for
-// that long and its other calls wait without asking again. A gate that fails or does not answer
+// that long and its other calls wait without asking again. The quota an upstream states is the
+// gate's to spend for the fleet: the rate-limit fields of an answer it was told go to it, and
+// are taken off what the isolate's client sees, which would otherwise spend it again as its own. A gate that fails or does not answer
 // within `timeoutMs` lets the attempt go (the isolate's own breaker still applies) and is left
 // alone for DOWN_MS: a gate outage costs one timeout, not one per attempt.
 import { gateCall } from "./gate.js";
@@ -13,7 +15,7 @@ import { RATE_LIMIT_FIELDS } from "../gen/options.js";
 
 /** How long an isolate stops asking a host's gate that failed or timed out. */
 export const DOWN_MS = 5000;
-/** How long a "closed, go" from a host's gate lets the next attempt go before the gate answers. */
+/** How long a "closed, go" from a host's gate lets the next attempt go before the gate answers (never while a rate paces it). */
 export const CLEAN_MS = 100;
 
 /**
@@ -22,13 +24,14 @@ export const CLEAN_MS = 100;
  * @param {object} p.cfg   what the gate is told about its settings (gateSettings in gate.js)
  * @param {number} p.timeoutMs  the most one gate RPC may take
  * @param {Map<string, number>} p.down  host → until when its gate is not asked (shared by the handler)
- * @param {Map<string, {count: number, at: number, rateLimit?: string}>} p.answered  host → attempts that got a 2xx
- *   since the last admit, when the latest did and the latest rate limit one stated, told with the next admit (shared
- *   by the handler)
+ * @param {Map<string, {count: number, at: number, rateLimit?: string, rateLimitSeq?: number}>} p.answered  host →
+ *   attempts that got a 2xx since the last admit, when the latest did, and the rate limit the newest of them (by the
+ *   gate's `seq`) stated, told with the next admit (shared by the handler)
  * @param {Map<string, number>} p.clean  host → when its gate last said "closed, go" (0 after a refusal or failure; shared by the handler)
+ * @param {Map<string, boolean>} p.paced  host → whether its gate's latest answer said a rate paces it (shared by the handler)
  * @param {(p: Promise<unknown>) => void} p.waitUntil
  */
-export function gatedFetch({ stubFor, cfg, timeoutMs, down, clean, answered, waitUntil }) {
+export function gatedFetch({ stubFor, cfg, timeoutMs, down, clean, answered, paced, waitUntil }) {
   // What this call's attempts did: calls of this fetch, upstream requests sent, gate RPCs and their time, the refusal
   // of the latest attempt the gate refused (null once one was sent after it).
   const record = { calls: 0, sent: 0, gateCalls: 0, gateMs: 0, refused: null };
@@ -53,8 +56,12 @@ export function gatedFetch({ stubFor, cfg, timeoutMs, down, clean, answered, wai
     const successes = answered.get(host); // told with this admit
     answered.delete(host);
     const okAgeMs = successes ? Date.now() - successes.at : 0;
-    const admitted = ask(host, { op: "admit", host, cfg, ok: successes?.count ?? 0, okAgeMs, rateLimit: successes?.rateLimit }).then((v) => {
-      if (v) clean.set(host, v.allow && !v.probe && v.state === "closed" ? Date.now() : 0);
+    const admit = { op: "admit", host, cfg, ok: successes?.count ?? 0, okAgeMs, rateLimit: successes?.rateLimit, rateLimitSeq: successes?.rateLimitSeq };
+    const admitted = ask(host, admit).then((v) => {
+      if (v) {
+        clean.set(host, v.allow && !v.probe && !v.paced && v.state === "closed" ? Date.now() : 0);
+        paced?.set(host, v.paced === true);
+      }
       return v && { ...v, host };
     });
     let early = null; // the attempt, sent before the gate answered
@@ -76,7 +83,7 @@ export function gatedFetch({ stubFor, cfg, timeoutMs, down, clean, answered, wai
     record.refused = null;
     const tell = (fields) => {
       if (!verdict) return null; // the gate did not answer the admit: it hears nothing of this one
-      const report = ask(host, { op: "report", host, cfg, probe: verdict.probe === true, ...fields });
+      const report = ask(host, { op: "report", host, cfg, probe: verdict.probe === true, seq: verdict.seq, ...fields });
       waitUntil(report);
       return report;
     };
@@ -96,8 +103,11 @@ export function gatedFetch({ stubFor, cfg, timeoutMs, down, clean, answered, wai
     const rateLimit = rateLimitFields(response.headers);
     if (response.ok && verdict && !verdict.probe) {
       // A tile (or another 2xx): told with this isolate's next admit, not a report of its own.
+      // Of the rate limits stated, the newest attempt's says the most (answers overtake).
       const told = answered.get(host);
-      answered.set(host, { count: (told?.count ?? 0) + 1, at: Date.now(), rateLimit: rateLimit ?? told?.rateLimit });
+      const newer = rateLimit !== undefined && !((told?.rateLimitSeq ?? 0) > verdict.seq);
+      const stated = newer ? { rateLimit, rateLimitSeq: verdict.seq } : { rateLimit: told?.rateLimit, rateLimitSeq: told?.rateLimitSeq };
+      answered.set(host, { count: (told?.count ?? 0) + 1, at: Date.now(), ...stated });
     } else {
       const report = tell({ status: response.status, retryAfter: response.headers.get("retry-after"), date: response.headers.get("date"), rateLimit });
       if (!response.ok) {
@@ -105,9 +115,16 @@ export function gatedFetch({ stubFor, cfg, timeoutMs, down, clean, answered, wai
         await report;
       }
     }
-    return response;
+    return rateLimit !== undefined && verdict ? withoutRateLimit(response) : response;
   };
   return { fetch: fetcher, record };
+}
+
+/** `response` without its rate-limit fields (the gate was told them). */
+function withoutRateLimit(response) {
+  const headers = new Headers(response.headers);
+  for (const name of RATE_LIMIT_FIELDS) headers.delete(name);
+  return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
 }
 
 /** The rate-limit fields `headers` has, as the core reads them (`name: value` lines), or undefined. */

@@ -17,6 +17,7 @@ use crate::options::value::{Entry, Value};
 use crate::options::{Options, Preset};
 use crate::timing::retry_after::parse_retry_after;
 use crate::Error;
+use std::collections::VecDeque;
 
 pub use crate::options::registry::GATE_KEYS;
 
@@ -147,14 +148,16 @@ pub struct Gate {
     probe_lease_ms: f64,
     /// When each probe place now taken is given up on.
     leases: Vec<f64>,
+    /// Each admitted attempt not yet heard of, oldest first: its number (`counts.admitted`
+    /// when it was) and when it is given up on. The upstream may not have counted them when it
+    /// stated its quota.
+    outstanding: VecDeque<(u64, f64)>,
     /// When the latest failure or throttle was reported.
     failed_at: f64,
     /// The client's default `retryOn` and `retryAfterMaxMs`, by which statuses are judged.
     defaults: Options,
     /// What is counted, for `state`.
     pub counts: GateCounts,
-    /// Rate-limit statements taken in: each one's number, newer than the last.
-    statements: u64,
 }
 
 impl Gate {
@@ -173,9 +176,9 @@ impl Gate {
             host,
             probe_lease_ms: config.probe_lease_ms,
             leases: Vec::new(),
+            outstanding: VecDeque::new(),
             failed_at: f64::NEG_INFINITY,
             defaults: Options::preset(Preset::Interactive),
-            statements: 0,
             counts: GateCounts::default(),
         }
     }
@@ -189,6 +192,7 @@ impl Gate {
                 if probe {
                     self.leases.push(now_ms + self.probe_lease_ms);
                 }
+                self.outstanding.push_back((self.counts.admitted + 1, now_ms + self.probe_lease_ms));
                 Verdict::Allow { probe }
             }
             Decision::WaitUntil(at, hold) => {
@@ -223,6 +227,7 @@ impl Gate {
         if count == 0 {
             return;
         }
+        self.heard_of(count as usize);
         self.counts.ok += u64::from(count);
         if now_ms - age_ms.max(0.0) > self.failed_at {
             // One report stands for them all: an answer resets the failure run and closes a
@@ -231,14 +236,42 @@ impl Gate {
         }
     }
 
-    /// Takes in the rate limit an upstream stated to an isolate (its rate-limit fields as `name:
-    /// value` lines, see [`crate::response::rate_limit::stated`]): while it is in force the gate
-    /// paces every isolate by it (refusing with [`Refusal::Quota`]). The gate does not know which
-    /// of the isolates' attempts the upstream had counted: each statement is taken as the latest.
-    pub fn stated(&mut self, now_ms: f64, lines: &str) {
-        let Some(stated) = crate::response::rate_limit::stated(lines, now_ms) else { return };
-        self.statements += 1;
-        self.host.on_stated(now_ms, stated, self.statements, self.defaults.retry_after_max_ms);
+    /// Takes in the rate limit an upstream stated to an isolate `age_ms` ago (its rate-limit
+    /// fields as `name: value` lines, see [`crate::response::rate_limit::stated`]) in the
+    /// answer to its attempt number `seq` (see [`Gate::admitted`]): while it is in force the gate
+    /// paces every isolate by it (refusing with [`Refusal::Quota`]). As the core takes a
+    /// client's: an answer to an attempt older than the one that set the statement in force is
+    /// passed over, and the attempts admitted after it and not heard of since come off what it
+    /// states. Without `seq`, the statement is taken as the latest, less every attempt not heard
+    /// of.
+    pub fn stated(&mut self, now_ms: f64, lines: &str, age_ms: f64, seq: Option<u64>) {
+        let at = now_ms - age_ms.clamp(0.0, self.probe_lease_ms);
+        let Some(stated) = crate::response::rate_limit::stated(lines, at) else { return };
+        self.expire_leases(now_ms);
+        let (seq, after) = match seq.filter(|n| *n <= self.counts.admitted) {
+            Some(n) => (n, n),
+            None => (self.counts.admitted, 0),
+        };
+        let others = self.outstanding.iter().filter(|(n, _)| *n > after).count();
+        self.host.on_stated(at, stated, seq, others, self.defaults.retry_after_max_ms);
+    }
+
+    /// Whether a rate paces the upstream now (a stated quota in force, or the configured rate):
+    /// an attempt sent before its admit is answered would spend what the gate has not given.
+    pub fn paced(&self, now_ms: f64) -> bool {
+        self.host.stated(now_ms).is_some_and(|(_, per_second, _)| per_second.is_some())
+            || self.host.rate().is_some()
+    }
+
+    /// The number of the latest attempt admitted: an isolate tells it with what the attempt's
+    /// answer stated.
+    pub fn admitted(&self) -> u64 {
+        self.counts.admitted
+    }
+
+    /// Forgets the `count` oldest admitted attempts: reported, or told as answered.
+    fn heard_of(&mut self, count: usize) {
+        self.outstanding.drain(..count.min(self.outstanding.len()));
     }
 
     /// Learns from one attempt's outcome. `now_ms` (epoch ms) also dates an HTTP-date
@@ -251,6 +284,7 @@ impl Gate {
                 .unwrap_or(0);
             self.leases.swap_remove(earliest);
         }
+        self.heard_of(1);
         let report = self.report_of(outcome, now_ms);
         match report {
             Report::Alive | Report::CorsRefused => self.counts.ok += 1,
@@ -309,6 +343,9 @@ impl Gate {
     }
 
     fn expire_leases(&mut self, now_ms: f64) {
+        while self.outstanding.front().is_some_and(|&(_, until)| until <= now_ms) {
+            self.outstanding.pop_front();
+        }
         while let Some(i) = self.leases.iter().position(|&until| until <= now_ms) {
             self.leases.swap_remove(i);
             self.host.report(now_ms, true, Report::Abandoned, 0.0);
@@ -387,10 +424,11 @@ mod tests {
     #[test]
     fn a_stated_quota_paces_every_isolate() {
         let mut g = Gate::new("up.example", &CONFIG, T0);
-        g.stated(T0, "ratelimit: \"tiles\";r=4;t=2\n");
+        g.stated(T0, "ratelimit: \"tiles\";r=4;t=2\n", 0.0, None);
         let allowed =
             (0..10).filter(|i| matches!(g.admit(T0 + f64::from(*i)), Verdict::Allow { .. })).count();
         assert_eq!(allowed, 2, "a second's worth at once");
+        assert!(g.paced(T0 + 10.0) && !Gate::new("up.example", &CONFIG, T0).paced(T0));
         match g.admit(T0 + 10.0) {
             Verdict::Refuse { reason: Refusal::Quota, wait_ms } => {
                 assert!(wait_ms > 900.0 && wait_ms <= 1000.0, "{wait_ms}")
@@ -398,11 +436,106 @@ mod tests {
             other => panic!("{other:?}"),
         }
         assert_eq!(Refusal::Quota.name(), "quota");
-        g.stated(T0 + 20.0, "ratelimit-policy: \"tiles\";q=10;w=60\nratelimit: \"tiles\";r=0;t=30\n");
+        g.stated(
+            T0 + 20.0,
+            "ratelimit-policy: \"tiles\";q=10;w=60\nratelimit: \"tiles\";r=0;t=30\n",
+            0.0,
+            None,
+        );
         assert!(matches!(g.admit(T0 + 25.0), Verdict::Refuse { reason: Refusal::Quota, .. }));
         let mut fresh = Gate::new("up.example", &CONFIG, T0);
-        fresh.stated(T0, "ratelimit: nonsense((\n");
+        fresh.stated(T0, "ratelimit: nonsense((\n", 0.0, None);
         assert_eq!(fresh.admit(T0), Verdict::Allow { probe: false });
+    }
+
+    /// A fixed window of 60 per 2 s, stated in the draft's fields, 429 + Retry-After past it;
+    /// 200 tiles, 32 at a time, from 4 isolates that tell the gate their tiles with their next
+    /// admit (so it hears of them late, and out of order) and their failures at once. The gate
+    /// learns the window from its one refusal, then spends each window's quota and waits for
+    /// its end: every tile within a few ms of the windows' floor (6 s), a 429 or two in all.
+    #[test]
+    fn isolates_sharing_a_gate_spend_a_fixed_window_without_overrunning_it() {
+        const Q: u32 = 60;
+        const W: f64 = 2000.0;
+        let config = GateConfig { probe_lease_ms: 7000.0, ..CONFIG };
+        let mut g = Gate::new("up.example", &config, T0);
+        // The upstream: windows from its first request.
+        let (mut start, mut window, mut used) = (None::<f64>, -1.0, 0);
+        let mut arrive = |at: f64| {
+            let start = *start.get_or_insert(at);
+            let index = ((at - start) / W).floor();
+            if index != window {
+                (window, used) = (index, 0);
+            }
+            let ends_in = start + (index + 1.0) * W - at;
+            let t = (ends_in / 1000.0).ceil();
+            let ok = used < Q;
+            used += u32::from(ok);
+            let lines =
+                format!("ratelimit-policy: \"tiles\";q={Q};w=2\nratelimit: \"tiles\";r={};t={t}\n", Q - used);
+            (ok, lines, t)
+        };
+        // Per isolate: tiles not yet told, the latest when, and the newest statement with its
+        // attempt's number.
+        type Untold = (u32, f64, Option<(String, u64)>);
+        let mut untold: [Untold; 4] = Default::default();
+        // Per call: its tile, when it next asks the gate, or its answer and when it comes.
+        struct Call {
+            tile: usize,
+            ask_at: f64,
+            /// When it comes, whether a tile, what it states, its Retry-After, the attempt's number.
+            answer: Option<(f64, bool, String, f64, u64)>,
+        }
+        let mut calls: Vec<Call> = (0..32).map(|tile| Call { tile, ask_at: T0, answer: None }).collect();
+        let (mut next_tile, mut done, mut sent, mut refused, mut last_done) = (32, 0, 0, 0, T0);
+        let mut now = T0;
+        while done < 200 && now < T0 + 20_000.0 {
+            for call in calls.iter_mut() {
+                let isolate = call.tile % 4;
+                if let Some((at, ok, lines, t, seq)) = call.answer.clone().filter(|a| a.0 <= now) {
+                    call.answer = None;
+                    if ok {
+                        let told = &mut untold[isolate];
+                        let newer = told.2.as_ref().is_none_or(|(_, told_seq)| *told_seq < seq);
+                        let lines = if newer { Some((lines, seq)) } else { told.2.take() };
+                        *told = (told.0 + 1, at, lines);
+                        (done, last_done) = (done + 1, now);
+                        call.tile = next_tile;
+                        next_tile += 1;
+                        call.ask_at = if next_tile <= 200 { now } else { f64::INFINITY };
+                    } else {
+                        refused += 1;
+
+                        g.stated(now, &lines, 0.0, Some(seq));
+                        let retry_after = format!("{t}");
+                        let outcome =
+                            Outcome::Status { status: 429, retry_after: Some(&retry_after), date: None };
+                        g.report(now, false, outcome, 0.5);
+                        call.ask_at = now + t * 1000.0;
+                    }
+                } else if call.answer.is_none() && call.ask_at <= now {
+                    let (count, at, lines) = std::mem::take(&mut untold[call.tile % 4]);
+                    g.answered(now, count, now - at);
+                    if let Some((lines, seq)) = lines {
+                        g.stated(now, &lines, now - at, Some(seq));
+                    }
+                    match g.admit(now) {
+                        Verdict::Allow { .. } => {
+                            sent += 1;
+
+                            let (ok, lines, t) = arrive(now + 5.0);
+                            call.answer = Some((now + 10.0, ok, lines, t, g.admitted()));
+                        }
+                        Verdict::Refuse { wait_ms, .. } => call.ask_at = now + wait_ms,
+                    }
+                }
+            }
+            now += 1.0;
+        }
+        let wall = last_done - T0;
+        assert_eq!(done, 200, "{done} tiles in 20 s");
+        assert!(refused * 100 <= sent, "{refused} × 429 of {sent} requests");
+        assert!(wall <= 6_600.0, "the last tile after {wall} ms (the floor: 6,000)");
     }
 
     #[test]

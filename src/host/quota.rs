@@ -13,10 +13,14 @@
 //! A host with nothing left is asked at its policy's own rate (`q` per `w`), one request at a
 //! time: the stated time is whole seconds, and a token bucket's next token comes long before.
 //!
-//! A host that refuses a request sent at that rate while it had stated nothing left counts in
-//! fixed windows, as the draft reads: `r` remain until `t`, then a fresh `q`, and nothing comes
+//! A host that refuses a request sent at that rate while it had stated nothing left, or whose
+//! quota comes back at once (more than its policy's rate refills), counts in fixed windows, as
+//! the draft reads: `r` remain until `t`, then a fresh `q`, and nothing comes
 //! back before. From then on its remaining quota is spent at once and, with nothing left, nothing
-//! goes until its stated time.
+//! goes until its stated time; then the next window holds its policy's `q` for `w`, before any
+//! answer restates it. An answer that states an end half a window before is of the last window,
+//! and passed over (one that overtook later answers on its way is passed over by its host, see
+//! `HostState::on_stated`).
 //!
 //! Only the draft's "seconds until more quota" is trusted as far as `retryAfterMaxMs`, the
 //! bound every server-stated wait has: a host that states an hour's wait is waited for at most
@@ -31,8 +35,15 @@ pub struct StatedQuota {
     /// Since when (monotonic ms) the host's statements have said nothing is left, while they do.
     empty_since_ms: Option<f64>,
     /// The host counts in fixed windows: it refused a request sent at its policy's rate while it
-    /// had nothing left.
+    /// had nothing left, or its quota came back at once.
     windows: bool,
+    /// The soonest end (monotonic ms) the answers stated for the window of the latest, when the
+    /// host states its policy's window: answers whose ends lie within half a window of each
+    /// other are of one window. Kept whatever the host is known to count in, so that a window
+    /// learned late starts from every answer it had.
+    window_end_ms: Option<f64>,
+    /// What the latest statement said remained, and when (monotonic ms).
+    last_said: Option<(f64, f64)>,
 }
 
 #[derive(Debug, Clone)]
@@ -60,15 +71,52 @@ impl StatedQuota {
     /// bounds the stated time (`retryAfterMaxMs`). Returns whether the host is paced by its
     /// stated quota now and was not before.
     pub fn on_stated(&mut self, now_ms: f64, stated: Stated, in_flight: usize, max_wait_ms: f64) -> bool {
+        self.roll(now_ms);
         let was_pacing = self.pacing(now_ms).is_some();
+        // A quota that comes back at once, more than its policy's rate refills and the requests
+        // on their way could explain, was reset: the host counts in fixed windows.
+        if let (Some((said, at)), Some(q), Some(w)) = (self.last_said, stated.quota, stated.window_s) {
+            let gained = stated.remaining - said;
+            let refill = (now_ms - at).max(0.0) * q / (w * 1000.0);
+            if gained >= q / 2.0 && gained > refill + in_flight as f64 + 1.0 {
+                self.windows = true;
+            }
+        }
+        self.last_said = Some((stated.remaining, now_ms));
+        let budget = (stated.remaining - in_flight as f64).max(0.0);
+        let horizon = stated.reset_s.map_or(0.0, |t| (t * 1000.0).min(max_wait_ms.max(0.0)));
+        // Which window the answer is of. A window's `t` is its remaining time rounded up to
+        // whole seconds, so each answer says the reset is no later than it states: of one
+        // window's answers, the soonest end is the closest. One that ends half a window or more
+        // after it is of the next window (or of a host that began one at its first request);
+        // one that ends as long before is of the last, and says nothing of this one.
+        let end = now_ms + horizon;
+        let window = self.current.as_ref().filter(|p| self.windows && p.until_ms > now_ms);
+        let mut same = false;
+        match (stated.window_s.filter(|_| horizon > 0.0), self.window_end_ms) {
+            (Some(w), Some(known)) if end < known - w * 500.0 => {
+                if window.is_some() {
+                    return false;
+                }
+                self.window_end_ms = Some(end);
+            }
+            (Some(w), Some(known)) if end <= known + w * 500.0 => {
+                self.window_end_ms = Some(known.min(end));
+                same = true;
+            }
+            (Some(_), _) => self.window_end_ms = Some(end),
+            (None, _) => {
+                self.window_end_ms = None;
+                same = window.is_some_and(|p| stated.remaining <= p.stated.remaining);
+            }
+        }
+        let window_until = window.filter(|_| same).map(|p| p.until_ms);
         // What an empty statement in force had refilled by now: a part of the next request's
         // token (one with quota left held whole tokens, which a statement of none withdraws).
         let held = self.current.as_mut().filter(|p| p.until_ms > now_ms && p.empty).map(|p| {
             p.refill(now_ms);
             p.tokens
         });
-        let budget = (stated.remaining - in_flight as f64).max(0.0);
-        let horizon = stated.reset_s.map_or(0.0, |t| (t * 1000.0).min(max_wait_ms.max(0.0)));
         self.empty_since_ms = (horizon > 0.0 && budget < 1.0).then(|| self.empty_since_ms.unwrap_or(now_ms));
         let mut per_second = if horizon > 0.0 { budget / horizon * 1000.0 } else { f64::INFINITY };
         let (rate, tokens) = if horizon <= 0.0 {
@@ -97,15 +145,11 @@ impl StatedQuota {
         };
         let burst = tokens.max(1.0);
         let empty = horizon > 0.0 && budget < 1.0;
-        // A window's `t` is its remaining time rounded up to whole seconds, so each answer says
-        // the reset is no later than it states: of the answers within one window (none gave quota
-        // back), the earliest end is the closest.
-        let mut until_ms = now_ms + horizon;
-        if let Some(p) = self.current.as_ref().filter(|p| self.windows && p.until_ms > now_ms) {
-            if stated.remaining <= p.stated.remaining && horizon > 0.0 {
-                until_ms = until_ms.min(p.until_ms);
-            }
-        }
+        let until_ms = match (self.windows, self.window_end_ms, window_until) {
+            (true, Some(known), _) if horizon > 0.0 => known,
+            (true, None, Some(until)) if horizon > 0.0 => end.min(until),
+            _ => end,
+        };
         self.current =
             Some(Pacing { stated, until_ms, rate, per_second, tokens, burst, at_ms: now_ms, empty });
         !was_pacing && self.pacing(now_ms).is_some()
@@ -114,9 +158,43 @@ impl StatedQuota {
     /// Takes in a refusal (429) of a request sent at `sent_ms`: one sent at the policy's rate
     /// after the host had stated nothing left shows it counts in fixed windows.
     pub fn on_refused(&mut self, sent_ms: f64) {
-        if self.empty_since_ms.is_some_and(|since| sent_ms > since) {
-            self.windows = true;
+        if self.windows || !self.empty_since_ms.is_some_and(|since| sent_ms > since) {
+            return;
         }
+        self.windows = true;
+        // Nothing left, until the end its answers stated for this window.
+        if let Some(p) = self.current.as_mut().filter(|p| p.empty) {
+            p.rate = Some(0.0);
+            p.tokens = 0.0;
+            if let Some(end) = self.window_end_ms.filter(|end| *end > p.at_ms) {
+                p.until_ms = end;
+            }
+        }
+    }
+
+    /// A window whose end has passed, of a host that counts in fixed windows and stated its
+    /// policy: the next window, with its whole quota to spend at once, ending a window later. A
+    /// host that restarts its window at the first request after one ends says so in that
+    /// request's answer.
+    pub fn roll(&mut self, now_ms: f64) {
+        if !self.windows {
+            return;
+        }
+        let Some(p) = self.current.as_mut().filter(|p| p.until_ms <= now_ms) else { return };
+        let (Some(q), Some(w)) = (p.stated.quota, p.stated.window_s) else { return };
+        let window_ms = w * 1000.0;
+        let passed = ((now_ms - p.until_ms) / window_ms).floor() + 1.0;
+        p.until_ms += passed * window_ms;
+        p.stated.remaining = q;
+        p.stated.reset_s = Some(w);
+        p.tokens = q;
+        p.burst = q.max(1.0);
+        p.per_second = q / w;
+        p.rate = Some(0.0);
+        p.at_ms = now_ms;
+        p.empty = q < 1.0;
+        self.window_end_ms = Some(p.until_ms);
+        self.empty_since_ms = None;
     }
 
     /// Whether the host has shown that it counts in fixed windows.
@@ -145,6 +223,7 @@ impl StatedQuota {
     /// When the next request may go by the stated quota: `None` for now, or when no statement
     /// is in force.
     pub fn next_slot(&mut self, now_ms: f64) -> Option<f64> {
+        self.roll(now_ms);
         let p = self.current.as_mut().filter(|p| p.until_ms > now_ms)?;
         let rate = p.rate?;
         p.refill(now_ms);
@@ -245,14 +324,102 @@ mod tests {
         q.on_stated(40.0, window(0.0, 2.0), 0, 60_000.0);
         q.on_refused(35.0);
         assert!(q.counts_in_windows(), "refused at the policy's rate: a window");
+        // Its `t` is rounded up: the end an answer states is no later than the window's, and the
+        // soonest of its answers', from before it was known as a window too, is the closest.
+        assert_eq!(q.next_slot(45.0), Some(2_000.0), "nothing until it resets");
         q.on_stated(50.0, window(0.0, 2.0), 0, 60_000.0);
-        assert_eq!(q.next_slot(50.0), Some(2_040.0), "nothing until it resets (the sooner end stated)");
-        // Its `t` is rounded up: the end an answer states is no later than the window's.
         q.on_stated(1_600.0, window(0.0, 1.0), 0, 60_000.0);
-        assert_eq!(q.next_slot(1_600.0), Some(2_040.0), "the earlier answer's end is the sooner");
+        assert_eq!(q.next_slot(1_600.0), Some(2_000.0), "the soonest end stated");
         q.on_stated(2_060.0, window(60.0, 2.0), 0, 60_000.0);
         assert_eq!(sent(&mut q, 2_060.0, 2_061.0), 60, "a fresh window's quota, at once");
-        assert_eq!(q.next_slot(2_061.0), Some(4_060.0));
+        assert_eq!(q.next_slot(2_061.0), Some(4_000.0), "it ends a window after the last");
+    }
+
+    /// A window's end begins the next one, with its policy's whole quota, before any answer
+    /// says so; an answer from the window before is passed over.
+    #[test]
+    fn the_next_window_holds_the_policys_quota_and_what_remains_only_goes_down() {
+        let window = |remaining, reset_s| Stated {
+            policy: Some("p".into()),
+            quota: Some(60.0),
+            window_s: Some(2.0),
+            remaining,
+            reset_s: Some(reset_s),
+        };
+        let mut q = StatedQuota::default();
+        q.on_stated(-2_000.0, window(0.0, 2.0), 0, 60_000.0);
+        q.on_refused(-1_990.0);
+        q.on_stated(-1_980.0, window(0.0, 2.0), 0, 60_000.0);
+        // The window after: an answer says 10 are left.
+        q.on_stated(20.0, window(10.0, 2.0), 0, 60_000.0);
+        assert_eq!(sent(&mut q, 20.0, 21.0), 10, "what is left, at once");
+        assert_eq!(q.next_slot(30.0), Some(2_000.0), "then nothing until it ends");
+        // The window ends: the next holds 60, with no answer yet.
+        assert_eq!(sent(&mut q, 2_000.0, 2_001.0), 60, "the policy's quota at once");
+        assert_eq!(q.next_slot(2_001.0), Some(4_000.0), "then nothing until it ends");
+        // A late answer from the window before says nothing of this one.
+        assert!(!q.on_stated(1_990.0, window(3.0, 1.0), 0, 60_000.0));
+        assert_eq!(q.next_slot(2_010.0), Some(4_000.0));
+        // Its first answer's end, rounded up, does not move the end the clock gave it.
+        q.on_stated(2_300.0, window(0.0, 2.0), 0, 60_000.0);
+        assert_eq!(q.next_slot(2_300.0), Some(4_000.0));
+        // Idle for windows: the one the clock is in now.
+        assert_eq!(sent(&mut q, 9_000.0, 9_001.0), 60);
+        assert_eq!(q.next_slot(9_001.0), Some(10_000.0));
+        // A host that begins its window at its first request says so with an end past the
+        // rounding.
+        q.on_stated(10_500.0, window(0.0, 2.0), 0, 60_000.0);
+        assert_eq!(q.next_slot(10_500.0), Some(12_000.0), "within the rounding: the clock's end");
+        q.on_stated(13_100.0, window(59.0, 2.0), 0, 60_000.0);
+        assert_eq!(q.until_ms(13_100.0), Some(15_100.0), "the host's window began at 13.1 s");
+    }
+
+    /// A window's reset shows in its answers: what remains comes back at once, more than the
+    /// policy's rate refills (a bucket's comes back at that rate).
+    #[test]
+    fn a_quota_that_comes_back_at_once_is_a_window() {
+        let said = |remaining, reset_s| Stated {
+            policy: Some("p".into()),
+            quota: Some(60.0),
+            window_s: Some(2.0),
+            remaining,
+            reset_s: Some(reset_s),
+        };
+        let mut bucket = StatedQuota::default();
+        bucket.on_stated(0.0, said(0.0, 1.0), 0, 60_000.0);
+        bucket.on_stated(1_000.0, said(30.0, 1.0), 0, 60_000.0);
+        assert!(!bucket.counts_in_windows(), "30 in a second: the policy's rate");
+        bucket.on_stated(1_100.0, said(40.0, 1.0), 8, 60_000.0);
+        assert!(!bucket.counts_in_windows(), "answers that overtook the 8 on their way");
+        let mut window = StatedQuota::default();
+        window.on_stated(0.0, said(1.0, 1.0), 0, 60_000.0);
+        window.on_stated(900.0, said(0.0, 1.0), 0, 60_000.0);
+        window.on_stated(1_020.0, said(59.0, 2.0), 0, 60_000.0);
+        assert!(window.counts_in_windows(), "59 back in 120 ms");
+        assert_eq!(sent(&mut window, 1_020.0, 1_021.0), 59, "spent at once");
+        assert_eq!(window.next_slot(1_021.0), Some(3_020.0));
+    }
+
+    /// A host whose answers stated its end late (`t` rounded up) resets sooner than the window
+    /// in force says: an answer of the new window ends about a window later, and is taken whole.
+    #[test]
+    fn an_answer_of_the_next_window_is_not_held_to_the_last_ones_remainder() {
+        let window = |remaining, reset_s| Stated {
+            policy: Some("p".into()),
+            quota: Some(60.0),
+            window_s: Some(2.0),
+            remaining,
+            reset_s: Some(reset_s),
+        };
+        let mut q = StatedQuota::default();
+        q.on_stated(0.0, window(0.0, 2.0), 0, 60_000.0);
+        q.on_refused(10.0);
+        q.on_stated(1_100.0, window(0.0, 1.0), 0, 60_000.0);
+        assert_eq!(q.next_slot(1_100.0), Some(2_000.0));
+        // The host's window ended at 1,950: its next answer states 59 left, 2 s.
+        q.on_stated(1_960.0, window(59.0, 2.0), 0, 60_000.0);
+        assert_eq!(sent(&mut q, 1_960.0, 1_961.0), 59);
+        assert_eq!(q.next_slot(1_961.0), Some(3_960.0));
     }
 
     #[test]

@@ -176,6 +176,10 @@ pub struct HostState {
     recent_tiles: [u64; RECENT_TILES],
     learn_rate: bool,
     paused_until: f64,
+    /// When the last of the calls waiting out the pause wakes (each adds its own jitter): a call
+    /// that comes to the host before then waits behind them, so that a pause's waiters are not
+    /// overtaken by newer calls while they wake (a quota's next window would go to those).
+    pause_wakes_until: f64,
     /// The pause comes from a Retry-After no call could have waited for, which nothing the host
     /// had said contradicted yet: the next answer that is not a throttle lifts it.
     doubtful_pause: bool,
@@ -213,6 +217,7 @@ impl HostState {
             recent_tiles: [0; RECENT_TILES],
             learn_rate: config.learn_rate,
             paused_until: f64::NEG_INFINITY,
+            pause_wakes_until: f64::NEG_INFINITY,
             doubtful_pause: false,
             doubt_next: false,
             answered_at: f64::NEG_INFINITY,
@@ -238,6 +243,17 @@ impl HostState {
         (self.paused_until > now_ms).then_some(self.paused_until)
     }
 
+    /// Notes that a call waiting out the pause wakes at `at_ms`.
+    pub fn note_pause_wake(&mut self, at_ms: f64) {
+        self.pause_wakes_until = self.pause_wakes_until.max(at_ms);
+    }
+
+    /// Until when a call that comes to the host now waits behind the calls still waking from
+    /// its pause, if any are.
+    pub fn behind_pause_waiters(&self, now_ms: f64) -> Option<f64> {
+        (now_ms >= self.paused_until && now_ms < self.pause_wakes_until).then_some(self.pause_wakes_until)
+    }
+
     /// The learned rate in requests per second, once a 429 taught one.
     pub fn rate(&self) -> Option<f64> {
         self.rate.rate()
@@ -251,20 +267,26 @@ impl HostState {
     }
 
     /// Takes in the rate limit an answer stated (any answer: a tile, an error, a 429) to the
-    /// host's attempt number `seq` (its `counters.attempts` when it was sent), the answering
-    /// attempt still holding its slot; `max_wait_ms` bounds the time it states
+    /// host's attempt number `seq` (its `counters.attempts` when it was sent), when `others`
+    /// other attempts were in flight; `max_wait_ms` bounds the time it states
     /// (`retryAfterMaxMs`). The other attempts in flight come off the stated quota: the host may
     /// not have counted them (over parallel connections, one sent earlier may arrive later). An
     /// answer to an attempt older than the one that set the statement in force says less than
     /// it, and is passed over. While a statement is in force it paces the host instead of a
     /// learned rate: the host knows its quota better than the client's guess from its 429s.
-    pub fn on_stated(&mut self, now_ms: f64, stated: Stated, seq: u64, max_wait_ms: f64) -> Option<Change> {
+    pub fn on_stated(
+        &mut self,
+        now_ms: f64,
+        stated: Stated,
+        seq: u64,
+        others: usize,
+        max_wait_ms: f64,
+    ) -> Option<Change> {
         if seq <= self.stated_seq && self.quota.stated(now_ms).is_some() {
             return None;
         }
         self.stated_seq = seq;
-        let later = self.slots.in_flight().saturating_sub(1);
-        if !self.quota.on_stated(now_ms, stated, later, max_wait_ms) {
+        if !self.quota.on_stated(now_ms, stated, others, max_wait_ms) {
             return None;
         }
         let per_second = self.quota.pacing(now_ms)?;
@@ -277,6 +299,7 @@ impl HostState {
         if now_ms < self.paused_until {
             return Decision::WaitUntil(self.paused_until, Hold::Pause);
         }
+        self.quota.roll(now_ms);
         let stated = self.quota.stated(now_ms).is_some();
         if stated {
             if let Some(at) = self.quota.next_slot(now_ms) {
@@ -627,9 +650,9 @@ mod tests {
             reset_s: Some(60.0),
         };
         let mut h = HostState::new("a.example", &HostConfig::DEFAULT, 0.0);
-        h.on_stated(0.0, stated(1_000.0), 1, 60_000.0);
+        h.on_stated(0.0, stated(1_000.0), 1, 0, 60_000.0);
         assert!(h.admit_hedge(1.0), "a thousand left in a minute: a hang still gets its hedge");
-        h.on_stated(2.0, stated(0.0), 2, 60_000.0);
+        h.on_stated(2.0, stated(0.0), 2, 0, 60_000.0);
         assert!(!h.admit_hedge(3.0), "nothing left");
     }
 

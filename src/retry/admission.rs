@@ -84,6 +84,8 @@ where
     C: Cancel,
 {
     let out_of_time = || Error::Deadline { deadline_ms: options.deadline_ms };
+    // A call that comes to the host while its paused calls wake waits behind them, once.
+    let mut behind_waiters = true;
     loop {
         if fx.cancel.is_aborted() {
             return Err(Error::Aborted);
@@ -127,6 +129,17 @@ where
             }
         };
         let now = fx.clock.now_ms();
+        let behind = host.borrow().behind_pause_waiters(now).filter(|_| behind_waiters);
+        behind_waiters = false;
+        if let Some(until) = behind.filter(|until| deadline.fits_sleep(now, until - now)) {
+            drop(permit);
+            let name = host.borrow().name.clone();
+            on_event(Event::Queue { host: name, hold: Some(Hold::Pause), wait_ms: until - now });
+            if fx.sleeper.sleep(until - now).await == Woke::Aborted {
+                return Err(Error::Aborted);
+            }
+            continue;
+        }
         let decision = host.borrow_mut().decide(now);
         match decision {
             Decision::Go { probe } => {
@@ -141,6 +154,7 @@ where
                 let mut wait = at - now;
                 if hold == Hold::Pause {
                     wait += fx.random.unit() * PAUSE_JITTER_MS.min(wait * 0.2);
+                    host.borrow_mut().note_pause_wake(now + wait);
                 }
                 let doubtful = {
                     let h = host.borrow();

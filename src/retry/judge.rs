@@ -145,7 +145,9 @@ fn take_stated_limit(
     let cached =
         facts.age.as_deref().and_then(|age| decimal_value(age.trim_ascii())).is_some_and(|age| age > 0);
     let Some(stated) = stated(fields, epoch_ms).filter(|_| !cached) else { return };
-    let change = host.borrow_mut().on_stated(now, stated, sent.seq, options.retry_after_max_ms);
+    // The answering attempt still holds its slot.
+    let others = host.borrow().slots.in_flight().saturating_sub(1);
+    let change = host.borrow_mut().on_stated(now, stated, sent.seq, others, options.retry_after_max_ms);
     if let Some(Change::Pacing { per_second, until_ms }) = change {
         on_event(Event::Pacing { host: sent.name.clone(), per_second, until_ms });
     }

@@ -14,13 +14,15 @@ use crate::options::entries_of;
 use crate::retry::platform::Random;
 
 /// What an isolate says with each admit (pkg/worker/gated-fetch.js): how many of its attempts
-/// got a tile since its last admit (their reports, batched), the latest `okAgeMs` ago.
+/// got a tile since its last admit (their reports, batched), the latest `okAgeMs` ago; the rate
+/// limit the newest of them stated, and that attempt's `seq` (its admit's).
 #[derive(Deserialize, Default)]
 #[serde(rename_all = "camelCase", default)]
 struct Admit {
     ok: Option<f64>,
     ok_age_ms: Option<f64>,
     rate_limit: Option<String>,
+    rate_limit_seq: Option<f64>,
 }
 
 /// One attempt's outcome as an isolate reports it: `status` null (and not `abandoned`) is a
@@ -34,6 +36,7 @@ struct Report {
     retry_after: Option<String>,
     date: Option<String>,
     rate_limit: Option<String>,
+    seq: Option<f64>,
 }
 
 /// The answer to an admit.
@@ -42,6 +45,10 @@ struct Report {
 struct AdmitVerdict {
     allow: bool,
     probe: bool,
+    /// The admitted attempt's number, told back with what its answer states (0: refused).
+    seq: f64,
+    /// A rate paces the upstream: no attempt goes before its admit is answered.
+    paced: bool,
     retry_after_ms: f64,
     reason: &'static str,
     state: &'static str,
@@ -93,24 +100,28 @@ impl UpstreamGateState {
         }
     }
 
-    /// May an attempt go now: `{allow, probe, retryAfterMs, reason, state}`. `admit.ok`: how
+    /// May an attempt go now: `{allow, probe, seq, paced, retryAfterMs, reason, state}`. `admit.ok`: how
     /// many of the isolate's attempts got a tile since its last admit (their reports, batched),
     /// the latest `admit.okAgeMs` ago.
     pub fn admit(&mut self, admit: &JsValue, now_ms: f64) -> JsValue {
         let admit: Admit = read(admit).unwrap_or_default();
+        let age = admit.ok_age_ms.filter(|age| age.is_finite()).unwrap_or(0.0);
         if let Some(n) = admit.ok.filter(|n| n.is_finite() && *n >= 1.0) {
-            let age = admit.ok_age_ms.filter(|age| age.is_finite()).unwrap_or(0.0);
             self.gate.answered(now_ms, n.min(1000.0) as u32, age);
         }
         if let Some(lines) = &admit.rate_limit {
-            self.gate.stated(now_ms, lines);
+            // Stated by the latest of those answers.
+            self.gate.stated(now_ms, lines, age, seq_of(admit.rate_limit_seq));
         }
         let verdict = self.gate.admit(now_ms);
         let state = self.gate.state(now_ms).name();
+        let paced = self.gate.paced(now_ms);
         write(&match verdict {
             Verdict::Allow { probe } => AdmitVerdict {
                 allow: true,
                 probe,
+                seq: self.gate.admitted() as f64,
+                paced,
                 retry_after_ms: 0.0,
                 reason: if probe { "probe" } else { "ok" },
                 state,
@@ -118,6 +129,8 @@ impl UpstreamGateState {
             Verdict::Refuse { reason, wait_ms } => AdmitVerdict {
                 allow: false,
                 probe: false,
+                seq: 0.0,
+                paced,
                 retry_after_ms: wait_ms.ceil(),
                 reason: reason.name(),
                 state,
@@ -125,12 +138,13 @@ impl UpstreamGateState {
         })
     }
 
-    /// One attempt's outcome, `{probe, status, retryAfter, date, abandoned}`: `status` null
+    /// One attempt's outcome, `{probe, status, retryAfter, date, abandoned, rateLimit, seq}`
+    /// (`seq`: its admit's): `status` null
     /// (and not `abandoned`) is a failure without a response.
     pub fn report(&mut self, report: &JsValue, now_ms: f64) {
         let Some(report) = read::<Report>(report) else { return };
         if let Some(lines) = &report.rate_limit {
-            self.gate.stated(now_ms, lines);
+            self.gate.stated(now_ms, lines, 0.0, seq_of(report.seq));
         }
         let outcome = match (report.abandoned, report.status) {
             (Some(true), _) => Outcome::Abandoned,
@@ -162,4 +176,9 @@ impl UpstreamGateState {
             opened: counts.opened as f64,
         })
     }
+}
+
+/// An attempt's number as an isolate tells it back: a whole number ≥ 1, or none.
+fn seq_of(n: Option<f64>) -> Option<u64> {
+    n.filter(|n| n.is_finite() && *n >= 1.0 && n.fract() == 0.0).map(|n| n as u64)
 }

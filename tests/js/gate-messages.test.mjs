@@ -16,7 +16,15 @@ const config = () => gateSettings({ failureThreshold: 3, openMs: 1000, maxOpenMs
 test("an admit's verdict and the snapshot carry their fields by name", () => {
   const now = 1_000_000;
   const gate = new UpstreamGateState("tiles.example", config(), now);
-  assert.deepEqual(gate.admit({ op: "admit", ok: 0, okAgeMs: 0 }, now), { allow: true, probe: false, retryAfterMs: 0, reason: "ok", state: "closed" });
+  assert.deepEqual(gate.admit({ op: "admit", ok: 0, okAgeMs: 0 }, now), {
+    allow: true,
+    probe: false,
+    seq: 1,
+    paced: false,
+    retryAfterMs: 0,
+    reason: "ok",
+    state: "closed",
+  });
   for (let i = 0; i < 3; i++) gate.report({ op: "report", probe: false, status: 503, retryAfter: null, date: null }, now + i);
   const refused = gate.admit({ op: "admit", ok: 0, okAgeMs: 0 }, now + 10);
   assert.equal(refused.allow, false);
@@ -41,6 +49,24 @@ test("a Retry-After reported by name pauses the host; successes told with an adm
   assert.equal(verdict.allow, false);
   assert.equal(verdict.reason, "pause");
   assert.ok(verdict.retryAfterMs > 1000, `${verdict.retryAfterMs}`);
+  gate.free();
+});
+
+test("a rate limit told with an admit is read by name, with the seq of the attempt it answered", () => {
+  const now = 2_500_000;
+  const gate = new UpstreamGateState("tiles.example", config(), now);
+  const seqs = [0, 1, 2, 3].map((i) => gate.admit({ ok: 0 }, now + i).seq);
+  assert.deepEqual(seqs, [1, 2, 3, 4], "each admitted attempt is numbered");
+  // The answer to attempt 4, the latest, stated 4 left in 2 s: none was on its way after it
+  // (told without its seq, the 3 not heard of would come off): a second's worth is 2.
+  const rateLimit = 'ratelimit-policy: "tiles";q=10;w=2\nratelimit: "tiles";r=4;t=2\n';
+  const first = gate.admit({ ok: 1, okAgeMs: 0, rateLimit, rateLimitSeq: 4 }, now + 10);
+  assert.equal(first.allow, true, JSON.stringify(first));
+  assert.equal(first.paced, true, "a stated quota paces the upstream");
+  const second = gate.admit({ ok: 0 }, now + 11);
+  assert.deepEqual([second.allow, second.seq], [true, 6], JSON.stringify(second));
+  const third = gate.admit({ ok: 0 }, now + 12);
+  assert.deepEqual([third.allow, third.reason, third.seq], [false, "quota", 0], JSON.stringify(third));
   gate.free();
 });
 
@@ -77,7 +103,7 @@ test("a stated quota told by name with an admit or a report paces every isolate 
   const stub = {
     fetch: async (_url, init) => {
       sent.push(JSON.parse(init.body));
-      return new Response(JSON.stringify({ allow: true, probe: false, retryAfterMs: 0, reason: "ok", state: "closed" }));
+      return new Response(JSON.stringify({ allow: true, probe: false, seq: 1, paced: false, retryAfterMs: 0, reason: "ok", state: "closed" }));
     },
   };
   const upstream = globalThis.fetch;
