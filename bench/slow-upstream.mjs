@@ -14,7 +14,7 @@
 //
 // Prints each run as it ends, then the section bench/report.mjs will make of it (its table and
 // missed targets) and the command. Writes bench/out/slow-upstream.json.
-//   node bench/slow-upstream.mjs [--runs 2]
+//   node bench/slow-upstream.mjs [--runs 2] [--parts slowNode,slowEdge,windowEdge]
 import fs from "node:fs";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
@@ -28,6 +28,9 @@ import { slowUpstreamSection } from "./report-slow-upstream.mjs";
 
 const COMMAND = "node bench/slow-upstream.mjs";
 const RUNS = Number(option("runs", "2"));
+const ALL_PARTS = "slowNode,slowEdge,windowEdge";
+const PARTS = option("parts", ALL_PARTS).split(",");
+const RAN = `${COMMAND} --runs ${RUNS}${PARTS.join(",") === ALL_PARTS ? "" : ` --parts ${PARTS.join(",")}`}`;
 // The fault benchmark's slow server and window, so that Node's clients there and the proxy here
 // meet the same upstream: its answers, its tile count, and (slow) the 20 s a tile may take.
 const SLOW = scenarioById("slow-healthy");
@@ -97,8 +100,8 @@ async function slowEdge(srv, run) {
     const t0 = performance.now();
     const results = await pool(SLOW_TILES, SLOW_TILES, async (i) => {
       const res = await workers[0].fetch(`http://edge.test${tilePath(i)}`);
-      await res.arrayBuffer();
-      return res.status === 200 ? "ok" : String(res.status);
+      const body = await res.text();
+      return res.status === 200 ? "ok" : failure(res, body);
     });
     return outcome(srv, run, results, t0);
   } finally {
@@ -113,14 +116,17 @@ async function windowEdge(srv, run) {
     const t0 = performance.now();
     const results = await pool(WINDOW_TILES, WINDOW_CONCURRENCY, async (i) => {
       const res = await workers[i % workers.length].fetch(`http://edge.test${tilePath(i)}`);
-      await res.arrayBuffer();
-      return res.status === 200 ? "ok" : String(res.status);
+      const body = await res.text();
+      return res.status === 200 ? "ok" : failure(res, body);
     });
     return outcome(srv, run, results, t0);
   } finally {
     await mf.dispose();
   }
 }
+
+/** A failed answer of the proxy: its status and what its body says (which of its reasons). */
+const failure = (res, body) => `${res.status} ${body.split(/[(:]/)[0].trim()}`;
 
 /** What a run delivered and cost the upstream. */
 function outcome(srv, run, results, t0) {
@@ -151,7 +157,7 @@ try {
       ["slowNode", slowNode],
       ["slowEdge", slowEdge],
       ["windowEdge", windowEdge],
-    ]) {
+    ].filter(([name]) => PARTS.includes(name))) {
       const res = await fn(srv, `${name}-${r}`);
       runs[name].push(res);
       console.log(`run ${r + 1}/${RUNS} ${line(name, res)}`);
@@ -162,7 +168,7 @@ try {
 }
 const floorMs = windowFloorMs(WINDOW_TILES, { quota: WINDOW_QUOTA, seconds: WINDOW_S });
 const data = {
-  command: `${COMMAND} --runs ${RUNS}`,
+  command: RAN,
   setup: {
     slowTiles: SLOW_TILES,
     slowQuery: SLOW_QUERY,
@@ -182,4 +188,4 @@ fs.writeFileSync(path.join(OUT, "slow-upstream.json"), `${JSON.stringify(data, n
 const missed = [];
 console.log(`\n${slowUpstreamSection(data, (_where, text) => missed.push(text)).join("\n")}`);
 for (const text of missed) console.log(`- ${text}`);
-console.log(`reproduce: ${COMMAND} --runs ${RUNS} (writes bench/out/slow-upstream.json)`);
+console.log(`reproduce: ${RAN} (writes bench/out/slow-upstream.json)`);
