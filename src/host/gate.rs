@@ -64,6 +64,10 @@ impl GateConfig {
     }
 }
 
+/// How soon an attempt refused while the one request a host with nothing left is asked is out
+/// asks again: about the time an answer takes to come back and be reported.
+const ONE_AT_A_TIME_RECHECK_MS: f64 = 50.0;
+
 /// Why a gate refuses an attempt, as the worker's answers and errors spell it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Refusal {
@@ -187,6 +191,13 @@ impl Gate {
     /// of its lease.
     pub fn admit(&mut self, now_ms: f64) -> Verdict {
         self.expire_leases(now_ms);
+        // Nothing left, and the one request its policy's rate allows has gone since: its answer
+        // tells whether the host counts in windows (a 429) or refills (a tile), before another.
+        let asking = self.host.asked_one_at_a_time(now_ms);
+        if asking.is_some_and(|stated| self.outstanding.iter().any(|(n, _)| *n > stated)) {
+            self.counts.denied += 1;
+            return Verdict::Refuse { reason: Refusal::Quota, wait_ms: ONE_AT_A_TIME_RECHECK_MS };
+        }
         let verdict = match self.host.decide(now_ms) {
             Decision::Go { probe } => {
                 if probe {
@@ -277,6 +288,18 @@ impl Gate {
     /// Learns from one attempt's outcome. `now_ms` (epoch ms) also dates an HTTP-date
     /// Retry-After; `unit` ∈ [0, 1) jitters a new open time.
     pub fn report(&mut self, now_ms: f64, probe: bool, outcome: Outcome, unit: f64) {
+        self.report_attempt(now_ms, probe, outcome, unit, None);
+    }
+
+    /// [`Gate::report`] of the admitted attempt number `seq`, when the isolate tells it.
+    pub fn report_attempt(
+        &mut self,
+        now_ms: f64,
+        probe: bool,
+        outcome: Outcome,
+        unit: f64,
+        seq: Option<u64>,
+    ) {
         if probe && !self.leases.is_empty() {
             // Any one of them: leases are alike, and the earliest ends first.
             let earliest = (0..self.leases.len())
@@ -284,7 +307,12 @@ impl Gate {
                 .unwrap_or(0);
             self.leases.swap_remove(earliest);
         }
-        self.heard_of(1);
+        match seq.and_then(|n| self.outstanding.iter().position(|(m, _)| *m == n)) {
+            Some(i) => {
+                self.outstanding.remove(i);
+            }
+            None => self.heard_of(1),
+        }
         let report = self.report_of(outcome, now_ms);
         match report {
             Report::Alive | Report::CorsRefused => self.counts.ok += 1,
@@ -536,6 +564,33 @@ mod tests {
         assert_eq!(done, 200, "{done} tiles in 20 s");
         assert!(refused * 100 <= sent, "{refused} × 429 of {sent} requests");
         assert!(wall <= 6_600.0, "the last tile after {wall} ms (the floor: 6,000)");
+    }
+
+    /// A statement of nothing left, with a policy: one attempt at the policy's rate, and no
+    /// other until that one is heard of, however many statements come between.
+    #[test]
+    fn with_nothing_left_one_attempt_at_a_time_asks() {
+        let mut g = Gate::new("up.example", &CONFIG, T0);
+        let empty = "ratelimit-policy: \"tiles\";q=60;w=2\nratelimit: \"tiles\";r=0;t=2\n";
+        for _ in 0..3 {
+            assert!(matches!(g.admit(T0), Verdict::Allow { .. }));
+        }
+        g.stated(T0 + 10.0, empty, 0.0, Some(3));
+        let first = (0..100)
+            .map(|i| T0 + 10.0 + f64::from(i))
+            .find(|at| matches!(g.admit(*at), Verdict::Allow { .. }));
+        let first = first.expect("one attempt at the policy's rate");
+        // Answers to attempts sent before say nothing new.
+        g.answered(first + 5.0, 2, 0.0);
+        g.stated(first + 6.0, empty, 0.0, Some(3));
+        let before_its_answer = (0..200)
+            .filter(|i| matches!(g.admit(first + 7.0 + f64::from(*i)), Verdict::Allow { .. }))
+            .count();
+        assert_eq!(before_its_answer, 0, "none while the one asked is out");
+        let retry_after = "2";
+        let refused = Outcome::Status { status: 429, retry_after: Some(retry_after), date: None };
+        g.report_attempt(first + 210.0, false, refused, 0.5, Some(4));
+        assert!(matches!(g.admit(first + 211.0), Verdict::Refuse { reason: Refusal::Pause, .. }));
     }
 
     #[test]

@@ -13,9 +13,9 @@
 //! A host with nothing left is asked at its policy's own rate (`q` per `w`), one request at a
 //! time: the stated time is whole seconds, and a token bucket's next token comes long before.
 //!
-//! A host that refuses a request sent at that rate while it had stated nothing left, or whose
-//! quota comes back at once (more than its policy's rate refills), counts in fixed windows, as
-//! the draft reads: `r` remain until `t`, then a fresh `q`, and nothing comes
+//! A host that refuses a request sent at that rate while it had stated nothing left, whose
+//! quota comes back at once (more than its policy's rate refills), or whose answers a second or
+//! more apart state the same end with less left, counts in fixed windows, as the draft reads: `r` remain until `t`, then a fresh `q`, and nothing comes
 //! back before. From then on its remaining quota is spent at once and, with nothing left, nothing
 //! goes until its stated time; then the next window holds its policy's `q` for `w`, before any
 //! answer restates it. An answer that states an end half a window before is of the last window,
@@ -44,6 +44,8 @@ pub struct StatedQuota {
     window_end_ms: Option<f64>,
     /// What the latest statement said remained, and when (monotonic ms).
     last_said: Option<(f64, f64)>,
+    /// The first statement of the window of the latest: what it said remained, and when.
+    window_first: Option<(f64, f64)>,
 }
 
 #[derive(Debug, Clone)]
@@ -99,12 +101,23 @@ impl StatedQuota {
                     return false;
                 }
                 self.window_end_ms = Some(end);
+                self.window_first = Some((stated.remaining, now_ms));
             }
             (Some(w), Some(known)) if end <= known + w * 500.0 => {
                 self.window_end_ms = Some(known.min(end));
                 same = true;
+                // Answers more than `t`'s rounding apart that state the same end, less left at
+                // the later: a window counting down (a bucket's next token moves with the clock).
+                if let Some((first_left, first_at)) = self.window_first {
+                    if now_ms - first_at > 1000.0 && stated.remaining < first_left && end < known + 1000.0 {
+                        self.windows = true;
+                    }
+                }
             }
-            (Some(_), _) => self.window_end_ms = Some(end),
+            (Some(_), _) => {
+                self.window_end_ms = Some(end);
+                self.window_first = Some((stated.remaining, now_ms));
+            }
             (None, _) => {
                 self.window_end_ms = None;
                 same = window.is_some_and(|p| stated.remaining <= p.stated.remaining);
@@ -194,7 +207,15 @@ impl StatedQuota {
         p.at_ms = now_ms;
         p.empty = q < 1.0;
         self.window_end_ms = Some(p.until_ms);
+        self.window_first = None;
         self.empty_since_ms = None;
+    }
+
+    /// Whether the statement in force left nothing and the host is asked one request at a time
+    /// at its policy's rate (not yet known to count in windows).
+    pub fn one_at_a_time(&self, now_ms: f64) -> bool {
+        !self.windows
+            && self.current.as_ref().is_some_and(|p| p.until_ms > now_ms && p.empty && p.rate.is_some())
     }
 
     /// Whether the host has shown that it counts in fixed windows.
@@ -398,6 +419,31 @@ mod tests {
         assert!(window.counts_in_windows(), "59 back in 120 ms");
         assert_eq!(sent(&mut window, 1_020.0, 1_021.0), 59, "spent at once");
         assert_eq!(window.next_slot(1_021.0), Some(3_020.0));
+    }
+
+    /// A window counting down shows in answers a second or more apart that state one end with
+    /// less left; a bucket's `t` (until its next token) moves with the clock.
+    #[test]
+    fn answers_that_count_down_to_one_end_are_a_window() {
+        let said = |remaining, reset_s| Stated {
+            policy: Some("p".into()),
+            quota: Some(60.0),
+            window_s: Some(2.0),
+            remaining,
+            reset_s: Some(reset_s),
+        };
+        let mut bucket = StatedQuota::default();
+        for (at, left) in [(0.0, 50.0), (600.0, 40.0), (1_200.0, 30.0), (1_800.0, 20.0)] {
+            bucket.on_stated(at, said(left, 1.0), 0, 60_000.0);
+        }
+        assert!(!bucket.counts_in_windows());
+        let mut window = StatedQuota::default();
+        window.on_stated(0.0, said(50.0, 2.0), 0, 60_000.0);
+        window.on_stated(900.0, said(30.0, 2.0), 0, 60_000.0);
+        assert!(!window.counts_in_windows(), "within the rounding of `t`");
+        window.on_stated(1_100.0, said(20.0, 1.0), 0, 60_000.0);
+        assert!(window.counts_in_windows(), "1.1 s later, the same end, 30 fewer");
+        assert_eq!(window.until_ms(1_100.0), Some(2_000.0));
     }
 
     /// A host whose answers stated its end late (`t` rounded up) resets sooner than the window

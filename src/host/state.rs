@@ -293,6 +293,12 @@ impl HostState {
         Some(Change::Pacing { per_second, until_ms: self.quota.until_ms(now_ms)? })
     }
 
+    /// Whether the host's statement in force left nothing, and it is asked one request at a
+    /// time at its policy's rate, and which attempt's answer stated it (see `on_stated`).
+    pub fn asked_one_at_a_time(&self, now_ms: f64) -> Option<u64> {
+        self.quota.one_at_a_time(now_ms).then_some(self.stated_seq)
+    }
+
     /// May an attempt go now? A `Go` has taken its rate token and, when `probe`, a probe place:
     /// its outcome must be reported.
     pub fn decide(&mut self, now_ms: f64) -> Decision {

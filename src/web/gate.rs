@@ -155,7 +155,8 @@ impl UpstreamGateState {
             },
             _ => Outcome::Failed,
         };
-        self.gate.report(now_ms, report.probe == Some(true), outcome, JsRandom.unit());
+        let seq = seq_of(report.seq);
+        self.gate.report_attempt(now_ms, report.probe == Some(true), outcome, JsRandom.unit(), seq);
     }
 
     /// A snapshot for tests and debugging.
