@@ -256,6 +256,18 @@ impl StatedQuota {
         Some(if rate > 0.0 { at.min(p.until_ms) } else { p.until_ms })
     }
 
+    /// How many requests the stated quota has to spare now: infinite when none paces the host.
+    pub fn to_spare(&mut self, now_ms: f64) -> f64 {
+        self.roll(now_ms);
+        match self.current.as_mut().filter(|p| p.until_ms > now_ms && p.rate.is_some()) {
+            Some(p) => {
+                p.refill(now_ms);
+                p.tokens
+            }
+            None => f64::INFINITY,
+        }
+    }
+
     /// Takes a token for a request that goes now.
     pub fn take(&mut self, now_ms: f64) {
         if let Some(p) = self.current.as_mut().filter(|p| p.until_ms > now_ms && p.rate.is_some()) {

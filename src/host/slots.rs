@@ -59,6 +59,11 @@ impl Slots {
         })))
     }
 
+    /// How many attempts may be in flight at once.
+    pub fn limit(&self) -> usize {
+        self.0.borrow().limit
+    }
+
     /// How many slots are taken.
     pub fn in_flight(&self) -> usize {
         self.0.borrow().busy

@@ -329,14 +329,21 @@ impl HostState {
     }
 
     /// Whether a hedge may go to this host now, without waiting: never while it is paused, a
-    /// learned rate paces it, its stated quota has no request to spare now, or its breaker is not
-    /// closed. A hedge that may go takes nothing a waiting attempt would need but its slot (which
-    /// the caller takes); the quota hears of it with the host's next statement, which counts it.
+    /// learned rate paces it, its stated quota has less to spare now than a burst of the host's
+    /// slots would take (the quota, not the host, then sets the pace, and the hedge would take a
+    /// waiting tile's request), or its breaker is not closed. A hedge that may go takes its slot
+    /// (the caller does) and, from a stated quota, the request it spends: the host counts it
+    /// like any other, and before its next statement says so the attempts waiting for the quota
+    /// would spend it again.
     pub fn admit_hedge(&mut self, now_ms: f64) -> bool {
-        now_ms >= self.paused_until
+        let admitted = now_ms >= self.paused_until
             && self.rate.rate().is_none()
-            && self.quota.next_slot(now_ms).is_none()
-            && self.breaker.state(now_ms) == BreakerState::Closed
+            && self.quota.to_spare(now_ms) >= self.slots.limit() as f64
+            && self.breaker.state(now_ms) == BreakerState::Closed;
+        if admitted {
+            self.quota.take(now_ms);
+        }
+        admitted
     }
 
     /// Whether the host has answered (a tile, or a permanent answer) within the last
@@ -658,8 +665,16 @@ mod tests {
         let mut h = HostState::new("a.example", &HostConfig::DEFAULT, 0.0);
         h.on_stated(0.0, stated(1_000.0), 1, 0, 60_000.0);
         assert!(h.admit_hedge(1.0), "a thousand left in a minute: a hang still gets its hedge");
-        h.on_stated(2.0, stated(0.0), 2, 0, 60_000.0);
+        h.on_stated(1.5, stated(1_000.0), 2, 0, 60_000.0);
+        h.on_stated(2.0, stated(0.0), 3, 0, 60_000.0);
         assert!(!h.admit_hedge(3.0), "nothing left");
+        // Two requests to spare now: the quota sets the pace, and they are the waiting tiles'.
+        h.on_stated(4.0, stated(120.0), 4, 0, 60_000.0);
+        assert!(!h.admit_hedge(5.0), "less to spare than a burst of the host's slots");
+        // A burst's worth and a half: the hedge spends one of them, like any attempt.
+        h.on_stated(6.0, stated(990.0), 5, 0, 60_000.0);
+        assert!(h.admit_hedge(7.0));
+        assert!(!h.admit_hedge(7.0), "it took one");
     }
 
     #[test]
