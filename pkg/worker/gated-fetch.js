@@ -7,7 +7,9 @@
 // (in ms precision: the core reads fractions), so the isolate's own TileClient pauses the host for
 // that long and its other calls wait without asking again. The quota an upstream states is the
 // gate's to spend for the fleet: the rate-limit fields of an answer it was told go to it, and
-// are taken off what the isolate's client sees, which would otherwise spend it again as its own. A gate that fails or does not answer
+// are taken off what the isolate's client sees, which would otherwise spend it again as its own.
+// While a rate paces the upstream, a hedge (an attempt of a call whose other attempt is out)
+// waits for that attempt: what the quota allows is the waiting tiles'. A gate that fails or does not answer
 // within `timeoutMs` lets the attempt go (the isolate's own breaker still applies) and is left
 // alone for DOWN_MS: a gate outage costs one timeout, not one per attempt.
 import { gateCall } from "./gate.js";
@@ -35,6 +37,7 @@ export function gatedFetch({ stubFor, cfg, timeoutMs, down, clean, answered, pac
   // What this call's attempts did: calls of this fetch, upstream requests sent, gate RPCs and their time, the refusal
   // of the latest attempt the gate refused (null once one was sent after it).
   const record = { calls: 0, sent: 0, gateCalls: 0, gateMs: 0, refused: null };
+  const pending = new Set(); // this call's attempts in flight
   const ask = async (host, body) => {
     if ((down.get(host) ?? 0) > Date.now()) return null;
     const t = performance.now();
@@ -50,9 +53,23 @@ export function gatedFetch({ stubFor, cfg, timeoutMs, down, clean, answered, pac
     const seconds = (Math.max(1, verdict.retryAfterMs) / 1000).toFixed(3);
     return new Response(null, { status: 503, headers: { "retry-after": seconds, "x-tilefetch-gate": verdict.reason } });
   };
-  const fetcher = async (input, init) => {
+  const fetcher = (input, init) => {
+    const attempt = attemptOf(input, init);
+    pending.add(attempt);
+    attempt.then(
+      () => pending.delete(attempt),
+      () => pending.delete(attempt),
+    );
+    return attempt;
+  };
+  const attemptOf = async (input, init) => {
     record.calls++;
     const host = new URL(typeof input === "string" ? input : input.url).host;
+    if (paced?.get(host) === true && pending.size > 0) {
+      // A hedge of an attempt still out, to an upstream a rate paces: the quota is the waiting
+      // tiles', so it waits for that attempt (and is aborted with it when that one wins).
+      await settledOrAborted([...pending], init?.signal);
+    }
     const successes = answered.get(host); // told with this admit
     answered.delete(host);
     const okAgeMs = successes ? Date.now() - successes.at : 0;
@@ -101,6 +118,11 @@ export function gatedFetch({ stubFor, cfg, timeoutMs, down, clean, answered, pac
     }
     // The rate limit the upstream states (RateLimit, X-RateLimit-*): the gate paces the fleet by it.
     const rateLimit = rateLimitFields(response.headers);
+    if (rateLimit !== undefined) {
+      // A quota: it paces the upstream from now on, before the gate has been told of it.
+      paced?.set(host, true);
+      clean.set(host, 0);
+    }
     if (response.ok && verdict && !verdict.probe) {
       // A tile (or another 2xx): told with this isolate's next admit, not a report of its own.
       // Of the rate limits stated, the newest attempt's says the most (answers overtake).
@@ -118,6 +140,19 @@ export function gatedFetch({ stubFor, cfg, timeoutMs, down, clean, answered, pac
     return rateLimit !== undefined && verdict ? withoutRateLimit(response) : response;
   };
   return { fetch: fetcher, record };
+}
+
+/** Resolves when every one of `attempts` has settled; rejects with the reason when `signal` aborts first. */
+function settledOrAborted(attempts, signal) {
+  if (signal?.aborted) return Promise.reject(signal.reason);
+  return new Promise((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal?.addEventListener("abort", onAbort, { once: true });
+    Promise.allSettled(attempts).then(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    });
+  });
 }
 
 /** `response` without its rate-limit fields (the gate was told them). */

@@ -68,6 +68,13 @@ impl GateConfig {
 /// asks again: about the time an answer takes to come back and be reported.
 const ONE_AT_A_TIME_RECHECK_MS: f64 = 50.0;
 
+/// How long before an attempt another may have been admitted and still reach the upstream after
+/// it: each goes from its own isolate.
+const ARRIVAL_SPREAD_MS: f64 = 50.0;
+
+/// How many admission times a gate keeps, to date the attempt a statement answered.
+const RECENT_ADMITS: usize = 1024;
+
 /// Why a gate refuses an attempt, as the worker's answers and errors spell it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Refusal {
@@ -156,6 +163,9 @@ pub struct Gate {
     /// when it was) and when it is given up on. The upstream may not have counted them when it
     /// stated its quota.
     outstanding: VecDeque<(u64, f64)>,
+    /// When the latest admitted attempts were admitted, the newest last (at most
+    /// [`RECENT_ADMITS`]).
+    admit_times: VecDeque<f64>,
     /// When the latest failure or throttle was reported.
     failed_at: f64,
     /// The client's default `retryOn` and `retryAfterMaxMs`, by which statuses are judged.
@@ -181,6 +191,7 @@ impl Gate {
             probe_lease_ms: config.probe_lease_ms,
             leases: Vec::new(),
             outstanding: VecDeque::new(),
+            admit_times: VecDeque::new(),
             failed_at: f64::NEG_INFINITY,
             defaults: Options::preset(Preset::Interactive),
             counts: GateCounts::default(),
@@ -204,6 +215,10 @@ impl Gate {
                     self.leases.push(now_ms + self.probe_lease_ms);
                 }
                 self.outstanding.push_back((self.counts.admitted + 1, now_ms + self.probe_lease_ms));
+                if self.admit_times.len() == RECENT_ADMITS {
+                    self.admit_times.pop_front();
+                }
+                self.admit_times.push_back(now_ms);
                 Verdict::Allow { probe }
             }
             Decision::WaitUntil(at, hold) => {
@@ -253,8 +268,9 @@ impl Gate {
     /// paces every isolate by it (refusing with [`Refusal::Quota`]). As the core takes a
     /// client's: an answer to an attempt older than the one that set the statement in force is
     /// passed over, and the attempts admitted after it and not heard of since come off what it
-    /// states. Without `seq`, the statement is taken as the latest, less every attempt not heard
-    /// of.
+    /// states, with those admitted within [`ARRIVAL_SPREAD_MS`] before it (another isolate's
+    /// attempt may reach the upstream after it). Without `seq`, the statement is taken as the
+    /// latest, less every attempt not heard of.
     pub fn stated(&mut self, now_ms: f64, lines: &str, age_ms: f64, seq: Option<u64>) {
         let at = now_ms - age_ms.clamp(0.0, self.probe_lease_ms);
         let Some(stated) = crate::response::rate_limit::stated(lines, at) else { return };
@@ -263,7 +279,10 @@ impl Gate {
             Some(n) => (n, n),
             None => (self.counts.admitted, 0),
         };
-        let others = self.outstanding.iter().filter(|(n, _)| *n > after).count();
+        let lease = self.probe_lease_ms;
+        let close = self.admitted_at(after).map_or(f64::INFINITY, |at| at - ARRIVAL_SPREAD_MS);
+        let later = |&&(n, until): &&(u64, f64)| n > after || (n < after && until - lease >= close);
+        let others = self.outstanding.iter().filter(later).count();
         self.host.on_stated(at, stated, seq, others, self.defaults.retry_after_max_ms);
     }
 
@@ -272,6 +291,13 @@ impl Gate {
     pub fn paced(&self, now_ms: f64) -> bool {
         self.host.stated(now_ms).is_some_and(|(_, per_second, _)| per_second.is_some())
             || self.host.rate().is_some()
+    }
+
+    /// When the attempt number `seq` was admitted, if it is one of the latest.
+    fn admitted_at(&self, seq: u64) -> Option<f64> {
+        let first = (self.counts.admitted + 1).checked_sub(self.admit_times.len() as u64)?;
+        let index = usize::try_from(seq.checked_sub(first)?).ok()?;
+        self.admit_times.get(index).copied()
     }
 
     /// The number of the latest attempt admitted: an isolate tells it with what the attempt's
@@ -564,6 +590,25 @@ mod tests {
         assert_eq!(done, 200, "{done} tiles in 20 s");
         assert!(refused * 100 <= sent, "{refused} × 429 of {sent} requests");
         assert!(wall <= 6_600.0, "the last tile after {wall} ms (the floor: 6,000)");
+    }
+
+    /// An attempt admitted just before the one a statement answered may reach the upstream after
+    /// it, from another isolate: it comes off what the statement says is left; one admitted
+    /// well before does not.
+    #[test]
+    fn an_attempt_admitted_just_before_the_stating_one_may_not_be_counted_yet() {
+        let left = |gap: f64| {
+            let mut g = Gate::new("up.example", &CONFIG, T0);
+            assert!(matches!(g.admit(T0), Verdict::Allow { .. }));
+            assert!(matches!(g.admit(T0 + gap), Verdict::Allow { .. }));
+            // The answer to attempt 2: 4 left of a quota spread over 2 s.
+            g.stated(T0 + gap + 20.0, "ratelimit: \"tiles\";r=4;t=2\n", 0.0, Some(2));
+            (0..10)
+                .filter(|i| matches!(g.admit(T0 + gap + 21.0 + f64::from(*i)), Verdict::Allow { .. }))
+                .count()
+        };
+        assert_eq!(left(100.0), 2, "4 left: a second's worth");
+        assert_eq!(left(10.0), 1, "3 left, attempt 1 perhaps not counted: a second's worth");
     }
 
     /// A statement of nothing left, with a policy: one attempt at the policy's rate, and no

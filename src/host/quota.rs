@@ -28,6 +28,10 @@
 
 use crate::response::rate_limit::Stated;
 
+/// How far before the end a window's answers state it may in truth have ended: `t` is whole
+/// seconds, rounded up.
+const UNCERTAIN_END_MS: f64 = 1000.0;
+
 /// A host's stated quota as its last answer gave it, and the pacing it sets.
 #[derive(Debug, Clone, Default)]
 pub struct StatedQuota {
@@ -46,6 +50,9 @@ pub struct StatedQuota {
     last_said: Option<(f64, f64)>,
     /// The first statement of the window of the latest: what it said remained, and when.
     window_first: Option<(f64, f64)>,
+    /// Requests that went in the last part of a window that its rounded ends leave uncertain
+    /// (a second, or half a window): the host may have counted them in the next.
+    late_taken: f64,
 }
 
 #[derive(Debug, Clone)]
@@ -117,6 +124,7 @@ impl StatedQuota {
             (Some(_), _) => {
                 self.window_end_ms = Some(end);
                 self.window_first = Some((stated.remaining, now_ms));
+                self.late_taken = 0.0;
             }
             (None, _) => {
                 self.window_end_ms = None;
@@ -198,14 +206,17 @@ impl StatedQuota {
         let window_ms = w * 1000.0;
         let passed = ((now_ms - p.until_ms) / window_ms).floor() + 1.0;
         p.until_ms += passed * window_ms;
-        p.stated.remaining = q;
+        // What went in the last uncertain part of the window may count in this one.
+        let left = if passed > 1.0 { q } else { (q - self.late_taken).max(0.0) };
+        self.late_taken = 0.0;
+        p.stated.remaining = left;
         p.stated.reset_s = Some(w);
-        p.tokens = q;
+        p.tokens = left;
         p.burst = q.max(1.0);
         p.per_second = q / w;
         p.rate = Some(0.0);
         p.at_ms = now_ms;
-        p.empty = q < 1.0;
+        p.empty = left < 1.0;
         self.window_end_ms = Some(p.until_ms);
         self.window_first = None;
         self.empty_since_ms = None;
@@ -273,6 +284,11 @@ impl StatedQuota {
         if let Some(p) = self.current.as_mut().filter(|p| p.until_ms > now_ms && p.rate.is_some()) {
             p.refill(now_ms);
             p.tokens -= 1.0;
+            if let (true, Some(w)) = (self.windows, p.stated.window_s) {
+                if now_ms >= p.until_ms - UNCERTAIN_END_MS.min(w * 500.0) {
+                    self.late_taken += 1.0;
+                }
+            }
         }
     }
 }
@@ -396,6 +412,13 @@ mod tests {
         // Its first answer's end, rounded up, does not move the end the clock gave it.
         q.on_stated(2_300.0, window(0.0, 2.0), 0, 60_000.0);
         assert_eq!(q.next_slot(2_300.0), Some(4_000.0));
+        // What went in the window's last second may be counted in the next (its end is known
+        // to `t`'s rounding): the next holds that much less until an answer says.
+        let mut late = q.clone();
+        assert_eq!(sent(&mut late, 3_500.0, 3_500.5), 0, "nothing left in this one");
+        late.on_stated(3_600.0, window(5.0, 1.0), 0, 60_000.0);
+        assert_eq!(sent(&mut late, 3_600.0, 3_601.0), 5, "five came back late in the window");
+        assert_eq!(sent(&mut late, 4_000.0, 4_001.0), 55, "the next window: 60 less those five");
         // Idle for windows: the one the clock is in now.
         assert_eq!(sent(&mut q, 9_000.0, 9_001.0), 60);
         assert_eq!(q.next_slot(9_001.0), Some(10_000.0));

@@ -55,17 +55,18 @@ test("a Retry-After reported by name pauses the host; successes told with an adm
 test("a rate limit told with an admit is read by name, with the seq of the attempt it answered", () => {
   const now = 2_500_000;
   const gate = new UpstreamGateState("tiles.example", config(), now);
-  const seqs = [0, 1, 2, 3].map((i) => gate.admit({ ok: 0 }, now + i).seq);
+  const seqs = [0, 1, 2, 3].map((i) => gate.admit({ ok: 0 }, now + 100 * i).seq);
   assert.deepEqual(seqs, [1, 2, 3, 4], "each admitted attempt is numbered");
-  // The answer to attempt 4, the latest, stated 4 left in 2 s: none was on its way after it
-  // (told without its seq, the 3 not heard of would come off): a second's worth is 2.
+  // The answer to attempt 4, the latest, stated 4 left in 2 s: none was on its way after it, nor
+  // admitted just before it (told without its seq, the 3 not heard of would come off): a
+  // second's worth is 2.
   const rateLimit = 'ratelimit-policy: "tiles";q=10;w=2\nratelimit: "tiles";r=4;t=2\n';
-  const first = gate.admit({ ok: 1, okAgeMs: 0, rateLimit, rateLimitSeq: 4 }, now + 10);
+  const first = gate.admit({ ok: 1, okAgeMs: 0, rateLimit, rateLimitSeq: 4 }, now + 310);
   assert.equal(first.allow, true, JSON.stringify(first));
   assert.equal(first.paced, true, "a stated quota paces the upstream");
-  const second = gate.admit({ ok: 0 }, now + 11);
+  const second = gate.admit({ ok: 0 }, now + 311);
   assert.deepEqual([second.allow, second.seq], [true, 6], JSON.stringify(second));
-  const third = gate.admit({ ok: 0 }, now + 12);
+  const third = gate.admit({ ok: 0 }, now + 312);
   assert.deepEqual([third.allow, third.reason, third.seq], [false, "quota", 0], JSON.stringify(third));
   gate.free();
 });
@@ -108,6 +109,8 @@ test("a stated quota told by name with an admit or a report paces every isolate 
   };
   const upstream = globalThis.fetch;
   globalThis.fetch = async () => new Response("tile", { headers: { RateLimit: '"tiles";r=3;t=1', "RateLimit-Policy": '"tiles";q=10;w=1' } });
+  const paced = new Map();
+  let seen;
   try {
     const { fetch: gated } = gatedFetch({
       stubFor: () => stub,
@@ -116,9 +119,10 @@ test("a stated quota told by name with an admit or a report paces every isolate 
       down: new Map(),
       clean: new Map(),
       answered: new Map(),
+      paced,
       waitUntil: () => {},
     });
-    await gated("https://tiles.example/1/0/0.png");
+    seen = await gated("https://tiles.example/1/0/0.png");
     await gated("https://tiles.example/1/0/1.png");
   } finally {
     globalThis.fetch = upstream;
@@ -126,4 +130,59 @@ test("a stated quota told by name with an admit or a report paces every isolate 
   const admits = sent.filter((m) => m.op === "admit");
   assert.equal(admits.length, 2);
   assert.equal(admits[1].rateLimit, 'ratelimit-policy: "tiles";q=10;w=1\nratelimit: "tiles";r=3;t=1\n', "the first answer's statement, with the next admit");
+  assert.equal(admits[1].rateLimitSeq, 1, "and the seq of the attempt it answered");
+  // The quota is the gate's to spend: the isolate's client does not see it, and knows it paces.
+  assert.equal(seen.headers.get("ratelimit"), null);
+  assert.equal(await seen.text(), "tile");
+  assert.equal(paced.get("tiles.example"), true);
+});
+
+test("a hedge to an upstream a rate paces waits for the attempt it hedges, and is aborted with it", async () => {
+  const { gatedFetch } = await import("../../pkg/worker/gated-fetch.js");
+  const stub = {
+    fetch: async () => new Response(JSON.stringify({ allow: true, probe: false, seq: 1, paced: true, retryAfterMs: 0, reason: "ok", state: "closed" })),
+  };
+  const upstream = globalThis.fetch;
+  const sentAt = [];
+  let answer;
+  globalThis.fetch = () => {
+    sentAt.push(performance.now());
+    return sentAt.length === 1 ? new Promise((resolve) => (answer = resolve)) : Promise.resolve(new Response("tile"));
+  };
+  try {
+    const paced = new Map([["tiles.example", true]]);
+    const { fetch: gated } = gatedFetch({
+      stubFor: () => stub,
+      cfg: {},
+      timeoutMs: 1000,
+      down: new Map(),
+      clean: new Map(),
+      answered: new Map(),
+      paced,
+      waitUntil: () => {},
+    });
+    const first = gated("https://tiles.example/1/0/0.png");
+    await new Promise((r) => setTimeout(r, 20));
+    const hedge = new AbortController();
+    const second = gated("https://tiles.example/1/0/0.png", { signal: hedge.signal });
+    await new Promise((r) => setTimeout(r, 50));
+    assert.equal(sentAt.length, 1, "the hedge did not go while the first is out");
+    answer(new Response("tile"));
+    await first;
+    await second;
+    assert.equal(sentAt.length, 2, "it goes once the first has settled (here: the call had not dropped it)");
+    // A hedge the call drops (its first attempt won) never goes.
+    sentAt.length = 0;
+    const third = gated("https://tiles.example/1/0/1.png");
+    await new Promise((r) => setTimeout(r, 10));
+    const dropped = new AbortController();
+    const fourth = gated("https://tiles.example/1/0/1.png", { signal: dropped.signal });
+    dropped.abort(new DOMException("the hedge lost", "AbortError"));
+    await assert.rejects(fourth, { name: "AbortError" });
+    answer(new Response("tile"));
+    await third;
+    assert.equal(sentAt.length, 1);
+  } finally {
+    globalThis.fetch = upstream;
+  }
 });
