@@ -80,9 +80,10 @@ export function createTileHandler(config) {
   /**
    * Whether every upstream host is known to be down now: its breaker open (the isolate's own, or
    * the gate's refusals, which reach the core as 503s with its wait) or paused. While it is, no
-   * call goes upstream; a half-open breaker lets its probe go. A host paced by a quota (its own
-   * statement, or the gate's, which then keeps the statements to itself: see gated-fetch.js)
-   * whose pause a call can wait out (a window's end) is not down: it serves after it.
+   * call goes upstream; a half-open breaker lets its probe go. A pause a call can wait out that
+   * is a quota's (the gate refused for its quota or rate, which it then keeps to itself: see
+   * gated-fetch.js; or the host stated nothing left until about then) is not down: the host
+   * serves after it.
    */
   function knownDown() {
     const now = Date.now();
@@ -91,8 +92,8 @@ export function createTileHandler(config) {
       const s = stats[h];
       if (s === undefined) return false;
       const paused = (s.pausedUntil ?? 0) > now;
-      const paced = s.statedLimit !== null || gatePaced.get(h) === true;
-      const waitable = paused && paced && s.pausedUntil - now < settings.get(h).deadlineMs;
+      const quota = s.statedLimit !== null && s.statedLimit.remaining < 1 && s.pausedUntil <= s.statedLimit.until + 1000;
+      const waitable = paused && (quota || gatePaced.get(h) === true) && s.pausedUntil - now < settings.get(h).deadlineMs;
       return s.breaker.state === "open" || (paused && !waitable);
     });
   }

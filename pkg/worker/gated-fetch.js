@@ -9,7 +9,8 @@
 // gate's to spend for the fleet: the rate-limit fields of an answer it was told go to it, and
 // are taken off what the isolate's client sees, which would otherwise spend it again as its own.
 // While a rate paces the upstream, a hedge (an attempt of a call whose other attempt is out)
-// waits for that attempt: what the quota allows is the waiting tiles'. A gate that fails or does not answer
+// waits for that attempt, and, when it was answered, for the call to read it and drop the hedge:
+// what the quota allows is the waiting tiles'. A gate that fails or does not answer
 // within `timeoutMs` lets the attempt go (the isolate's own breaker still applies) and is left
 // alone for DOWN_MS: a gate outage costs one timeout, not one per attempt.
 import { gateCall } from "./gate.js";
@@ -50,6 +51,8 @@ export function gatedFetch({ stubFor, cfg, timeoutMs, down, clean, answered, pac
   const refusal = (verdict) => {
     record.refused = verdict;
     clean.set(verdict.host, 0);
+    // A refusal for the quota or the fleet's rate is a wait a call may sit out; others are not.
+    paced?.set(verdict.host, verdict.reason === "quota" || verdict.reason === "rate");
     const seconds = (Math.max(1, verdict.retryAfterMs) / 1000).toFixed(3);
     return new Response(null, { status: 503, headers: { "retry-after": seconds, "x-tilefetch-gate": verdict.reason } });
   };
@@ -142,15 +145,32 @@ export function gatedFetch({ stubFor, cfg, timeoutMs, down, clean, answered, pac
   return { fetch: fetcher, record };
 }
 
-/** Resolves when every one of `attempts` has settled; rejects with the reason when `signal` aborts first. */
+/** How long a hedge waits, after the attempt it hedges was answered 2xx, for the call to drop it (it reads that body first). */
+export const HEDGE_LINGER_MS = 2000;
+
+/**
+ * Resolves when every one of `attempts` has settled, and, when one was answered 2xx, the call
+ * has had `HEDGE_LINGER_MS` to read its body and drop this hedge; rejects with the reason when
+ * `signal` aborts first.
+ */
 function settledOrAborted(attempts, signal) {
   if (signal?.aborted) return Promise.reject(signal.reason);
   return new Promise((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
+    let timer;
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    };
     signal?.addEventListener("abort", onAbort, { once: true });
-    Promise.allSettled(attempts).then(() => {
-      signal?.removeEventListener("abort", onAbort);
-      resolve();
+    Promise.allSettled(attempts).then((outcomes) => {
+      const answered = outcomes.some((o) => o.status === "fulfilled" && o.value?.ok);
+      timer = setTimeout(
+        () => {
+          signal?.removeEventListener("abort", onAbort);
+          resolve();
+        },
+        answered ? HEDGE_LINGER_MS : 0,
+      );
     });
   });
 }

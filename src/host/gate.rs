@@ -286,11 +286,11 @@ impl Gate {
         self.host.on_stated(at, stated, seq, others, self.defaults.retry_after_max_ms);
     }
 
-    /// Whether a rate paces the upstream now (a stated quota in force, or the configured rate):
-    /// an attempt sent before its admit is answered would spend what the gate has not given.
-    pub fn paced(&self, now_ms: f64) -> bool {
-        self.host.stated(now_ms).is_some_and(|(_, per_second, _)| per_second.is_some())
-            || self.host.rate().is_some()
+    /// Whether a rate paces the upstream now (a stated quota that sets the pace, or the
+    /// configured rate): an attempt sent before its admit is answered would spend what the
+    /// gate has not given, and a hedge a waiting tile's request.
+    pub fn paced(&mut self, now_ms: f64) -> bool {
+        self.host.rate().is_some() || self.host.quota_binds(now_ms)
     }
 
     /// When the attempt number `seq` was admitted, if it is one of the latest.
@@ -333,9 +333,12 @@ impl Gate {
                 .unwrap_or(0);
             self.leases.swap_remove(earliest);
         }
-        match seq.and_then(|n| self.outstanding.iter().position(|(m, _)| *m == n)) {
-            Some(i) => {
-                self.outstanding.remove(i);
+        match seq {
+            // That one (gone already if its lease ended, or if told with an admit before).
+            Some(n) => {
+                if let Some(i) = self.outstanding.iter().position(|(m, _)| *m == n) {
+                    self.outstanding.remove(i);
+                }
             }
             None => self.heard_of(1),
         }

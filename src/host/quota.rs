@@ -7,8 +7,8 @@
 //! what it served, the requests still on their way are taken off, and what is left is the new
 //! budget (a host that refills as it serves restates a full budget on every answer). When
 //! the time it stated has passed without a newer statement, the pacing lapses: whatever the host
-//! restored by then (a window's whole quota, a bucket's refill) is unknown, and the next answer
-//! says.
+//! restored by then (a bucket's refill) is unknown, and the next answer says (a host known to
+//! count in fixed windows is the exception, below).
 //!
 //! A host with nothing left is asked at its policy's own rate (`q` per `w`), one request at a
 //! time: the stated time is whole seconds, and a token bucket's next token comes long before.
@@ -39,7 +39,7 @@ pub struct StatedQuota {
     /// Since when (monotonic ms) the host's statements have said nothing is left, while they do.
     empty_since_ms: Option<f64>,
     /// The host counts in fixed windows: it refused a request sent at its policy's rate while it
-    /// had nothing left, or its quota came back at once.
+    /// had nothing left, its quota came back at once, or its answers counted down to one end.
     windows: bool,
     /// The soonest end (monotonic ms) the answers stated for the window of the latest, when the
     /// host states its policy's window: answers whose ends lie within half a window of each
@@ -80,6 +80,13 @@ impl StatedQuota {
     /// bounds the stated time (`retryAfterMaxMs`). Returns whether the host is paced by its
     /// stated quota now and was not before.
     pub fn on_stated(&mut self, now_ms: f64, stated: Stated, in_flight: usize, max_wait_ms: f64) -> bool {
+        if self.current.as_ref().is_some_and(|p| p.stated.policy != stated.policy) {
+            // Another policy is now the one that runs out first: what was learned of the last
+            // one's windows is not this one's.
+            self.windows = false;
+            self.window_end_ms = None;
+            self.last_said = None;
+        }
         self.roll(now_ms);
         let was_pacing = self.pacing(now_ms).is_some();
         // A quota that comes back at once, more than its policy's rate refills and the requests
@@ -102,7 +109,10 @@ impl StatedQuota {
         let end = now_ms + horizon;
         let window = self.current.as_ref().filter(|p| self.windows && p.until_ms > now_ms);
         let mut same = false;
-        match (stated.window_s.filter(|_| horizon > 0.0), self.window_end_ms) {
+        // A `t` cut to `retryAfterMaxMs` is not the window's end: the statement lapses then,
+        // and no window is begun from it.
+        let clamped = stated.reset_s.is_some_and(|t| t * 1000.0 > horizon);
+        match (stated.window_s.filter(|_| horizon > 0.0 && !clamped), self.window_end_ms) {
             (Some(w), Some(known)) if end < known - w * 500.0 => {
                 if window.is_some() {
                     return false;
@@ -198,7 +208,7 @@ impl StatedQuota {
     /// host that restarts its window at the first request after one ends says so in that
     /// request's answer.
     pub fn roll(&mut self, now_ms: f64) {
-        if !self.windows {
+        if !self.windows || self.window_end_ms.is_none() {
             return;
         }
         let Some(p) = self.current.as_mut().filter(|p| p.until_ms <= now_ms) else { return };
@@ -479,6 +489,43 @@ mod tests {
         window.on_stated(1_100.0, said(20.0, 1.0), 0, 60_000.0);
         assert!(window.counts_in_windows(), "1.1 s later, the same end, 30 fewer");
         assert_eq!(window.until_ms(1_100.0), Some(2_000.0));
+    }
+
+    /// A window's `t` beyond `retryAfterMaxMs` is cut to it: the statement lapses then, and no
+    /// window is begun at the cut (the host has the rest of its window to go).
+    #[test]
+    fn a_window_longer_than_the_longest_wait_is_not_rolled_at_the_cut() {
+        let hour = |remaining, reset_s| Stated {
+            policy: Some("p".into()),
+            quota: Some(1000.0),
+            window_s: Some(3600.0),
+            remaining,
+            reset_s: Some(reset_s),
+        };
+        let mut q = StatedQuota::default();
+        q.on_stated(0.0, hour(0.0, 1800.0), 0, 60_000.0);
+        q.on_refused(10.0);
+        assert!(q.counts_in_windows());
+        assert_eq!(q.next_slot(20.0), Some(60_000.0), "nothing until the longest wait");
+        assert_eq!(q.next_slot(60_000.0), None, "then asked again");
+        assert_eq!(q.until_ms(60_000.0), None, "the statement lapsed: no window of a thousand begun");
+    }
+
+    /// Another policy that becomes the tightest starts afresh: the last one's windows and
+    /// remainders are not its own.
+    #[test]
+    fn another_policy_is_not_taken_for_a_window_that_reset() {
+        let said = |policy: &str, quota, window_s, remaining, reset_s| Stated {
+            policy: Some(policy.into()),
+            quota: Some(quota),
+            window_s: Some(window_s),
+            remaining,
+            reset_s: Some(reset_s),
+        };
+        let mut q = StatedQuota::default();
+        q.on_stated(0.0, said("burst", 100.0, 60.0, 0.0, 50.0), 0, 60_000.0);
+        q.on_stated(100.0, said("daily", 1000.0, 86_400.0, 880.0, 40_000.0), 0, 60_000.0);
+        assert!(!q.counts_in_windows(), "880 of another policy is no reset of the first");
     }
 
     /// A host whose answers stated its end late (`t` rounded up) resets sooner than the window

@@ -338,12 +338,18 @@ impl HostState {
     pub fn admit_hedge(&mut self, now_ms: f64) -> bool {
         let admitted = now_ms >= self.paused_until
             && self.rate.rate().is_none()
-            && self.quota.to_spare(now_ms) >= self.slots.limit() as f64
+            && !self.quota_binds(now_ms)
             && self.breaker.state(now_ms) == BreakerState::Closed;
         if admitted {
             self.quota.take(now_ms);
         }
         admitted
+    }
+
+    /// Whether the host's stated quota, not the host, sets the pace now: it has less to spare
+    /// than a burst of the host's slots would take. (A generous quota does not.)
+    pub fn quota_binds(&mut self, now_ms: f64) -> bool {
+        self.quota.to_spare(now_ms) < self.slots.limit() as f64
     }
 
     /// Whether the host has answered (a tile, or a permanent answer) within the last
@@ -406,6 +412,7 @@ impl HostState {
                 if self.doubtful_pause && self.paused_until > now_ms {
                     // The host answers: the header that paused it was wrong about it.
                     self.paused_until = now_ms;
+                    self.pause_wakes_until = now_ms;
                 }
                 self.doubtful_pause = false;
             }

@@ -154,7 +154,6 @@ where
                 let mut wait = at - now;
                 if hold == Hold::Pause {
                     wait += fx.random.unit() * PAUSE_JITTER_MS.min(wait * 0.2);
-                    host.borrow_mut().note_pause_wake(now + wait);
                 }
                 let doubtful = {
                     let h = host.borrow();
@@ -191,6 +190,9 @@ where
                         Hold::Breaker => Error::CircuitOpen { retry_after_ms: Some(at - now) },
                         Hold::Rate => out_of_time(),
                     });
+                }
+                if hold == Hold::Pause {
+                    host.borrow_mut().note_pause_wake(now + wait);
                 }
                 let name = host.borrow().name.clone();
                 on_event(Event::Queue { host: name, hold: Some(hold), wait_ms: wait });

@@ -137,18 +137,21 @@ test("a stated quota told by name with an admit or a report paces every isolate 
   assert.equal(paced.get("tiles.example"), true);
 });
 
-test("a hedge to an upstream a rate paces waits for the attempt it hedges, and is aborted with it", async () => {
+test("a hedge to an upstream a rate paces waits for the attempt it hedges, and is dropped with it", async () => {
   const { gatedFetch } = await import("../../pkg/worker/gated-fetch.js");
   const stub = {
     fetch: async () => new Response(JSON.stringify({ allow: true, probe: false, seq: 1, paced: true, retryAfterMs: 0, reason: "ok", state: "closed" })),
   };
   const upstream = globalThis.fetch;
-  const sentAt = [];
-  let answer;
+  // What each upstream request does, in order: held until the test settles it, or a tile.
+  const plan = ["hold", "hold", "tile"];
+  const sent = [];
+  let settle;
   globalThis.fetch = () => {
-    sentAt.push(performance.now());
-    return sentAt.length === 1 ? new Promise((resolve) => (answer = resolve)) : Promise.resolve(new Response("tile"));
+    sent.push(plan[sent.length]);
+    return sent.at(-1) === "hold" ? new Promise((resolve, reject) => (settle = { resolve, reject })) : Promise.resolve(new Response("tile"));
   };
+  const pause = (ms) => new Promise((r) => setTimeout(r, ms));
   try {
     const paced = new Map([["tiles.example", true]]);
     const { fetch: gated } = gatedFetch({
@@ -161,27 +164,28 @@ test("a hedge to an upstream a rate paces waits for the attempt it hedges, and i
       paced,
       waitUntil: () => {},
     });
+    // The first attempt is answered: the call reads it and drops its hedge, which never went.
     const first = gated("https://tiles.example/1/0/0.png");
-    await new Promise((r) => setTimeout(r, 20));
+    await pause(20);
     const hedge = new AbortController();
     const second = gated("https://tiles.example/1/0/0.png", { signal: hedge.signal });
-    await new Promise((r) => setTimeout(r, 50));
-    assert.equal(sentAt.length, 1, "the hedge did not go while the first is out");
-    answer(new Response("tile"));
+    await pause(30);
+    assert.equal(sent.length, 1, "the hedge did not go while the first is out");
+    settle.resolve(new Response("tile"));
     await first;
-    await second;
-    assert.equal(sentAt.length, 2, "it goes once the first has settled (here: the call had not dropped it)");
-    // A hedge the call drops (its first attempt won) never goes.
-    sentAt.length = 0;
+    await pause(30);
+    assert.equal(sent.length, 1, "nor once it was answered, while the call reads it");
+    hedge.abort(new DOMException("the hedge lost", "AbortError"));
+    await assert.rejects(second, { name: "AbortError" });
+    assert.equal(sent.length, 1);
+    // The first attempt fails: the hedge goes at once.
     const third = gated("https://tiles.example/1/0/1.png");
-    await new Promise((r) => setTimeout(r, 10));
-    const dropped = new AbortController();
-    const fourth = gated("https://tiles.example/1/0/1.png", { signal: dropped.signal });
-    dropped.abort(new DOMException("the hedge lost", "AbortError"));
-    await assert.rejects(fourth, { name: "AbortError" });
-    answer(new Response("tile"));
-    await third;
-    assert.equal(sentAt.length, 1);
+    await pause(20);
+    const fourth = gated("https://tiles.example/1/0/1.png");
+    settle.reject(new TypeError("fetch failed"));
+    await assert.rejects(third, TypeError);
+    assert.equal((await fourth).status, 200);
+    assert.equal(sent.length, 3);
   } finally {
     globalThis.fetch = upstream;
   }
