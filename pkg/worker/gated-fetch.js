@@ -31,7 +31,8 @@ export const CLEAN_MS = 100;
  *   attempts that got a 2xx since the last admit, when the latest did, and the rate limit the newest of them (by the
  *   gate's `seq`) stated, told with the next admit (shared by the handler)
  * @param {Map<string, number>} p.clean  host → when its gate last said "closed, go" (0 after a refusal or failure; shared by the handler)
- * @param {Map<string, boolean>} p.paced  host → whether its gate's latest answer said a rate paces it (shared by the handler)
+ * @param {Map<string, boolean>} p.paced  host → whether a rate paces it: its gate's latest answer said so, or refused for
+ *   the quota or the fleet's rate, or its latest answer stated a quota the gate has not heard of yet (shared by the handler)
  * @param {(p: Promise<unknown>) => void} p.waitUntil
  */
 export function gatedFetch({ stubFor, cfg, timeoutMs, down, clean, answered, paced, waitUntil }) {
@@ -52,25 +53,23 @@ export function gatedFetch({ stubFor, cfg, timeoutMs, down, clean, answered, pac
     record.refused = verdict;
     clean.set(verdict.host, 0);
     // A refusal for the quota or the fleet's rate is a wait a call may sit out; others are not.
-    paced?.set(verdict.host, verdict.reason === "quota" || verdict.reason === "rate");
+    paced.set(verdict.host, verdict.reason === "quota" || verdict.reason === "rate");
     const seconds = (Math.max(1, verdict.retryAfterMs) / 1000).toFixed(3);
     return new Response(null, { status: 503, headers: { "retry-after": seconds, "x-tilefetch-gate": verdict.reason } });
   };
   const fetcher = (input, init) => {
     const attempt = attemptOf(input, init);
+    const forget = () => pending.delete(attempt);
     pending.add(attempt);
-    attempt.then(
-      () => pending.delete(attempt),
-      () => pending.delete(attempt),
-    );
+    attempt.then(forget, forget);
     return attempt;
   };
   const attemptOf = async (input, init) => {
     record.calls++;
     const host = new URL(typeof input === "string" ? input : input.url).host;
-    if (paced?.get(host) === true && pending.size > 0) {
+    if (paced.get(host) === true && pending.size > 0) {
       // A hedge of an attempt still out, to an upstream a rate paces: the quota is the waiting
-      // tiles', so it waits for that attempt (and is aborted with it when that one wins).
+      // tiles', so it waits for that attempt, and is dropped by the call when that one wins.
       await settledOrAborted([...pending], init?.signal);
     }
     const successes = answered.get(host); // told with this admit
@@ -80,7 +79,7 @@ export function gatedFetch({ stubFor, cfg, timeoutMs, down, clean, answered, pac
     const admitted = ask(host, admit).then((v) => {
       if (v) {
         clean.set(host, v.allow && !v.probe && !v.paced && v.state === "closed" ? Date.now() : 0);
-        paced?.set(host, v.paced === true);
+        paced.set(host, v.paced === true);
       }
       return v && { ...v, host };
     });
@@ -123,7 +122,7 @@ export function gatedFetch({ stubFor, cfg, timeoutMs, down, clean, answered, pac
     const rateLimit = rateLimitFields(response.headers);
     if (rateLimit !== undefined) {
       // A quota: it paces the upstream from now on, before the gate has been told of it.
-      paced?.set(host, true);
+      paced.set(host, true);
       clean.set(host, 0);
     }
     if (response.ok && verdict && !verdict.probe) {

@@ -126,7 +126,8 @@ impl StatedQuota {
                 // Answers more than `t`'s rounding apart that state the same end, less left at
                 // the later: a window counting down (a bucket's next token moves with the clock).
                 if let Some((first_left, first_at)) = self.window_first {
-                    if now_ms - first_at > 1000.0 && stated.remaining < first_left && end < known + 1000.0 {
+                    let apart = now_ms - first_at > UNCERTAIN_END_MS;
+                    if apart && stated.remaining < first_left && end < known + UNCERTAIN_END_MS {
                         self.windows = true;
                     }
                 }
@@ -321,6 +322,17 @@ mod tests {
         Stated { policy: Some("p".into()), quota: None, window_s: None, remaining, reset_s }
     }
 
+    /// What a host with the policy `q` per `w` s states: `r` left, `t` s until more.
+    fn policy(q: f64, w: f64, remaining: f64, reset_s: f64) -> Stated {
+        Stated {
+            policy: Some("p".into()),
+            quota: Some(q),
+            window_s: Some(w),
+            remaining,
+            reset_s: Some(reset_s),
+        }
+    }
+
     /// Requests sent between `from` and `to` (ms) by a caller that always has one waiting and
     /// sends at most one a microsecond.
     fn sent(q: &mut StatedQuota, from: f64, to: f64) -> usize {
@@ -368,13 +380,7 @@ mod tests {
     /// quota goes at once and whose end is waited for.
     #[test]
     fn a_host_that_refuses_its_policys_rate_when_empty_counts_in_windows() {
-        let window = |remaining, reset_s| Stated {
-            policy: Some("p".into()),
-            quota: Some(60.0),
-            window_s: Some(2.0),
-            remaining,
-            reset_s: Some(reset_s),
-        };
+        let window = |remaining, reset_s| policy(60.0, 2.0, remaining, reset_s);
         let mut q = StatedQuota::default();
         q.on_stated(0.0, window(0.0, 2.0), 0, 60_000.0);
         assert_eq!(q.next_slot(0.0), Some(1000.0 / 30.0), "the policy's rate: 30 a second");
@@ -398,13 +404,7 @@ mod tests {
     /// says so; an answer from the window before is passed over.
     #[test]
     fn the_next_window_holds_the_policys_quota_and_what_remains_only_goes_down() {
-        let window = |remaining, reset_s| Stated {
-            policy: Some("p".into()),
-            quota: Some(60.0),
-            window_s: Some(2.0),
-            remaining,
-            reset_s: Some(reset_s),
-        };
+        let window = |remaining, reset_s| policy(60.0, 2.0, remaining, reset_s);
         let mut q = StatedQuota::default();
         q.on_stated(-2_000.0, window(0.0, 2.0), 0, 60_000.0);
         q.on_refused(-1_990.0);
@@ -444,13 +444,7 @@ mod tests {
     /// policy's rate refills (a bucket's comes back at that rate).
     #[test]
     fn a_quota_that_comes_back_at_once_is_a_window() {
-        let said = |remaining, reset_s| Stated {
-            policy: Some("p".into()),
-            quota: Some(60.0),
-            window_s: Some(2.0),
-            remaining,
-            reset_s: Some(reset_s),
-        };
+        let said = |remaining, reset_s| policy(60.0, 2.0, remaining, reset_s);
         let mut bucket = StatedQuota::default();
         bucket.on_stated(0.0, said(0.0, 1.0), 0, 60_000.0);
         bucket.on_stated(1_000.0, said(30.0, 1.0), 0, 60_000.0);
@@ -470,13 +464,7 @@ mod tests {
     /// less left; a bucket's `t` (until its next token) moves with the clock.
     #[test]
     fn answers_that_count_down_to_one_end_are_a_window() {
-        let said = |remaining, reset_s| Stated {
-            policy: Some("p".into()),
-            quota: Some(60.0),
-            window_s: Some(2.0),
-            remaining,
-            reset_s: Some(reset_s),
-        };
+        let said = |remaining, reset_s| policy(60.0, 2.0, remaining, reset_s);
         let mut bucket = StatedQuota::default();
         for (at, left) in [(0.0, 50.0), (600.0, 40.0), (1_200.0, 30.0), (1_800.0, 20.0)] {
             bucket.on_stated(at, said(left, 1.0), 0, 60_000.0);
@@ -495,13 +483,7 @@ mod tests {
     /// window is begun at the cut (the host has the rest of its window to go).
     #[test]
     fn a_window_longer_than_the_longest_wait_is_not_rolled_at_the_cut() {
-        let hour = |remaining, reset_s| Stated {
-            policy: Some("p".into()),
-            quota: Some(1000.0),
-            window_s: Some(3600.0),
-            remaining,
-            reset_s: Some(reset_s),
-        };
+        let hour = |remaining, reset_s| policy(1000.0, 3600.0, remaining, reset_s);
         let mut q = StatedQuota::default();
         q.on_stated(0.0, hour(0.0, 1800.0), 0, 60_000.0);
         q.on_refused(10.0);
@@ -532,13 +514,7 @@ mod tests {
     /// in force says: an answer of the new window ends about a window later, and is taken whole.
     #[test]
     fn an_answer_of_the_next_window_is_not_held_to_the_last_ones_remainder() {
-        let window = |remaining, reset_s| Stated {
-            policy: Some("p".into()),
-            quota: Some(60.0),
-            window_s: Some(2.0),
-            remaining,
-            reset_s: Some(reset_s),
-        };
+        let window = |remaining, reset_s| policy(60.0, 2.0, remaining, reset_s);
         let mut q = StatedQuota::default();
         q.on_stated(0.0, window(0.0, 2.0), 0, 60_000.0);
         q.on_refused(10.0);

@@ -85,8 +85,14 @@ test("messages no isolate sends are answered, never thrown at", () => {
   gate.free();
 });
 
-test("a stated quota told by name with an admit or a report paces every isolate (reason quota)", async () => {
+/** One isolate's gated `fetch` (pkg/worker/gated-fetch.js) in front of the gate `stub`, sharing `paced`. */
+async function isolateFetch(stub, paced) {
   const { gatedFetch } = await import("../../pkg/worker/gated-fetch.js");
+  const maps = { down: new Map(), clean: new Map(), answered: new Map(), paced };
+  return gatedFetch({ stubFor: () => stub, cfg: {}, timeoutMs: 1000, ...maps, waitUntil: () => {} }).fetch;
+}
+
+test("a stated quota told by name with an admit or a report paces every isolate (reason quota)", async () => {
   const now = 4_000_000;
   const gate = new UpstreamGateState("tiles.example", config(), now);
   gate.admit({ ok: 1, okAgeMs: 0, rateLimit: 'ratelimit: "tiles";r=0;t=5\n' }, now);
@@ -112,16 +118,7 @@ test("a stated quota told by name with an admit or a report paces every isolate 
   const paced = new Map();
   let seen;
   try {
-    const { fetch: gated } = gatedFetch({
-      stubFor: () => stub,
-      cfg: {},
-      timeoutMs: 1000,
-      down: new Map(),
-      clean: new Map(),
-      answered: new Map(),
-      paced,
-      waitUntil: () => {},
-    });
+    const gated = await isolateFetch(stub, paced);
     seen = await gated("https://tiles.example/1/0/0.png");
     await gated("https://tiles.example/1/0/1.png");
   } finally {
@@ -138,7 +135,6 @@ test("a stated quota told by name with an admit or a report paces every isolate 
 });
 
 test("a hedge to an upstream a rate paces waits for the attempt it hedges, and is dropped with it", async () => {
-  const { gatedFetch } = await import("../../pkg/worker/gated-fetch.js");
   const stub = {
     fetch: async () => new Response(JSON.stringify({ allow: true, probe: false, seq: 1, paced: true, retryAfterMs: 0, reason: "ok", state: "closed" })),
   };
@@ -154,16 +150,7 @@ test("a hedge to an upstream a rate paces waits for the attempt it hedges, and i
   const pause = (ms) => new Promise((r) => setTimeout(r, ms));
   try {
     const paced = new Map([["tiles.example", true]]);
-    const { fetch: gated } = gatedFetch({
-      stubFor: () => stub,
-      cfg: {},
-      timeoutMs: 1000,
-      down: new Map(),
-      clean: new Map(),
-      answered: new Map(),
-      paced,
-      waitUntil: () => {},
-    });
+    const gated = await isolateFetch(stub, paced);
     // The first attempt is answered: the call reads it and drops its hedge, which never went.
     const first = gated("https://tiles.example/1/0/0.png");
     await pause(20);
