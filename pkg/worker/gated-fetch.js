@@ -3,11 +3,14 @@
 // of the attempt's host; after it, it tells the gate what the attempt met, so that the first
 // failures of an outage reach every isolate at once, not when calls give up.
 //
-// A refused attempt is answered here, as a gateway would: 503 with the gate's wait as Retry-After
+// Refused for a quota or rate whose next request is due within QUEUED_MS, an attempt waits and
+// asks again (a queue, not a failure). Otherwise a refused attempt is answered here, as a
+// gateway would: 503 with the gate's wait as Retry-After
 // (in ms precision: the core reads fractions), so the isolate's own TileClient pauses the host for
 // that long and its other calls wait without asking again. The quota an upstream states is the
 // gate's to spend for the fleet: the rate-limit fields of an answer it was told go to it, and
-// are taken off what the isolate's client sees, which would otherwise spend it again as its own.
+// are taken off what the isolate's client sees, which would otherwise spend it again as its own;
+// while a quota paces it, each answer is told at once (the gate counts what it lets go from them).
 // While a rate paces the upstream, a hedge (an attempt of a call whose other attempt is out)
 // waits for that attempt, and, when it was answered, for the call to read it and drop the hedge:
 // what the quota allows is the waiting tiles'. A gate that fails or does not answer
@@ -53,7 +56,7 @@ export function gatedFetch({ stubFor, cfg, timeoutMs, down, clean, answered, pac
     record.refused = verdict;
     clean.set(verdict.host, 0);
     // A refusal for the quota or the fleet's rate is a wait a call may sit out; others are not.
-    paced.set(verdict.host, verdict.reason === "quota" || verdict.reason === "rate");
+    paced.set(verdict.host, isWaitable(verdict));
     const seconds = (Math.max(1, verdict.retryAfterMs) / 1000).toFixed(3);
     return new Response(null, { status: 503, headers: { "retry-after": seconds, "x-tilefetch-gate": verdict.reason } });
   };
@@ -72,17 +75,21 @@ export function gatedFetch({ stubFor, cfg, timeoutMs, down, clean, answered, pac
       // tiles', so it waits for that attempt, and is dropped by the call when that one wins.
       await settledOrAborted([...pending], init?.signal);
     }
-    const successes = answered.get(host); // told with this admit
-    answered.delete(host);
-    const okAgeMs = successes ? Date.now() - successes.at : 0;
-    const admit = { op: "admit", host, cfg, ok: successes?.count ?? 0, okAgeMs, rateLimit: successes?.rateLimit, rateLimitSeq: successes?.rateLimitSeq };
-    const admitted = ask(host, admit).then((v) => {
-      if (v) {
-        clean.set(host, v.allow && !v.probe && !v.paced && v.state === "closed" ? Date.now() : 0);
-        paced.set(host, v.paced === true);
-      }
-      return v && { ...v, host };
-    });
+    const started = Date.now();
+    const admit = () => {
+      const successes = answered.get(host); // told with this admit
+      answered.delete(host);
+      const okAgeMs = successes ? Date.now() - successes.at : 0;
+      const message = { op: "admit", host, cfg, ok: successes?.count ?? 0, okAgeMs, rateLimit: successes?.rateLimit, rateLimitSeq: successes?.rateLimitSeq };
+      return ask(host, message).then((v) => {
+        if (v) {
+          clean.set(host, v.allow && !v.probe && !v.paced && v.state === "closed" ? Date.now() : 0);
+          paced.set(host, v.paced === true);
+        }
+        return v && { ...v, host };
+      });
+    };
+    const admitted = admit();
     let early = null; // the attempt, sent before the gate answered
     if (Date.now() - (clean.get(host) ?? 0) < CLEAN_MS && typeof AbortSignal.any === "function") {
       const own = new AbortController();
@@ -90,14 +97,21 @@ export function gatedFetch({ stubFor, cfg, timeoutMs, down, clean, answered, pac
       early = { own, response: fetch(input, { ...init, signal }) };
       early.response.catch(() => {});
     }
-    const verdict = await admitted;
-    if (verdict && !verdict.allow) {
-      if (early) {
-        record.sent++; // it went, and is cut off now
-        early.own.abort(new Error("refused by the upstream gate"));
-      }
-      return refusal(verdict);
+    let verdict = await admitted;
+    if (verdict && !verdict.allow && early) {
+      record.sent++; // it went, and is cut off now
+      early.own.abort(new Error("refused by the upstream gate"));
+      early = null;
     }
+    // Refused for a quota or rate whose next request is due soon: the attempt keeps its place
+    // and asks again then, rather than going back to the client as a failure whose retry waits
+    // a growing backoff and spends the retry budget while fresh calls take the quota. A longer
+    // wait (a window's end) pauses the isolate's calls instead.
+    while (verdict && !verdict.allow && isWaitable(verdict) && Date.now() - started + verdict.retryAfterMs <= QUEUED_MS) {
+      await sleep(verdict.retryAfterMs, init?.signal);
+      verdict = await admit();
+    }
+    if (verdict && !verdict.allow) return refusal(verdict);
     record.sent++;
     record.refused = null;
     const tell = (fields) => {
@@ -120,13 +134,16 @@ export function gatedFetch({ stubFor, cfg, timeoutMs, down, clean, answered, pac
     }
     // The rate limit the upstream states (RateLimit, X-RateLimit-*): the gate paces the fleet by it.
     const rateLimit = rateLimitFields(response.headers);
-    if (rateLimit !== undefined) {
-      // A quota: it paces the upstream from now on, before the gate has been told of it.
+    if (rateLimit !== undefined || response.status === 429) {
+      // A quota, or a throttle: it paces the upstream from now on, before the gate has been
+      // told of it (a pause a 429 sets is waited out, see knownDown in worker.js).
       paced.set(host, true);
       clean.set(host, 0);
     }
-    if (response.ok && verdict && !verdict.probe) {
-      // A tile (or another 2xx): told with this isolate's next admit, not a report of its own.
+    if (response.ok && verdict && !verdict.probe && !verdict.paced) {
+      // A tile (or another 2xx): told with this isolate's next admit, not a report of its own
+      // (while a quota paces the upstream, at once: what the gate lets go next is counted from
+      // it, and an isolate that waits may not admit again for a window).
       // Of the rate limits stated, the newest attempt's says the most (answers overtake).
       const told = answered.get(host);
       const newer = rateLimit !== undefined && !((told?.rateLimitSeq ?? 0) > verdict.seq);
@@ -142,6 +159,32 @@ export function gatedFetch({ stubFor, cfg, timeoutMs, down, clean, answered, pac
     return rateLimit !== undefined && verdict ? withoutRateLimit(response) : response;
   };
   return { fetch: fetcher, record };
+}
+
+/** A refusal for the quota or the fleet's rate: a wait, not a failure of the upstream. */
+const isWaitable = (verdict) => verdict.reason === "quota" || verdict.reason === "rate";
+
+/**
+ * How long an attempt may wait at the gate for a quota or a rate, asking again: less than the
+ * shortest attempt timeout the client learns (TIMEOUT_FLOOR_MS in src/retry/serving.rs), so
+ * the wait is never taken for a hung upstream.
+ */
+export const QUEUED_MS = 750;
+
+/** Resolves after `ms`; rejects with the reason when `signal` aborts first. */
+function sleep(ms, signal) {
+  if (signal?.aborted) return Promise.reject(signal.reason);
+  return new Promise((resolve, reject) => {
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
 }
 
 /** How long a hedge waits, after the attempt it hedges was answered 2xx, for the call to drop it (it reads that body first). */

@@ -11,7 +11,7 @@
 //! by the client's default `retryOn`. Times are epoch ms (the object's `Date.now()`).
 
 use crate::host::breaker::{BreakerConfig, BreakerState};
-use crate::host::state::{Change, Decision, Hold, Report};
+use crate::host::state::{Change, Decision, Hold, Report, StatedBy};
 use crate::host::{HostConfig, HostState};
 use crate::options::value::{Entry, Value};
 use crate::options::{Options, Preset};
@@ -283,7 +283,10 @@ impl Gate {
         let close = self.admitted_at(after).map_or(f64::INFINITY, |at| at - ARRIVAL_SPREAD_MS);
         let later = |&&(n, until): &&(u64, f64)| n > after || (n < after && until - lease >= close);
         let others = self.outstanding.iter().filter(later).count();
-        self.host.on_stated(at, stated, seq, others, self.defaults.retry_after_max_ms);
+        // Sent no later than admitted; a statement of unknown age, when it arrived.
+        let sent_ms = self.admitted_at(after).unwrap_or(at);
+        let by = StatedBy { seq, sent_ms };
+        self.host.on_stated(at, stated, by, others, self.defaults.retry_after_max_ms);
     }
 
     /// Whether a rate paces the upstream now (a stated quota that sets the pace, or the

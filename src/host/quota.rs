@@ -46,6 +46,11 @@ pub struct StatedQuota {
     /// other are of one window. Kept whatever the host is known to count in, so that a window
     /// learned late starts from every answer it had.
     window_end_ms: Option<f64>,
+    /// The time that window's end is known to come after: each answer's `t` is rounded up to
+    /// whole seconds and was counted when its request had reached the host, so the end comes
+    /// less than a second before the time it states from when the request was sent. What went
+    /// before it is that window's for certain.
+    window_ends_after_ms: f64,
     /// What the latest statement said remained, and when (monotonic ms).
     last_said: Option<(f64, f64)>,
     /// The first statement of the window of the latest: what it said remained, and when.
@@ -75,16 +80,24 @@ struct Pacing {
 }
 
 impl StatedQuota {
-    /// Takes in a statement from an answer that arrived at `now_ms`, when `in_flight` other
-    /// requests were out (the host may not have counted them yet). `max_wait_ms`
+    /// Takes in a statement from an answer that arrived at `now_ms` to a request sent at
+    /// `sent_ms`, when `in_flight` other requests were out (the host may not have counted them yet). `max_wait_ms`
     /// bounds the stated time (`retryAfterMaxMs`). Returns whether the host is paced by its
     /// stated quota now and was not before.
-    pub fn on_stated(&mut self, now_ms: f64, stated: Stated, in_flight: usize, max_wait_ms: f64) -> bool {
+    pub fn on_stated(
+        &mut self,
+        now_ms: f64,
+        sent_ms: f64,
+        stated: Stated,
+        in_flight: usize,
+        max_wait_ms: f64,
+    ) -> bool {
         if self.current.as_ref().is_some_and(|p| p.stated.policy != stated.policy) {
             // Another policy is now the one that runs out first: what was learned of the last
             // one's windows is not this one's.
             self.windows = false;
             self.window_end_ms = None;
+            self.window_ends_after_ms = f64::NEG_INFINITY;
             self.last_said = None;
         }
         self.roll(now_ms);
@@ -107,6 +120,7 @@ impl StatedQuota {
         // after it is of the next window (or of a host that began one at its first request);
         // one that ends as long before is of the last, and says nothing of this one.
         let end = now_ms + horizon;
+        let ends_after = sent_ms.min(now_ms) + horizon - UNCERTAIN_END_MS;
         let window = self.current.as_ref().filter(|p| self.windows && p.until_ms > now_ms);
         let mut same = false;
         // A `t` cut to `retryAfterMaxMs` is not the window's end: the statement lapses then,
@@ -118,10 +132,12 @@ impl StatedQuota {
                     return false;
                 }
                 self.window_end_ms = Some(end);
+                self.window_ends_after_ms = ends_after;
                 self.window_first = Some((stated.remaining, now_ms));
             }
             (Some(w), Some(known)) if end <= known + w * 500.0 => {
                 self.window_end_ms = Some(known.min(end));
+                self.window_ends_after_ms = self.window_ends_after_ms.max(ends_after);
                 same = true;
                 // Answers more than `t`'s rounding apart that state the same end, less left at
                 // the later: a window counting down (a bucket's next token moves with the clock).
@@ -134,11 +150,13 @@ impl StatedQuota {
             }
             (Some(_), _) => {
                 self.window_end_ms = Some(end);
+                self.window_ends_after_ms = ends_after;
                 self.window_first = Some((stated.remaining, now_ms));
                 self.late_taken = 0.0;
             }
             (None, _) => {
                 self.window_end_ms = None;
+                self.window_ends_after_ms = f64::NEG_INFINITY;
                 same = window.is_some_and(|p| stated.remaining <= p.stated.remaining);
             }
         }
@@ -229,6 +247,7 @@ impl StatedQuota {
         p.at_ms = now_ms;
         p.empty = left < 1.0;
         self.window_end_ms = Some(p.until_ms);
+        self.window_ends_after_ms += passed * window_ms;
         self.window_first = None;
         self.empty_since_ms = None;
     }
@@ -296,7 +315,9 @@ impl StatedQuota {
             p.refill(now_ms);
             p.tokens -= 1.0;
             if let (true, Some(w)) = (self.windows, p.stated.window_s) {
-                if now_ms >= p.until_ms - UNCERTAIN_END_MS.min(w * 500.0) {
+                let uncertain_from =
+                    (p.until_ms - UNCERTAIN_END_MS.min(w * 500.0)).max(self.window_ends_after_ms);
+                if now_ms >= uncertain_from {
                     self.late_taken += 1.0;
                 }
             }
@@ -353,7 +374,7 @@ mod tests {
     #[test]
     fn the_remaining_quota_is_spread_until_more_comes() {
         let mut q = StatedQuota::default();
-        assert!(q.on_stated(0.0, stated(10.0, Some(5.0)), 0, 60_000.0), "pacing starts");
+        assert!(q.on_stated(0.0, 0.0, stated(10.0, Some(5.0)), 0, 60_000.0), "pacing starts");
         assert_eq!((q.pacing(0.0), q.until_ms(0.0)), (Some(2.0), Some(5_000.0)));
         // Two at once (a second's worth), then the other eight spread, the last as more comes.
         assert_eq!(sent(&mut q, 0.0, 1.0), 2);
@@ -365,13 +386,13 @@ mod tests {
     #[test]
     fn requests_in_flight_count_against_the_quota() {
         let mut q = StatedQuota::default();
-        q.on_stated(0.0, stated(12.0, Some(2.0)), 4, 60_000.0);
+        q.on_stated(0.0, 0.0, stated(12.0, Some(2.0)), 4, 60_000.0);
         assert_eq!(q.pacing(0.0), Some(4.0), "12 left, 4 on their way: 4 at once, 4 over 2 s");
         assert_eq!(sent(&mut q, 0.0, 1.0), 4);
         // The same statement again (the host had not counted those 4 yet): no new burst.
-        assert!(!q.on_stated(10.0, stated(12.0, Some(2.0)), 8, 60_000.0), "already pacing");
+        assert!(!q.on_stated(10.0, 10.0, stated(12.0, Some(2.0)), 8, 60_000.0), "already pacing");
         assert_eq!(sent(&mut q, 10.0, 11.0), 2, "4 left: a second's worth of them");
-        assert!(!q.on_stated(20.0, stated(0.0, Some(1.0)), 0, 60_000.0));
+        assert!(!q.on_stated(20.0, 20.0, stated(0.0, Some(1.0)), 0, 60_000.0));
         assert_eq!(q.next_slot(20.0), Some(1_020.0), "nothing left: wait for more");
     }
 
@@ -382,20 +403,20 @@ mod tests {
     fn a_host_that_refuses_its_policys_rate_when_empty_counts_in_windows() {
         let window = |remaining, reset_s| policy(60.0, 2.0, remaining, reset_s);
         let mut q = StatedQuota::default();
-        q.on_stated(0.0, window(0.0, 2.0), 0, 60_000.0);
+        q.on_stated(0.0, 0.0, window(0.0, 2.0), 0, 60_000.0);
         assert_eq!(q.next_slot(0.0), Some(1000.0 / 30.0), "the policy's rate: 30 a second");
         q.on_refused(0.0);
         assert!(!q.counts_in_windows(), "sent before the host said it was empty");
-        q.on_stated(40.0, window(0.0, 2.0), 0, 60_000.0);
+        q.on_stated(40.0, 40.0, window(0.0, 2.0), 0, 60_000.0);
         q.on_refused(35.0);
         assert!(q.counts_in_windows(), "refused at the policy's rate: a window");
         // Its `t` is rounded up: the end an answer states is no later than the window's, and the
         // soonest of its answers', from before it was known as a window too, is the closest.
         assert_eq!(q.next_slot(45.0), Some(2_000.0), "nothing until it resets");
-        q.on_stated(50.0, window(0.0, 2.0), 0, 60_000.0);
-        q.on_stated(1_600.0, window(0.0, 1.0), 0, 60_000.0);
+        q.on_stated(50.0, 50.0, window(0.0, 2.0), 0, 60_000.0);
+        q.on_stated(1_600.0, 1_600.0, window(0.0, 1.0), 0, 60_000.0);
         assert_eq!(q.next_slot(1_600.0), Some(2_000.0), "the soonest end stated");
-        q.on_stated(2_060.0, window(60.0, 2.0), 0, 60_000.0);
+        q.on_stated(2_060.0, 2_060.0, window(60.0, 2.0), 0, 60_000.0);
         assert_eq!(sent(&mut q, 2_060.0, 2_061.0), 60, "a fresh window's quota, at once");
         assert_eq!(q.next_slot(2_061.0), Some(4_000.0), "it ends a window after the last");
     }
@@ -406,27 +427,27 @@ mod tests {
     fn the_next_window_holds_the_policys_quota_and_what_remains_only_goes_down() {
         let window = |remaining, reset_s| policy(60.0, 2.0, remaining, reset_s);
         let mut q = StatedQuota::default();
-        q.on_stated(-2_000.0, window(0.0, 2.0), 0, 60_000.0);
+        q.on_stated(-2_000.0, -2_000.0, window(0.0, 2.0), 0, 60_000.0);
         q.on_refused(-1_990.0);
-        q.on_stated(-1_980.0, window(0.0, 2.0), 0, 60_000.0);
+        q.on_stated(-1_980.0, -1_980.0, window(0.0, 2.0), 0, 60_000.0);
         // The window after: an answer says 10 are left.
-        q.on_stated(20.0, window(10.0, 2.0), 0, 60_000.0);
+        q.on_stated(20.0, 20.0, window(10.0, 2.0), 0, 60_000.0);
         assert_eq!(sent(&mut q, 20.0, 21.0), 10, "what is left, at once");
         assert_eq!(q.next_slot(30.0), Some(2_000.0), "then nothing until it ends");
         // The window ends: the next holds 60, with no answer yet.
         assert_eq!(sent(&mut q, 2_000.0, 2_001.0), 60, "the policy's quota at once");
         assert_eq!(q.next_slot(2_001.0), Some(4_000.0), "then nothing until it ends");
         // A late answer from the window before says nothing of this one.
-        assert!(!q.on_stated(1_990.0, window(3.0, 1.0), 0, 60_000.0));
+        assert!(!q.on_stated(1_990.0, 1_990.0, window(3.0, 1.0), 0, 60_000.0));
         assert_eq!(q.next_slot(2_010.0), Some(4_000.0));
         // Its first answer's end, rounded up, does not move the end the clock gave it.
-        q.on_stated(2_300.0, window(0.0, 2.0), 0, 60_000.0);
+        q.on_stated(2_300.0, 2_300.0, window(0.0, 2.0), 0, 60_000.0);
         assert_eq!(q.next_slot(2_300.0), Some(4_000.0));
         // What went in the window's last second may be counted in the next (its end is known
         // to `t`'s rounding): the next holds that much less until an answer says.
         let mut late = q.clone();
         assert_eq!(sent(&mut late, 3_500.0, 3_500.5), 0, "nothing left in this one");
-        late.on_stated(3_600.0, window(5.0, 1.0), 0, 60_000.0);
+        late.on_stated(3_600.0, 3_600.0, window(5.0, 1.0), 0, 60_000.0);
         assert_eq!(sent(&mut late, 3_600.0, 3_601.0), 5, "five came back late in the window");
         assert_eq!(sent(&mut late, 4_000.0, 4_001.0), 55, "the next window: 60 less those five");
         // Idle for windows: the one the clock is in now.
@@ -434,10 +455,42 @@ mod tests {
         assert_eq!(q.next_slot(9_001.0), Some(10_000.0));
         // A host that begins its window at its first request says so with an end past the
         // rounding.
-        q.on_stated(10_500.0, window(0.0, 2.0), 0, 60_000.0);
+        q.on_stated(10_500.0, 10_500.0, window(0.0, 2.0), 0, 60_000.0);
         assert_eq!(q.next_slot(10_500.0), Some(12_000.0), "within the rounding: the clock's end");
-        q.on_stated(13_100.0, window(59.0, 2.0), 0, 60_000.0);
+        q.on_stated(13_100.0, 13_100.0, window(59.0, 2.0), 0, 60_000.0);
         assert_eq!(q.until_ms(13_100.0), Some(15_100.0), "the host's window began at 13.1 s");
+    }
+
+    /// A window's answers bound its end from both sides: each `t`, rounded up, counted when its
+    /// request had arrived, says the end comes less than a second before the time it states
+    /// from when the request was sent. What went before that is the window's own, and does not
+    /// come off the next one.
+    #[test]
+    fn what_went_before_a_window_can_have_ended_is_its_own() {
+        let window = |remaining, reset_s| policy(60.0, 2.0, remaining, reset_s);
+        let mut q = StatedQuota::default();
+        q.on_stated(0.0, 0.0, window(0.0, 2.0), 0, 60_000.0);
+        q.on_stated(40.0, 40.0, window(0.0, 2.0), 0, 60_000.0);
+        q.on_refused(35.0);
+        assert!(q.counts_in_windows());
+        // The next window, from 2 s: idle until 3.1 s, then its quota at once.
+        let mut unsaid = q.clone();
+        assert_eq!(sent(&mut unsaid, 3_100.0, 3_100.1), 60);
+        assert_eq!(
+            sent(&mut unsaid, 4_000.0, 4_000.1),
+            0,
+            "sent within its last second: maybe the next window's"
+        );
+        // An answer to a request sent at 2.95 s that says two seconds remain: the window ends
+        // after 3.95 s (the second's rounding), no later than 4 s (the clock's end).
+        q.on_stated(2_952.0, 2_950.0, window(60.0, 2.0), 0, 60_000.0);
+        let mut some_late = q.clone();
+        assert_eq!(sent(&mut q, 3_100.0, 3_100.1), 60);
+        assert_eq!(sent(&mut q, 4_000.0, 4_000.1), 60, "the next window holds the policy's quota");
+        // Ten sent after that bound may be counted in the next window.
+        assert_eq!(sent(&mut some_late, 3_100.0, 3_100.05), 50);
+        assert_eq!(sent(&mut some_late, 3_960.0, 3_960.1), 10);
+        assert_eq!(sent(&mut some_late, 4_000.0, 4_000.1), 50, "sixty less those ten");
     }
 
     /// A window's reset shows in its answers: what remains comes back at once, more than the
@@ -446,15 +499,15 @@ mod tests {
     fn a_quota_that_comes_back_at_once_is_a_window() {
         let said = |remaining, reset_s| policy(60.0, 2.0, remaining, reset_s);
         let mut bucket = StatedQuota::default();
-        bucket.on_stated(0.0, said(0.0, 1.0), 0, 60_000.0);
-        bucket.on_stated(1_000.0, said(30.0, 1.0), 0, 60_000.0);
+        bucket.on_stated(0.0, 0.0, said(0.0, 1.0), 0, 60_000.0);
+        bucket.on_stated(1_000.0, 1_000.0, said(30.0, 1.0), 0, 60_000.0);
         assert!(!bucket.counts_in_windows(), "30 in a second: the policy's rate");
-        bucket.on_stated(1_100.0, said(40.0, 1.0), 8, 60_000.0);
+        bucket.on_stated(1_100.0, 1_100.0, said(40.0, 1.0), 8, 60_000.0);
         assert!(!bucket.counts_in_windows(), "answers that overtook the 8 on their way");
         let mut window = StatedQuota::default();
-        window.on_stated(0.0, said(1.0, 1.0), 0, 60_000.0);
-        window.on_stated(900.0, said(0.0, 1.0), 0, 60_000.0);
-        window.on_stated(1_020.0, said(59.0, 2.0), 0, 60_000.0);
+        window.on_stated(0.0, 0.0, said(1.0, 1.0), 0, 60_000.0);
+        window.on_stated(900.0, 900.0, said(0.0, 1.0), 0, 60_000.0);
+        window.on_stated(1_020.0, 1_020.0, said(59.0, 2.0), 0, 60_000.0);
         assert!(window.counts_in_windows(), "59 back in 120 ms");
         assert_eq!(sent(&mut window, 1_020.0, 1_021.0), 59, "spent at once");
         assert_eq!(window.next_slot(1_021.0), Some(3_020.0));
@@ -467,14 +520,14 @@ mod tests {
         let said = |remaining, reset_s| policy(60.0, 2.0, remaining, reset_s);
         let mut bucket = StatedQuota::default();
         for (at, left) in [(0.0, 50.0), (600.0, 40.0), (1_200.0, 30.0), (1_800.0, 20.0)] {
-            bucket.on_stated(at, said(left, 1.0), 0, 60_000.0);
+            bucket.on_stated(at, at, said(left, 1.0), 0, 60_000.0);
         }
         assert!(!bucket.counts_in_windows());
         let mut window = StatedQuota::default();
-        window.on_stated(0.0, said(50.0, 2.0), 0, 60_000.0);
-        window.on_stated(900.0, said(30.0, 2.0), 0, 60_000.0);
+        window.on_stated(0.0, 0.0, said(50.0, 2.0), 0, 60_000.0);
+        window.on_stated(900.0, 900.0, said(30.0, 2.0), 0, 60_000.0);
         assert!(!window.counts_in_windows(), "within the rounding of `t`");
-        window.on_stated(1_100.0, said(20.0, 1.0), 0, 60_000.0);
+        window.on_stated(1_100.0, 1_100.0, said(20.0, 1.0), 0, 60_000.0);
         assert!(window.counts_in_windows(), "1.1 s later, the same end, 30 fewer");
         assert_eq!(window.until_ms(1_100.0), Some(2_000.0));
     }
@@ -485,7 +538,7 @@ mod tests {
     fn a_window_longer_than_the_longest_wait_is_not_rolled_at_the_cut() {
         let hour = |remaining, reset_s| policy(1000.0, 3600.0, remaining, reset_s);
         let mut q = StatedQuota::default();
-        q.on_stated(0.0, hour(0.0, 1800.0), 0, 60_000.0);
+        q.on_stated(0.0, 0.0, hour(0.0, 1800.0), 0, 60_000.0);
         q.on_refused(10.0);
         assert!(q.counts_in_windows());
         assert_eq!(q.next_slot(20.0), Some(60_000.0), "nothing until the longest wait");
@@ -505,8 +558,8 @@ mod tests {
             reset_s: Some(reset_s),
         };
         let mut q = StatedQuota::default();
-        q.on_stated(0.0, said("burst", 100.0, 60.0, 0.0, 50.0), 0, 60_000.0);
-        q.on_stated(100.0, said("daily", 1000.0, 86_400.0, 880.0, 40_000.0), 0, 60_000.0);
+        q.on_stated(0.0, 0.0, said("burst", 100.0, 60.0, 0.0, 50.0), 0, 60_000.0);
+        q.on_stated(100.0, 100.0, said("daily", 1000.0, 86_400.0, 880.0, 40_000.0), 0, 60_000.0);
         assert!(!q.counts_in_windows(), "880 of another policy is no reset of the first");
     }
 
@@ -516,12 +569,12 @@ mod tests {
     fn an_answer_of_the_next_window_is_not_held_to_the_last_ones_remainder() {
         let window = |remaining, reset_s| policy(60.0, 2.0, remaining, reset_s);
         let mut q = StatedQuota::default();
-        q.on_stated(0.0, window(0.0, 2.0), 0, 60_000.0);
+        q.on_stated(0.0, 0.0, window(0.0, 2.0), 0, 60_000.0);
         q.on_refused(10.0);
-        q.on_stated(1_100.0, window(0.0, 1.0), 0, 60_000.0);
+        q.on_stated(1_100.0, 1_100.0, window(0.0, 1.0), 0, 60_000.0);
         assert_eq!(q.next_slot(1_100.0), Some(2_000.0));
         // The host's window ended at 1,950: its next answer states 59 left, 2 s.
-        q.on_stated(1_960.0, window(59.0, 2.0), 0, 60_000.0);
+        q.on_stated(1_960.0, 1_960.0, window(59.0, 2.0), 0, 60_000.0);
         assert_eq!(sent(&mut q, 1_960.0, 1_961.0), 59);
         assert_eq!(q.next_slot(1_961.0), Some(3_960.0));
     }
@@ -529,20 +582,20 @@ mod tests {
     #[test]
     fn absurd_statements_are_bounded_and_never_stop_a_host_for_good() {
         let mut q = StatedQuota::default();
-        q.on_stated(0.0, stated(0.0, Some(1e15)), 0, 60_000.0);
+        q.on_stated(0.0, 0.0, stated(0.0, Some(1e15)), 0, 60_000.0);
         assert_eq!(q.next_slot(0.0), Some(60_000.0), "an aeon's wait is retryAfterMaxMs");
         assert_eq!(q.next_slot(60_000.0), None);
         let mut q = StatedQuota::default();
-        assert!(q.on_stated(0.0, stated(1e15, Some(1.0)), 0, 60_000.0));
+        assert!(q.on_stated(0.0, 0.0, stated(1e15, Some(1.0)), 0, 60_000.0));
         assert!(sent(&mut q, 0.0, 10.0) >= 9_999, "a huge quota paces nothing a client sends");
         let mut q = StatedQuota::default();
-        assert!(!q.on_stated(0.0, stated(0.0, Some(0.0)), 0, 60_000.0), "t=0: more now");
+        assert!(!q.on_stated(0.0, 0.0, stated(0.0, Some(0.0)), 0, 60_000.0), "t=0: more now");
         assert_eq!(q.next_slot(0.0), None);
         let mut q = StatedQuota::default();
-        assert!(!q.on_stated(0.0, stated(3.0, None), 0, 60_000.0), "no time to spread over");
+        assert!(!q.on_stated(0.0, 0.0, stated(3.0, None), 0, 60_000.0), "no time to spread over");
         assert_eq!(q.next_slot(0.0), None);
         let mut q = StatedQuota::default();
-        q.on_stated(0.0, stated(5.0, Some(10.0)), 0, -1.0);
+        q.on_stated(0.0, 0.0, stated(5.0, Some(10.0)), 0, -1.0);
         assert_eq!(q.next_slot(0.0), None, "a bound below 0 is no time");
     }
 
@@ -571,7 +624,7 @@ mod tests {
                     refused += 1;
                 }
                 let next = ((1.0 - tokens.fract()) / rate / 1000.0).ceil();
-                q.on_stated(now, stated(tokens.floor(), Some(next)), in_flight.len(), 60_000.0);
+                q.on_stated(now, sent_at, stated(tokens.floor(), Some(next)), in_flight.len(), 60_000.0);
             }
             match q.next_slot(now) {
                 None if in_flight.len() < 6 => {

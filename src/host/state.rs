@@ -119,6 +119,16 @@ pub enum Change {
     },
 }
 
+/// The attempt whose answer stated a rate limit.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StatedBy {
+    /// Its number among the host's attempts (`counters.attempts` when it was sent; the gate's
+    /// admit count): an answer to an older one than the statement in force says less.
+    pub seq: u64,
+    /// When it was sent (monotonic ms): the host counted it, and stated its quota, after.
+    pub sent_ms: f64,
+}
+
 /// Per-host counters for `stats()`.
 #[derive(Debug, Clone, Default)]
 pub struct Counters {
@@ -267,7 +277,7 @@ impl HostState {
     }
 
     /// Takes in the rate limit an answer stated (any answer: a tile, an error, a 429) to the
-    /// host's attempt number `seq` (its `counters.attempts` when it was sent), when `others`
+    /// host's attempt `by` (see [`StatedBy`]), when `others`
     /// other attempts were in flight; `max_wait_ms` bounds the time it states
     /// (`retryAfterMaxMs`). The other attempts in flight come off the stated quota: the host may
     /// not have counted them (over parallel connections, one sent earlier may arrive later). An
@@ -278,15 +288,16 @@ impl HostState {
         &mut self,
         now_ms: f64,
         stated: Stated,
-        seq: u64,
+        by: StatedBy,
         others: usize,
         max_wait_ms: f64,
     ) -> Option<Change> {
+        let StatedBy { seq, sent_ms } = by;
         if seq <= self.stated_seq && self.quota.stated(now_ms).is_some() {
             return None;
         }
         self.stated_seq = seq;
-        if !self.quota.on_stated(now_ms, stated, others, max_wait_ms) {
+        if !self.quota.on_stated(now_ms, sent_ms, stated, others, max_wait_ms) {
             return None;
         }
         let per_second = self.quota.pacing(now_ms)?;
@@ -670,16 +681,16 @@ mod tests {
             reset_s: Some(60.0),
         };
         let mut h = HostState::new("a.example", &HostConfig::DEFAULT, 0.0);
-        h.on_stated(0.0, stated(1_000.0), 1, 0, 60_000.0);
+        h.on_stated(0.0, stated(1_000.0), StatedBy { seq: 1, sent_ms: 0.0 }, 0, 60_000.0);
         assert!(h.admit_hedge(1.0), "a thousand left in a minute: a hang still gets its hedge");
-        h.on_stated(1.5, stated(1_000.0), 2, 0, 60_000.0);
-        h.on_stated(2.0, stated(0.0), 3, 0, 60_000.0);
+        h.on_stated(1.5, stated(1_000.0), StatedBy { seq: 2, sent_ms: 1.5 }, 0, 60_000.0);
+        h.on_stated(2.0, stated(0.0), StatedBy { seq: 3, sent_ms: 2.0 }, 0, 60_000.0);
         assert!(!h.admit_hedge(3.0), "nothing left");
         // Two requests to spare now: the quota sets the pace, and they are the waiting tiles'.
-        h.on_stated(4.0, stated(120.0), 4, 0, 60_000.0);
+        h.on_stated(4.0, stated(120.0), StatedBy { seq: 4, sent_ms: 4.0 }, 0, 60_000.0);
         assert!(!h.admit_hedge(5.0), "less to spare than a burst of the host's slots");
         // A burst's worth and a half: the hedge spends one of them, like any attempt.
-        h.on_stated(6.0, stated(990.0), 5, 0, 60_000.0);
+        h.on_stated(6.0, stated(990.0), StatedBy { seq: 5, sent_ms: 6.0 }, 0, 60_000.0);
         assert!(h.admit_hedge(7.0));
         assert!(!h.admit_hedge(7.0), "it took one");
     }

@@ -5,7 +5,7 @@ use std::rc::Rc;
 
 use super::outcome::{Cause, Event, Failure};
 use crate::host::slots::Permit;
-use crate::host::state::{Change, Report, SharedHost};
+use crate::host::state::{Change, Report, SharedHost, StatedBy};
 use crate::options::Options;
 use crate::response::classify::{classify, is_stale, ResponseFacts, Verdict};
 use crate::response::rate_limit::stated;
@@ -147,7 +147,13 @@ fn take_stated_limit(
     let Some(stated) = stated(fields, epoch_ms).filter(|_| !cached) else { return };
     // The answering attempt still holds its slot.
     let others = host.borrow().slots.in_flight().saturating_sub(1);
-    let change = host.borrow_mut().on_stated(now, stated, sent.seq, others, options.retry_after_max_ms);
+    let change = host.borrow_mut().on_stated(
+        now,
+        stated,
+        StatedBy { seq: sent.seq, sent_ms: sent.at_ms },
+        others,
+        options.retry_after_max_ms,
+    );
     if let Some(Change::Pacing { per_second, until_ms }) = change {
         on_event(Event::Pacing { host: sent.name.clone(), per_second, until_ms });
     }

@@ -177,3 +177,55 @@ test("a hedge to an upstream a rate paces waits for the attempt it hedges, and i
     globalThis.fetch = upstream;
   }
 });
+
+test("refused for a quota whose next request is due soon, an attempt waits at the gate and asks again; longer, it is a 503", async () => {
+  const { QUEUED_MS } = await import("../../pkg/worker/gated-fetch.js");
+  const verdicts = [];
+  const sent = [];
+  const stub = {
+    fetch: async (_url, init) => {
+      const message = JSON.parse(init.body);
+      sent.push(message);
+      return new Response(JSON.stringify(message.op === "admit" ? verdicts.shift() : {}));
+    },
+  };
+  const refuse = (retryAfterMs) => ({ allow: false, probe: false, seq: 0, paced: true, retryAfterMs, reason: "quota", state: "closed" });
+  const allow = (seq) => ({ allow: true, probe: false, seq, paced: true, retryAfterMs: 0, reason: "ok", state: "closed" });
+  const upstream = globalThis.fetch;
+  const requests = [];
+  globalThis.fetch = async (url) => {
+    requests.push(url);
+    return new Response("tile");
+  };
+  try {
+    const gated = await isolateFetch(stub, new Map());
+    // Two short waits, then a place: one attempt, no 503 for the client to back off from.
+    verdicts.push(refuse(40), refuse(40), allow(7));
+    const t = performance.now();
+    const tile = await gated("https://tiles.example/1/0/0.png");
+    assert.equal(tile.status, 200);
+    assert.ok(performance.now() - t >= 75, "it waited the gate's waits");
+    assert.equal(sent.filter((m) => m.op === "admit").length, 3);
+    assert.equal(requests.length, 1);
+    // A tile while the quota paces: told at once, by its seq, not with the next admit.
+    await new Promise((r) => setTimeout(r, 10));
+    const reports = sent.filter((m) => m.op === "report");
+    assert.deepEqual(reports.map((m) => [m.status, m.seq]), [[200, 7]]);
+    // A wait past what an attempt may wait at the gate: the client gets the 503 and its wait.
+    verdicts.push(refuse(QUEUED_MS + 1));
+    const refused = await gated("https://tiles.example/1/0/1.png");
+    assert.equal(refused.status, 503);
+    assert.equal(refused.headers.get("x-tilefetch-gate"), "quota");
+    assert.equal(requests.length, 1);
+    // Its caller gone while it waits: the attempt ends with the caller's reason, nothing sent.
+    verdicts.push(refuse(200), allow(8));
+    const caller = new AbortController();
+    const left = gated("https://tiles.example/1/0/2.png", { signal: caller.signal });
+    await new Promise((r) => setTimeout(r, 20));
+    caller.abort(new DOMException("the tile left the view", "AbortError"));
+    await assert.rejects(left, { name: "AbortError" });
+    assert.equal(requests.length, 1);
+  } finally {
+    globalThis.fetch = upstream;
+  }
+});
