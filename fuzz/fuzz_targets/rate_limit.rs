@@ -29,7 +29,7 @@ fuzz_target!(|data: &[u8]| {
     if let Some(limit) = stated(&text, now) {
         assert!(limit.remaining >= 0.0 && limit.reset_s.is_none_or(|t| t >= 0.0), "{text:?}");
         let mut quota = StatedQuota::default();
-        quota.on_stated(1_000.0, limit, 3, 60_000.0);
+        quota.on_stated(1_000.0, 990.0, limit, 3, 60_000.0);
         if let Some(at) = quota.next_slot(1_000.0) {
             assert!((1_000.0..=61_000.0).contains(&at), "{text:?} -> {at}");
         }
