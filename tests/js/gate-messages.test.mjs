@@ -210,7 +210,10 @@ test("refused for a quota whose next request is due soon, an attempt waits at th
     // A tile while the quota paces: told at once, by its seq, not with the next admit.
     await new Promise((r) => setTimeout(r, 10));
     const reports = sent.filter((m) => m.op === "report");
-    assert.deepEqual(reports.map((m) => [m.status, m.seq]), [[200, 7]]);
+    assert.deepEqual(
+      reports.map((m) => [m.status, m.seq]),
+      [[200, 7]],
+    );
     // A wait past what an attempt may wait at the gate: the client gets the 503 and its wait.
     verdicts.push(refuse(QUEUED_MS + 1));
     const refused = await gated("https://tiles.example/1/0/1.png");
