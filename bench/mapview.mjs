@@ -13,10 +13,15 @@
 //     [--healthy-rounds N]   (6; 12 on the fast server and MapProxy. --server fast writes
 //     bench/out/mapview-fast.json, fast-returning mapview-fast-returning.json, mapproxy mapview-mapproxy.json)
 //     [--merge]   (the libraries run replace theirs in the output file; the others' runs stay)
+//     [--protocol h2]   (the fault server over HTTPS with HTTP/2, as a tile CDN serves, with a
+//     self-signed certificate Chromium is told to trust; the output file gains -h2)
+//     [--viewport 1792x1024]   (the map's size in CSS px: 768x512 by default; the output file
+//     gains -1792x1024)
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { setUp, viewTiles, samplePoint, readPixels, tileColour, sleep } from "../tests/browser/adapters-common.mjs";
+import { setUp, viewTiles, samplePoint, readPixels, tileColour, sleep, setMapSize } from "../tests/browser/adapters-common.mjs";
+import { loopbackCertificate } from "../tests/server/loopback-cert.mjs";
 import { option } from "./cli.mjs";
 import { scenarioById } from "./scenarios.mjs";
 import { median, prng } from "./stats.mjs";
@@ -204,6 +209,8 @@ export async function runOne(env, lib, loader, scenario, round, levels = null) {
       const level = lib.viewFromPage ? (levels?.[i] ?? null) : null;
       const r = await page.evaluate(stepInPage, { step, spec, keys: given, level, limitMs: scenario.limitMs ?? STEP_LIMIT_MS });
       await sleep(120); // a frame or two to draw the last tile
+      // The adapter's concurrency limit at the step's end (see maxInFlight in stats()).
+      const maxInFlight = loader === "own" ? null : await page.evaluate(() => window.__defaultClientMaxInFlight?.() ?? null);
       const tiles = r.keys.map((key) => {
         const [z, x, y] = key.split("/").map(Number);
         return { z, x, y, key };
@@ -248,6 +255,7 @@ export async function runOne(env, lib, loader, scenario, round, levels = null) {
         holes,
         wrong,
         requests: env.srv.requests(run) - before,
+        maxInFlight,
       });
     }
   } finally {
@@ -262,19 +270,28 @@ export async function runOne(env, lib, loader, scenario, round, levels = null) {
 async function main() {
   const server = SERVERS[opt("server", "public")];
   if (!server) throw new Error(`--server: one of ${Object.keys(SERVERS).join(", ")}`);
+  const protocol = opt("protocol", "h1");
+  if (protocol !== "h1" && protocol !== "h2") throw new Error("--protocol: h1 or h2");
+  if (protocol === "h2" && server === SERVERS.mapproxy) throw new Error("--protocol h2: the fault server's only (MapProxy serves HTTP/1.1 here)");
+  const viewport = opt("viewport", null);
+  if (viewport !== null) {
+    const m = /^(\d+)x(\d+)$/.exec(viewport);
+    if (!m) throw new Error("--viewport: WIDTHxHEIGHT in CSS px, such as 1792x1024");
+    setMapSize(Number(m[1]), Number(m[2]));
+  }
   const mapproxy = server === SERVERS.mapproxy ? await startMapProxy() : null;
   try {
     useServer(server, mapproxy?.url ?? null);
     // One tile first: MapProxy's first request starts its WSGI app.
     if (mapproxy) await fetch(`${mapproxy.url}/tiles/osm/webmercator/0/0/0.png`).then((r) => r.arrayBuffer());
-    await runAll(server);
+    await runAll(server, { tls: protocol === "h2" ? loopbackCertificate() : null, viewport });
   } finally {
     await mapproxy?.stop();
   }
 }
 
 /** Every library, scenario and round of `server`; writes its JSON. */
-async function runAll(server) {
+async function runAll(server, { tls = null, viewport = null } = {}) {
   const libs = opt("libs", (server.libs ?? LIBS.map((l) => l.id)).join(",")).split(",");
   const scenarioIds = server.scenarios ?? opt("scenarios", MAP_SCENARIOS.map((s) => s.id).join(",")).split(",");
   const healthyRounds = Number(opt("healthy-rounds", server.healthyRounds ?? 6));
@@ -284,7 +301,7 @@ async function runAll(server) {
   const levelsOf = {}; // library → the tile level of each step, where the page says it
   const t0 = Date.now();
   for (const lib of LIBS.filter((l) => libs.includes(l.id))) {
-    const env = await setUp(lib.entry, { webgl: lib.webgl });
+    const env = await setUp(lib.entry, { webgl: lib.webgl, tls });
     try {
       // The view's tile level per step, for a library whose page says it: found by a healthy run
       // of the own loader first (not counted), so that every run is judged on the same tiles and
@@ -318,7 +335,9 @@ async function runAll(server) {
             process.stderr.write(
               `  ${lib.id.padEnd(8)} ${scenario.id.padEnd(10)} ${loader.padEnd(9)} ${done.length}/${r.steps.length} steps complete, ` +
                 `${sum((s) => s.holes)} holes, ${sum((s) => s.wrong)} wrong, ${r.requests} requests${perTile}; ` +
-                `step ms ${mid}${r.steps.map((s) => (s.completeMs === null ? "—" : Math.round(s.completeMs))).join(" ")}\n`,
+                `step ms ${mid}${r.steps.map((s) => (s.completeMs === null ? "—" : Math.round(s.completeMs))).join(" ")}` +
+                (loader === "own" ? "" : `; limit ${r.steps.map((s) => s.maxInFlight ?? "?").join(" ")}`) +
+                "\n",
             );
           }
         }
@@ -329,6 +348,8 @@ async function runAll(server) {
   }
   const out = {
     stepLimitMs: STEP_LIMIT_MS,
+    protocol: tls ? "h2" : "h1",
+    viewport: viewport ?? "768x512",
     levels: levelsOf,
     server: opt("server", "public"),
     latency: LATENCY,
@@ -339,7 +360,8 @@ async function runAll(server) {
     runs,
   };
   fs.mkdirSync(path.join(HERE, "out"), { recursive: true });
-  const file = path.join(HERE, "out", server.out);
+  const suffix = `${tls ? "-h2" : ""}${viewport ? `-${viewport}` : ""}`;
+  const file = path.join(HERE, "out", server.out.replace(/\.json$/, `${suffix}.json`));
   if (opt("merge", null) !== null && fs.existsSync(file)) {
     // --merge: these libraries' runs replace theirs in the file; the others' stay as they were.
     const before = JSON.parse(fs.readFileSync(file, "utf8"));

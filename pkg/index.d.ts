@@ -79,6 +79,8 @@ export interface HostStats {
   hedgesWon: number;
   inFlight: number;
   queued: number;
+  /** How many attempts may be in flight at once now: `maxConcurrent` when set, else the limit the host's answers have earned (see docs/tile-client.md). */
+  maxInFlight: number;
   breaker: { state: "closed" | "open" | "half-open"; changedAt: number };
   retryTokens: number;
   /** Epoch ms, or null when not paused. */

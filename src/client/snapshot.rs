@@ -26,6 +26,8 @@ pub struct HostSnapshot {
     pub in_flight: usize,
     /// Attempts waiting for a slot now.
     pub queued: usize,
+    /// How many attempts may be in flight now (`maxConcurrent`, or the adaptive limit).
+    pub max_in_flight: usize,
     /// The breaker's state now, as `TileError` and events name it.
     pub breaker_state: &'static str,
     /// When the breaker last changed state.
@@ -88,6 +90,7 @@ impl HostSnapshot {
             hedges_won: c.hedges_won,
             in_flight: host.slots.in_flight(),
             queued: host.slots.queued(),
+            max_in_flight: host.slots.limit(),
             breaker_state: host.breaker.state(now_ms).name(),
             breaker_changed_at: to_epoch(host.breaker.changed_at()),
             retry_tokens,

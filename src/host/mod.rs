@@ -7,6 +7,7 @@ pub mod breaker;
 pub mod budget;
 pub mod gate;
 pub mod latency;
+pub mod limit;
 pub mod quota;
 pub mod rate;
 pub mod slots;

@@ -59,6 +59,13 @@ impl Slots {
         })))
     }
 
+    /// Sets how many attempts may be in flight at once (at least 1): a higher limit lets
+    /// waiters in at once; a lower one lets the attempts out finish.
+    pub fn set_limit(&self, limit: usize) {
+        self.0.borrow_mut().limit = limit.max(1);
+        while self.grant_next() {}
+    }
+
     /// How many attempts may be in flight at once.
     pub fn limit(&self) -> usize {
         self.0.borrow().limit
@@ -108,10 +115,18 @@ impl Slots {
     }
 
     fn release(&self) {
-        let next = {
+        {
             let mut inner = self.0.borrow_mut();
             inner.busy = inner.busy.saturating_sub(1);
             inner.released += 1;
+        }
+        self.grant_next();
+    }
+
+    /// Hands a free slot to the next waiter, if there are both; returns whether it did.
+    fn grant_next(&self) -> bool {
+        let next = {
+            let mut inner = self.0.borrow_mut();
             if inner.busy >= inner.limit {
                 None
             } else {
@@ -126,12 +141,12 @@ impl Slots {
                 next
             }
         };
-        if let Some(ticket) = next {
-            ticket.granted.set(true);
-            if let Some(waker) = ticket.waker.take() {
-                waker.wake();
-            }
+        let Some(ticket) = next else { return false };
+        ticket.granted.set(true);
+        if let Some(waker) = ticket.waker.take() {
+            waker.wake();
         }
+        true
     }
 }
 

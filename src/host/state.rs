@@ -9,6 +9,7 @@ use std::task::{Context, Poll, Waker};
 use super::breaker::{Admission, Breaker, BreakerConfig, BreakerState};
 use super::budget::{BudgetConfig, RetryBudget};
 use super::latency::Latency;
+use super::limit::AdaptiveLimit;
 use super::quota::StatedQuota;
 use super::rate::AdaptiveRate;
 use super::slots::{QueueOrder, Slots};
@@ -17,8 +18,11 @@ use crate::response::rate_limit::Stated;
 /// Per-host settings of a client (the defaults, overridden per host by `hosts`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct HostConfig {
-    /// `maxConcurrent`: attempts in flight at once to this host.
+    /// `maxConcurrent`: attempts in flight at once to this host; without `fixed_concurrency`,
+    /// where the adaptive limit starts and the least it goes to (see `limit`).
     pub max_concurrent: usize,
+    /// `maxConcurrent` was set: the limit does not adapt.
+    pub fixed_concurrency: bool,
     /// `queueOrder`.
     pub queue_order: QueueOrder,
     /// `breaker`: the circuit breaker's settings.
@@ -36,6 +40,7 @@ impl HostConfig {
         use crate::options::registry::{LEARN_RATE, MAX_CONCURRENT};
         HostConfig {
             max_concurrent: MAX_CONCURRENT.default.number(false) as usize,
+            fixed_concurrency: false,
             // The registry's text; `client_config`'s tests check that the two agree.
             queue_order: QueueOrder::Fifo,
             breaker: BreakerConfig::INTERACTIVE,
@@ -179,6 +184,8 @@ pub struct HostState {
     /// The statistics of `stats()`.
     pub counters: Counters,
     rate: AdaptiveRate,
+    /// The concurrency limit that fits the connection and the server; `None`: `maxConcurrent`.
+    limit: Option<AdaptiveLimit>,
     quota: StatedQuota,
     /// The attempt whose answer set the stated quota in force (see [`HostState::on_stated`]).
     stated_seq: u64,
@@ -222,6 +229,7 @@ impl HostState {
             budget: RetryBudget::new(config.budget, now_ms),
             counters: Counters::default(),
             rate: AdaptiveRate::new(now_ms),
+            limit: (!config.fixed_concurrency).then(|| AdaptiveLimit::new(config.max_concurrent)),
             quota: StatedQuota::default(),
             stated_seq: 0,
             recent_tiles: [0; RECENT_TILES],
@@ -339,6 +347,13 @@ impl HostState {
         Decision::Go { probe }
     }
 
+    /// A failure or a throttle: the concurrency limit goes back to its default for a while.
+    fn calm_limit(&mut self, now_ms: f64) {
+        if let Some(limit) = self.limit.as_mut().and_then(|l| l.on_trouble(now_ms)) {
+            self.slots.set_limit(limit);
+        }
+    }
+
     /// Whether a hedge may go to this host now, without waiting: never while it is paused, a
     /// learned rate paces it, its stated quota has less to spare now than a burst of the host's
     /// slots would take (the quota, not the host, then sets the pace, and the hedge would take a
@@ -380,8 +395,21 @@ impl HostState {
         self.doubtful_pause
     }
 
-    /// Notes that the host's attempt number `seq` delivered a tile.
-    pub fn tile_answered(&mut self, seq: u64) {
+    /// Notes that the host's attempt number `seq` delivered a tile `answer_ms` after it was
+    /// sent, `held_back` for a connection or not (see `AdaptiveLimit::on_answer`):
+    /// the concurrency limit grows while such answers hold, unless a quota, a learned rate, a
+    /// pause or a breaker bounds the host.
+    pub fn tile_answered(&mut self, now_ms: f64, seq: u64, answer_ms: f64, held_back: Option<bool>) {
+        let bounded = self.quota.stated(now_ms).is_some()
+            || self.rate.rate().is_some()
+            || now_ms < self.paused_until
+            || self.breaker.state(now_ms) != BreakerState::Closed;
+        let waiting = self.slots.queued() > 0;
+        if let Some(limit) =
+            self.limit.as_mut().and_then(|l| l.on_answer(now_ms, answer_ms, held_back, waiting, !bounded))
+        {
+            self.slots.set_limit(limit);
+        }
         let oldest = self.recent_tiles.iter_mut().min_by_key(|s| **s);
         if let Some(slot) = oldest {
             *slot = (*slot).max(seq);
@@ -428,9 +456,11 @@ impl HostState {
                 self.doubtful_pause = false;
             }
             Report::Transient => {
+                self.calm_limit(now_ms);
                 self.breaker.on_failure(now_ms, probe, unit);
             }
             Report::Throttled { wait_ms, too_many, sent_ms } => {
+                self.calm_limit(now_ms);
                 self.breaker.on_success(now_ms, probe);
                 if too_many {
                     self.quota.on_refused(sent_ms);
@@ -693,6 +723,47 @@ mod tests {
         h.on_stated(6.0, stated(990.0), StatedBy { seq: 5, sent_ms: 6.0 }, 0, 60_000.0);
         assert!(h.admit_hedge(7.0));
         assert!(!h.admit_hedge(7.0), "it took one");
+    }
+
+    /// The adaptive limit, as the host's calls meet it: it grows while tiles come fast and
+    /// attempts wait; a throttle takes it back to the default at once; a stated quota holds it
+    /// there; an explicit `maxConcurrent` never moves.
+    #[test]
+    fn the_concurrency_limit_grows_and_falls_back_on_a_throttle_or_a_quota() {
+        use std::task::{Context, Waker};
+        let grown = |config: &HostConfig| {
+            let mut h = HostState::new("a.example", config, 0.0);
+            let held: Vec<_> = (0..16).filter_map(|_| h.slots.try_acquire()).collect();
+            let mut waiters: Vec<_> = (0..20).map(|_| Box::pin(h.slots.acquire())).collect();
+            for w in &mut waiters {
+                assert!(w.as_mut().poll(&mut Context::from_waker(Waker::noop())).is_pending());
+            }
+            for i in 0..8u32 {
+                h.tile_answered(f64::from(i), u64::from(i) + 1, 40.0, None);
+            }
+            drop((held, waiters));
+            h
+        };
+        let mut h = grown(&HostConfig::DEFAULT);
+        assert_eq!(h.slots.limit(), 24, "one more for each fast tile while an attempt waits");
+        throttle(&mut h, 9.0, None);
+        assert_eq!(h.slots.limit(), 16, "a 429: the default");
+        let mut h = grown(&HostConfig::DEFAULT);
+        h.report(9.0, false, Report::Transient, 0.5);
+        assert_eq!(h.slots.limit(), 16, "a failure: the default");
+        let fixed = grown(&HostConfig { fixed_concurrency: true, ..HostConfig::DEFAULT });
+        assert_eq!(fixed.slots.limit(), 16, "maxConcurrent set: fixed");
+        let mut quota = HostState::new("a.example", &HostConfig::DEFAULT, 0.0);
+        let stated =
+            Stated { policy: None, quota: None, window_s: None, remaining: 5_000.0, reset_s: Some(60.0) };
+        quota.on_stated(0.0, stated, StatedBy { seq: 1, sent_ms: 0.0 }, 0, 60_000.0);
+        let _held: Vec<_> = (0..16).filter_map(|_| quota.slots.try_acquire()).collect();
+        let mut waiter = Box::pin(quota.slots.acquire());
+        assert!(waiter.as_mut().poll(&mut Context::from_waker(Waker::noop())).is_pending());
+        for i in 0..8u32 {
+            quota.tile_answered(f64::from(i) + 1.0, u64::from(i) + 2, 40.0, None);
+        }
+        assert_eq!(quota.slots.limit(), 16, "a stated quota bounds the host");
     }
 
     #[test]

@@ -172,7 +172,10 @@ fn host_fields(mut config: HostConfig, entries: &[Entry]) -> Result<HostConfig, 
             continue;
         }
         match key {
-            "maxConcurrent" => config.max_concurrent = count(key, value, 1, 100_000)? as usize,
+            "maxConcurrent" => {
+                config.max_concurrent = count(key, value, 1, 100_000)? as usize;
+                config.fixed_concurrency = true;
+            }
             "queueOrder" => {
                 config.queue_order = match value {
                     Value::Text(s) if s == "fifo" => QueueOrder::Fifo,
@@ -315,7 +318,9 @@ mod tests {
                     object => (object, rec(&[(setting.key, value)])),
                 };
                 let explicit = ClientConfig::parse(&[chosen.clone(), entry]).unwrap();
-                assert_eq!(explicit.host, base.host, "{} under {preset}", setting.name());
+                // A `maxConcurrent` set, even to its default, fixes the limit (it does not adapt).
+                let host = HostConfig { fixed_concurrency: false, ..explicit.host };
+                assert_eq!(host, base.host, "{} under {preset}", setting.name());
             }
         }
     }

@@ -266,8 +266,11 @@ pub const MAX_CONCURRENT: Setting = Setting {
     key: "maxConcurrent",
     ts_type: "number",
     default: Number(16.0, 16.0),
-    doc: "Attempts in flight at once to one host; the rest wait in a queue. Aborting a queued call \
-          removes it at once; time queued counts against the deadline.",
+    doc: "Attempts in flight at once to one host; the rest wait in a queue. Unset, the limit starts \
+          here and grows, up to four times, while the host answers as fast with more out (HTTP/2, \
+          a runtime that holds no request back), and falls back on a failure, a throttle or slower \
+          answers; set, it is fixed. Aborting a queued call removes it at once; time queued counts \
+          against the deadline.",
 };
 /// `queueOrder`.
 pub const QUEUE_ORDER: Setting = Setting {

@@ -125,7 +125,7 @@ enum Landed<O> {
 /// [`ConnectionQueue`]) starts its timeout and hedge clocks when it has one, and the call's
 /// deadline gets the wait back. Returns the attempt whose outcome the loop goes on with.
 pub(super) async fn send<T, K, S, R, C>(
-    first: Sent,
+    mut first: Sent,
     bust: bool,
     call: Call<'_, '_, T, K, S, R, C>,
     on_event: &mut impl FnMut(Event),
@@ -142,7 +142,9 @@ where
     let Call { route, options, deadline, fx } = call;
     // A probe decides the breaker by itself, and a cache-busting refetch has a tile already.
     let may_hedge = !first.probe && !bust;
-    let mut queue = ConnectionQueue::at_send(&route[first.mirror], fx.transport.connections_per_host());
+    let connections = fx.transport.connections_per_host();
+    let mut queue = ConnectionQueue::at_send(&route[first.mirror], connections);
+    first.held_back = connections.map(|_| queue.is_some());
     // Queued for a connection, the attempt is timed out by this loop from when it has one; the
     // transport's own timer is then only the backstop.
     let timed_here = queue.is_some();
@@ -176,7 +178,9 @@ where
     // The delay the next hedge waited for (for `onEvent`).
     let mut hedge_after = 0.0;
     loop {
-        if let Some(hedge) = admitted.take() {
+        if let Some(mut hedge) = admitted.take() {
+            // It goes while the host has others out: past the browser's connections, if any.
+            hedge.held_back = connections.map(|_| true);
             *attempts += 1;
             *hedges += 1;
             on_event(Event::Hedge { host: hedge.name.clone(), attempt: *attempts, after_ms: hedge_after });
@@ -387,7 +391,18 @@ fn admit_hedge(
     h.counters.hedges += 1;
     let seq = h.counters.attempts;
     let name = h.name.clone();
-    Some(Sent { mirror, permit: None, probe: false, name, budget, timeout, at_ms: now, started_ms: now, seq })
+    Some(Sent {
+        mirror,
+        permit: None,
+        probe: false,
+        name,
+        budget,
+        timeout,
+        at_ms: now,
+        started_ms: now,
+        held_back: None,
+        seq,
+    })
 }
 
 #[cfg(test)]

@@ -28,6 +28,9 @@ pub(super) struct Sent {
     /// When the host began to serve it, as far as the client can tell: `at_ms`, or later when
     /// it waited for a connection behind the client's earlier requests (see `serving`).
     pub(super) started_ms: f64,
+    /// Whether the platform held it back for one of its few connections to the host (by the
+    /// client's count; see `serving`); `None` where the platform holds none back.
+    pub(super) held_back: Option<bool>,
     /// Its number among the attempts sent to its host (`counters.attempts` once it was counted):
     /// an answer's stated quota is newer than another's when its attempt went later.
     pub(super) seq: u64,
@@ -119,7 +122,8 @@ pub(super) fn landed<B, C>(
         Judged::Tile { .. } => {
             let mut host = host.borrow_mut();
             host.counters.attempt_latency.record(now - sent.started_ms);
-            host.tile_answered(sent.seq);
+            // From when it was sent: time waiting for a connection is what the limit reads.
+            host.tile_answered(now, sent.seq, now - sent.at_ms, sent.held_back);
         }
         Judged::NotTile { report, verdict: Ok((_, retry_after_ms @ Some(_))) } => {
             weigh_retry_after(report, retry_after_ms, host, options, now);
@@ -212,6 +216,7 @@ mod tests {
             timeout,
             at_ms,
             started_ms,
+            held_back: None,
             seq: 1,
         }
     }

@@ -185,7 +185,18 @@ where
 
         let at_ms = fx.clock.now_ms();
         let permit = Some(permit);
-        let sent = Sent { mirror, permit, probe, name, budget, timeout, at_ms, started_ms: at_ms, seq };
+        let sent = Sent {
+            mirror,
+            permit,
+            probe,
+            name,
+            budget,
+            timeout,
+            at_ms,
+            started_ms: at_ms,
+            held_back: None,
+            seq,
+        };
         let call = Call { route, options, deadline: &deadline, fx };
         let (landed, judged) = send(sent, bust_now, call, on_event, &mut attempts, &mut hedges).await;
         bust_now = false;

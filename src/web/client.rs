@@ -256,6 +256,7 @@ impl ClientInner {
                 ("hedgesWon", s.hedges_won),
                 ("inFlight", s.in_flight as u64),
                 ("queued", s.queued as u64),
+                ("maxInFlight", s.max_in_flight as u64),
             ];
             for (field, count) in counts {
                 host_stats.number(field, count as f64);

@@ -12,8 +12,16 @@ import { startFaultServer, tilePng } from "../server/fault-server.mjs";
 import { ROOT, assertBuilt, startStaticServer, launchBrowser, newCheckedPage, failedLoadFrom, screenshot } from "./helpers.mjs";
 
 export const TILE = 256;
-export const MAP_W = 768;
-export const MAP_H = 512;
+// The map's size in the test pages (their #map), and so the view's tiles; a benchmark may set
+// another before setUp (setMapSize).
+export let MAP_W = 768;
+export let MAP_H = 512;
+
+/** Makes the pages' map `w`×`h` CSS px (the browser's viewport around it). */
+export function setMapSize(w, h) {
+  MAP_W = w;
+  MAP_H = h;
+}
 const FIXTURES = path.join(ROOT, "tests/browser/fixtures/adapters");
 
 /** Vite-builds `entry`.html of the fixtures into a temporary folder. */
@@ -31,7 +39,7 @@ const PAGE_FILES = { cesium: [["node_modules/cesium/Build/Cesium", "cesium"]] };
  * Starts the fault server, builds and serves `entry`'s page and launches Chromium. Returns an
  * object with `srv`, `open()` (a new page at the map, with window.harness ready) and `close()`.
  */
-export async function setUp(entry, { webgl = false } = {}) {
+export async function setUp(entry, { webgl = false, tls = null } = {}) {
   assertBuilt();
   const env = { srv: null, web: null, browser: null, tmp: null };
   env.close = async () => {
@@ -43,7 +51,11 @@ export async function setUp(entry, { webgl = false } = {}) {
   try {
     env.tmp = fs.mkdtempSync(path.join(os.tmpdir(), `tilefetch-${entry}-`));
     const outDir = path.join(env.tmp, "dist");
-    const [built, launched, started] = await Promise.allSettled([buildPage(entry, outDir), launchBrowser({ webgl }), startFaultServer({ seed: 1 })]);
+    const [built, launched, started] = await Promise.allSettled([
+      buildPage(entry, outDir),
+      launchBrowser({ webgl, args: tls ? [`--ignore-certificate-errors-spki-list=${tls.spki}`] : [] }),
+      startFaultServer({ seed: 1, tls }),
+    ]);
     if (launched.status === "fulfilled") env.browser = launched.value;
     if (started.status === "fulfilled") env.srv = started.value;
     for (const r of [built, launched, started]) if (r.status === "rejected") throw r.reason;
@@ -54,9 +66,14 @@ export async function setUp(entry, { webgl = false } = {}) {
     throw e;
   }
   env.open = async () => {
-    const page = await newCheckedPage(env.browser, { expectedConsoleError: failedLoadFrom(env.srv.url) });
+    const viewport = { width: Math.max(900, MAP_W + 132), height: Math.max(640, MAP_H + 128) };
+    const page = await newCheckedPage(env.browser, { expectedConsoleError: failedLoadFrom(env.srv.url), viewport });
     await page.goto(`${env.web.url}/${entry}.html`);
     await page.waitForFunction(() => window.harness !== undefined && window.__ready === true, null, { timeout: 15_000 });
+    if (MAP_W !== 768 || MAP_H !== 512) {
+      // Before the map is made: each library reads its container's size then.
+      await page.evaluate(([w, h]) => Object.assign(document.getElementById("map").style, { width: `${w}px`, height: `${h}px` }), [MAP_W, MAP_H]);
+    }
     return page;
   };
   return env;
@@ -123,16 +140,16 @@ export function samplePoint(t) {
 export async function readPixels(page, points) {
   const png = await page.screenshot({ clip: { x: 0, y: 0, width: MAP_W, height: MAP_H } });
   return page.evaluate(
-    async ({ b64, points }) => {
+    async ({ b64, points, width }) => {
       const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
       const bitmap = await createImageBitmap(new Blob([bytes], { type: "image/png" }));
       const canvas = new OffscreenCanvas(bitmap.width, bitmap.height);
       const ctx = canvas.getContext("2d");
       ctx.drawImage(bitmap, 0, 0);
-      const scale = bitmap.width / 768;
+      const scale = bitmap.width / width;
       return points.map(({ x, y }) => Array.from(ctx.getImageData(Math.floor(x * scale), Math.floor(y * scale), 1, 1).data.slice(0, 3)));
     },
-    { b64: png.toString("base64"), points },
+    { b64: png.toString("base64"), points, width: MAP_W },
   );
 }
 

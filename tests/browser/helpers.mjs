@@ -140,14 +140,23 @@ export const CHROMIUM = process.env.CHROMIUM_PATH || "/usr/bin/chromium";
  * Launches headless Chromium (a fresh temporary profile: playwright's plain launch).
  * `webgl: true` keeps the GPU process and renders WebGL with SwiftShader (for MapLibre).
  */
-export async function launchBrowser({ webgl = false } = {}) {
+export async function launchBrowser({ webgl = false, args = [] } = {}) {
   if (!fs.existsSync(CHROMIUM)) {
     throw new Error(`${CHROMIUM} is missing: install Debian's chromium package (or set CHROMIUM_PATH)`);
   }
   const gpu = webgl ? ["--use-angle=swiftshader", "--enable-unsafe-swiftshader", "--ignore-gpu-blocklist"] : ["--disable-gpu"];
   return chromium.launch({
     executablePath: CHROMIUM,
-    args: ["--no-sandbox", ...gpu, "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+    args: [
+      "--no-sandbox",
+      ...gpu,
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+      ...args,
+    ],
     timeout: 20_000,
   });
 }
@@ -158,8 +167,8 @@ export async function launchBrowser({ webgl = false } = {}) {
  * "Failed to load resource: … 503" lines for the fault server's deliberate errors).
  * `page.problems()` lists the unexpected ones; `page.assertNoProblems()` fails on any.
  */
-export async function newCheckedPage(browser, { expectedConsoleError = () => false } = {}) {
-  const context = await browser.newContext({ viewport: { width: 900, height: 640 } });
+export async function newCheckedPage(browser, { expectedConsoleError = () => false, viewport = { width: 900, height: 640 } } = {}) {
+  const context = await browser.newContext({ viewport });
   const page = await context.newPage();
   const problems = [];
   const onConsole = (where) => (msg) => {

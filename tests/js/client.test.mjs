@@ -423,7 +423,7 @@ describe("per-host limits", { concurrency: true }, () => {
     assert.deepEqual(JSON.parse(JSON.stringify(all)), all, "JSON round trip");
     assert.deepEqual(Object.keys(all), [host]);
     const s = all[host];
-    for (const f of ["requests", "attempts", "retries", "successes", "aborted", "inFlight", "queued", "coalesced", "retryTokens"]) {
+    for (const f of ["requests", "attempts", "retries", "successes", "aborted", "inFlight", "queued", "maxInFlight", "coalesced", "retryTokens"]) {
       assert.equal(typeof s[f], "number", f);
     }
     assert.equal(s.requests, 2);

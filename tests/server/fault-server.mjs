@@ -76,6 +76,7 @@
 // keys (`run/z`), none = every tile request. reset() clears them (requests still open are forgotten).
 
 import http from "node:http";
+import http2 from "node:http2";
 import zlib from "node:zlib";
 import { performance } from "node:perf_hooks";
 import { pathToFileURL } from "node:url";
@@ -397,7 +398,7 @@ export function bucketStatement(bucket) {
   };
 }
 
-export async function startFaultServer({ seed = 1, host = "127.0.0.1", port = 0, verbose = false } = {}) {
+export async function startFaultServer({ seed = 1, host = "127.0.0.1", port = 0, verbose = false, tls = null } = {}) {
   if (host !== "127.0.0.1" && host !== "localhost" && host !== "::1") {
     throw new Error(`fault server binds loopback only (got host ${host})`);
   }
@@ -719,7 +720,9 @@ export async function startFaultServer({ seed = 1, host = "127.0.0.1", port = 0,
     else respond();
   }
 
-  const server = http.createServer((req, res) => {
+  // `tls` ({key, cert}): HTTPS with HTTP/2 (and HTTP/1.1 for clients without it), as a tile CDN
+  // serves; the faults that cut a connection cut every stream of an HTTP/2 session.
+  const listener = (req, res) => {
     // Drain any request body so keep-alive works.
     req.resume();
     let url;
@@ -756,7 +759,8 @@ export async function startFaultServer({ seed = 1, host = "127.0.0.1", port = 0,
     if (m) return handleTile(req, res, m, url);
     res.writeHead(404, baseHeaders({ "Content-Type": "text/plain" }));
     res.end("no such route\n");
-  });
+  };
+  const server = tls ? http2.createSecureServer({ key: tls.key, cert: tls.cert, allowHTTP1: true }, listener) : http.createServer(listener);
   server.on("connection", (s) => {
     sockets.add(s);
     s.on("close", () => sockets.delete(s));
@@ -775,7 +779,7 @@ export async function startFaultServer({ seed = 1, host = "127.0.0.1", port = 0,
   });
   const addr = server.address();
   const hostPart = addr.family === "IPv6" || addr.family === 6 ? `[${addr.address}]` : addr.address;
-  const url = `http://${hostPart}:${addr.port}`;
+  const url = `${tls ? "https" : "http"}://${hostPart}:${addr.port}`;
 
   let closed = null;
   return {
