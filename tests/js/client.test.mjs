@@ -7,7 +7,7 @@
 import { describe, test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { performance } from "node:perf_hooks";
-import { TileClient, TileError, fetchTile } from "../../pkg/node.js";
+import { TileClient, TileError, fetchTile, stats } from "../../pkg/node.js";
 import { startFaultServer, tilePng } from "../server/fault-server.mjs";
 import { FAST, tileUrl, keyOf, rejection, assertTile, sleep, waitFor, stopwatch, timerTick } from "./helpers.mjs";
 
@@ -581,16 +581,23 @@ describe("the fetch option", () => {
 
 // ------------------------------------------------------------------------------------------
 describe("the default client and configuration", () => {
-  test("top-level fetchTile shares per-host limits: 40 calls at once -> at most 16 at the server", async (t) => {
+  test("top-level fetchTile shares per-host limits: 40 calls at once -> 16 at first, more as the host answers as fast; a set maxConcurrent holds", async (t) => {
     const run = "default";
     const results = await Promise.all(Array.from({ length: 40 }, (_, i) => settle(fetchTile(tileUrl(srv, run, grid(i), { delay: 50 })))));
-    t.diagnostic(`server peak ${srv.peakConcurrent(run)} (documented default maxConcurrent 16)`);
+    t.diagnostic(`server peak ${srv.peakConcurrent(run)} (documented default maxConcurrent 16, adaptive up to 64)`);
     for (const [i, r] of results.entries()) {
       assert.ok(r.tile, `tile ${i}: ${r.err?.kind} ${r.err?.message}`);
       assertTile(r.tile, tilePng(...grid(i)));
     }
-    assert.ok(srv.peakConcurrent(run) <= 16, `server saw ${srv.peakConcurrent(run)} at once`);
+    const host = new URL(srv.url).host;
+    assert.ok(srv.peakConcurrent(run) > 16 && srv.peakConcurrent(run) <= 64, `server saw ${srv.peakConcurrent(run)} at once`);
+    assert.ok(stats()[host].maxInFlight > 16, `the limit grew: ${stats()[host].maxInFlight}`);
     assert.equal(srv.requests(run), 40);
+    const fixed = new TileClient({ maxConcurrent: 16 });
+    const held = await Promise.all(Array.from({ length: 40 }, (_, i) => settle(fixed.fetchTile(tileUrl(srv, "fixed", grid(i), { delay: 50 })))));
+    assert.ok(held.every((r) => r.tile));
+    assert.ok(srv.peakConcurrent("fixed") <= 16, `maxConcurrent 16: the server saw ${srv.peakConcurrent("fixed")} at once`);
+    assert.equal(fixed.stats()[host].maxInFlight, 16);
   });
 
   // [label, config, field the message must name (the leaf; a dotted path contains it)]
