@@ -143,6 +143,8 @@ export async function runFault({ clientId, scenarioId, tiles = 400, concurrency 
     wallMs,
     settledMs,
     peakPer100ms: Math.max(0, ...per100),
+    // The most requests the server had open at once (arrived, not yet answered or closed).
+    peakInFlight: srv.peakConcurrent(RUN),
     abortedByClient: srv.aborted(),
     // From the run's start until 95 % of the tiles were delivered correctly (null: never).
     msTo95: null,

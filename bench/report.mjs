@@ -18,6 +18,7 @@ import { installedVersion, anchorClients, HERE, ROOT, OUT } from "./bundle.mjs";
 import { outagePlot } from "./svg.mjs";
 import { mapviewSection } from "./report-mapview.mjs";
 import { fastServerSection } from "./report-mapview-fast.mjs";
+import { setupsSection } from "./report-mapview-setups.mjs";
 import { edgeSection } from "./report-edge.mjs";
 import { soakVerdicts } from "./soak.mjs";
 import { int, table } from "./markdown.mjs";
@@ -462,6 +463,9 @@ if (!fault) {
     ),
   );
 }
+
+// ------------------------------------------------------------------ map view over HTTP/2, full screen
+md.push(...setupsSection(["mapview-1792x1024.json", "mapview-h2.json", "mapview-h2-1792x1024.json"].map(readJson), lose));
 
 // ------------------------------------------------------------------ edge scale
 md.push(...edgeSection(readJson("edge.json"), lose));

@@ -10,24 +10,18 @@
 // with `fetch` again (its server may have been fixed).
 const RECHECK_MS = 5 * 60_000;
 
-// How long the other tiles of an origin not seen before wait for its first tile's answer (see
-// `loadTile`): past it they go through fetch without knowing (a first tile that hangs). Long
-// enough for a WMS server's render of one tile (MapServer's CGI starts a process per request).
+// How long an origin not seen before waits for its first tile's answer (see `loadTile`) before
+// its next tile is a first contact of its own (a first tile that hangs). Long enough for a WMS
+// server's render of one tile (MapServer's CGI starts a process per request).
 const FIRST_CONTACT_MAX_MS = 1500;
-// How many of an origin's first tiles go through fetch before its CORS answer is known: more than
-// one, so that a request that hangs does not hold the view for FIRST_CONTACT_MAX_MS. Each more
-// goes only when the ones before it have not answered for SECOND_CONTACT_MS (a server without
-// CORS headers that answers sooner costs no more refused fetches than one).
-const FIRST_CONTACT_TILES = 2;
-const SECOND_CONTACT_MS = 300;
 
 /** Origins found without CORS headers -> when. Shared by every adapter of the page. */
 const imageOrigins = new Map();
 /** Origins whose answer a fetch could read: their tiles never wait for a first contact. */
 const corsOrigins = new Set();
 /**
- * Origins whose first tiles are on their way -> `{ contact, known, sent }`: a promise that
- * settles once the origin's CORS answer is known, what settles it, and how many tiles went.
+ * Origins whose first tile is on its way -> `{ contact, known }`: a promise that settles once
+ * the origin's CORS answer is known, and what settles it.
  */
 const firstContacts = new Map();
 /** Loads through `fetch` in flight, by origin: each one's restart as an image load. */
@@ -175,15 +169,17 @@ function firstContactFetch(origin, custom, known) {
  * signal, extra)` is the adapter's (see adapter-options.js); `crossOrigin` and `referrerPolicy`
  * are the library's settings for its own images, `custom` the caller's `fetch` option.
  *
- * A server's CORS answer costs one tile, or up to FIRST_CONTACT_TILES when the first has not
- * answered for SECOND_CONTACT_MS: the first tile of another origin not seen before (in this page
- * or, through localStorage, an earlier visit) goes alone, and the origin's other tiles wait until
- * the headers of one are read (CORS passed: they go through
- * fetch), or it ends as a `cors` TileError (one fetch and one no-cors check reached the server:
- * they load as images, and so do the origin's later tiles), at most FIRST_CONTACT_MAX_MS. Loads
- * of the origin still going through fetch when it is found without CORS move to images. Where
- * the library's own image would ask for CORS too (`crossOrigin` set), an image cannot help: the
- * `cors` TileError is the tile's error. Rejects with the TileError of a give-up.
+ * A server's CORS answer costs one tile: the first tile of another origin not met before (in
+ * this page or, through localStorage, an earlier visit) goes through fetch, and until the
+ * headers of its answer are read (CORS passed) or it ends as a `cors` TileError (one fetch and
+ * one no-cors check reached the server), at most FIRST_CONTACT_MAX_MS, the origin's other tiles
+ * load as the library's own loader loads them, images, at once: the first view waits for no
+ * round trip. Their later attempts (retries, hedges) go through fetch once the origin is known
+ * to send CORS headers (a status, a Retry-After, a body to read again). Loads of the origin
+ * still going through fetch when it is found without CORS move to images, and so do its later
+ * tiles. Where the library's own image would ask for CORS too (`crossOrigin` set), an image
+ * cannot help: the `cors` TileError is the tile's error. Rejects with the TileError of a
+ * give-up.
  */
 export function loadTile(load, url, signal, { extra, crossOrigin = null, referrerPolicy, custom } = {}) {
   const origin = originOf(url);
@@ -212,24 +208,7 @@ export function loadTile(load, url, signal, { extra, crossOrigin = null, referre
       },
     );
   }
-  const waiting = firstContacts.get(origin);
-  if (waiting && waiting.sent < FIRST_CONTACT_TILES) {
-    waiting.sent++;
-    const unanswered = new Promise((resolve) => setTimeout(resolve, SECOND_CONTACT_MS, true));
-    return Promise.race([waiting.contact, unanswered]).then((alone) => {
-      if (signal.aborted) return Promise.reject(signal.reason);
-      if (alone && firstContacts.get(origin) === waiting) {
-        return firstContact(load, url, signal, extra, origin, asImage, custom, waiting.known);
-      }
-      return loadsAsImage(origin) ? asImage() : viaFetch(load, url, signal, extra, origin, asImage);
-    });
-  }
-  if (waiting) {
-    return waiting.contact.then(() => {
-      if (signal.aborted) return Promise.reject(signal.reason);
-      return loadsAsImage(origin) ? asImage() : viaFetch(load, url, signal, extra, origin, asImage);
-    });
-  }
+  if (firstContacts.has(origin)) return whileUnknown(load, url, signal, extra, origin, crossOrigin, referrerPolicy, custom);
   let known;
   const contact = new Promise((resolve) => {
     known = resolve;
@@ -237,8 +216,29 @@ export function loadTile(load, url, signal, { extra, crossOrigin = null, referre
   }).then(() => {
     if (firstContacts.get(origin)?.contact === contact) firstContacts.delete(origin);
   });
-  firstContacts.set(origin, { contact, known, sent: 1 });
+  firstContacts.set(origin, { contact, known });
   return firstContact(load, url, signal, extra, origin, asImage, custom, known);
+}
+
+/**
+ * A tile of an origin whose CORS answer was on its way when the map asked for it: its first
+ * attempt an image, as the library's own loader would load it (all of the view's alike: a
+ * browser serves images after fetches, and a fetch sent later would overtake them), and its
+ * later ones (retries, hedges) through fetch once the origin is known to send CORS headers
+ * (then `{tile}`).
+ */
+function whileUnknown(load, url, signal, extra, origin, crossOrigin, referrerPolicy, custom) {
+  const into = { image: null };
+  const asImage = imageFetch(into, crossOrigin, referrerPolicy);
+  let first = true;
+  const attempt = (input, init) => {
+    const image = first || !corsOrigins.has(origin);
+    first = false;
+    if (image) return asImage(input, init);
+    into.image = null; // this attempt's answer is the tile
+    return (custom ?? globalThis.fetch)(input, init);
+  };
+  return load(url, signal, { ...extra, fetch: attempt }).then((tile) => (into.image ? { image: into.image } : { tile }));
 }
 
 /** One of an origin's first tiles: through fetch, telling the waiting tiles when it knows. */

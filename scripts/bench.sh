@@ -19,7 +19,8 @@
 #                and over a real MapProxy (--server fast, --server mapproxy), a returning visit on
 #                the fast server (--server fast-returning), where a tile's time goes there
 #                (bench/mapview-phases.mjs) and what starting a request costs the page
-#                (bench/request-start.mjs)
+#                (bench/request-start.mjs); healthy, OpenLayers, Leaflet and MapLibre at full
+#                screen and over HTTP/2 (--viewport 1792x1024, --protocol h2, both)
 #      and, through the edge proxy in workerd, a slow upstream and a fixed-window quota
 #      (bench/slow-upstream.mjs; Node's side of both is in the fault benchmark)
 #   6. soak      100 000 fetchTile calls in one process (bench/soak.mjs)
@@ -75,6 +76,9 @@ phase mapview node bench/mapview.mjs
 phase mapview-fast node bench/mapview.mjs --server fast
 phase mapview-fast-returning node bench/mapview.mjs --server fast-returning
 phase mapview-mapproxy node bench/mapview.mjs --server mapproxy
+phase mapview-1792 node bench/mapview.mjs --scenarios ok --libs ol,leaflet,maplibre --viewport 1792x1024
+phase mapview-h2 node bench/mapview.mjs --scenarios ok --libs ol,leaflet,maplibre --protocol h2
+phase mapview-h2-1792 node bench/mapview.mjs --scenarios ok --libs ol,leaflet,maplibre --protocol h2 --viewport 1792x1024
 phase mapview-phases node bench/mapview-phases.mjs
 phase request-start node bench/request-start.mjs
 phase edge node bench/edge-scale.mjs

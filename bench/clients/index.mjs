@@ -12,6 +12,7 @@ import * as cockatiel from "./cockatiel.mjs";
 import * as exponentialBackoff from "./exponential-backoff.mjs";
 import * as tilefetchFetchTile from "./tilefetch-fetchtile.mjs";
 import * as tilefetchClient from "./tilefetch-client.mjs";
+import * as tilefetchClient16 from "./tilefetch-client16.mjs";
 import * as tilefetchClient32 from "./tilefetch-client32.mjs";
 
 export const CLIENTS = {
@@ -25,6 +26,7 @@ export const CLIENTS = {
   "exponential-backoff": exponentialBackoff,
   "tilefetch-fetchtile": tilefetchFetchTile,
   "tilefetch-client": tilefetchClient,
+  "tilefetch-client16": tilefetchClient16,
   "tilefetch-client32": tilefetchClient32,
 };
 

@@ -2,33 +2,42 @@
 //! the connection and the server. It starts at `maxConcurrent`'s default and grows while more
 //! attempts wait for a slot and more out at once costs the host's answers no time: over HTTP/2,
 //! and in a runtime that holds no request back, a view's tiles then go together, as the map's
-//! own image loader sends them. While answers slow down it falls back. Two readings of delay:
-//! TCP Vegas' as Netflix's concurrency-limits applies it (the fastest recent answer is what an
-//! attempt takes when nothing queues; answers well over it are a server queueing them), and,
-//! where a browser holds requests back for its few HTTP/1.1 connections to a host, the answers
-//! to the attempts past that count against those that had a connection at once: a multiple
-//! over HTTP/1.1, where more out only waits in the browser; as fast over HTTP/2, where the
-//! browser holds nothing back, and the limit goes to its highest at once (the map's own loader
-//! sends a whole view together there).
+//! own image loader sends them. While answers slow down it falls back. Two readings of delay,
+//! after the gradient limiters of Netflix's concurrency-limits: the host's answers against what
+//! they took while the limit was at its default (a server, or the client's own CPU, queueing
+//! more work grows them), and, where a browser holds requests back for its few HTTP/1.1
+//! connections to a host, the answers to the attempts past those against the ones that had a
+//! connection at once: a multiple over HTTP/1.1, where more out only waits in the browser; as
+//! fast over HTTP/2, where the browser holds nothing back, and the limit goes to its highest at
+//! once (the map's own loader sends a whole view together there).
 //!
-//! It never goes below the default, and it goes back to it, and stays there for [`CALM_MS`],
-//! on a failure or a throttle; the host's owner keeps it there while a quota, a learned rate, a
-//! pause or a breaker bounds the host: a server under strain sees no more at once than the
-//! fixed default sent it.
+//! It grows only after the host has answered [`WARM_UP_ANSWERS`] tiles at the default, over
+//! [`WARM_UP_MS`] at least (a browser's multiplexing is read from answers after that too), never
+//! goes below the default, and goes back to it, and stays there for [`CALM_MS`], on a failure
+//! or a throttle; the host's owner keeps it there while a quota, a learned rate, a pause or a
+//! breaker bounds the host: a server under strain sees no more at once than the fixed default
+//! sent it.
 
 /// How far the limit may grow, as a multiple of the default: a full-screen view and the
 /// ring of tiles around it.
 pub const GROWTH: usize = 4;
-/// Answers this many times the fastest recent one (plus [`QUEUEING_SLACK_MS`]) are queueing.
-const QUEUEING_FACTOR: f64 = 2.0;
-/// What a fast server's answers vary by without any queue (scheduling, a GC pause).
-const QUEUEING_SLACK_MS: f64 = 20.0;
+/// Answers at the default that tell what the host's answers take then, before it grows.
+pub const WARM_UP_ANSWERS: u32 = 16;
+/// How long after its first answer a host may get more than the default: a record of its
+/// answers, not one burst of them, earns it (a server that fails soon after a client's first
+/// tiles meets no more at once than the default sent it).
+pub const WARM_UP_MS: f64 = 1_000.0;
+/// Answers within this many times their time at the default (plus [`SLACK_MS`]) hold: more
+/// out costs them nothing.
+const HOLDS_FACTOR: f64 = 1.25;
+/// Answers past this many times their time at the default (plus [`SLACK_MS`]) are queueing.
+const SLOWER_FACTOR: f64 = 1.5;
 /// Answers to attempts held back for a connection this many times those that had one (plus
-/// [`HELD_BACK_SLACK_MS`]) waited for it: over HTTP/2 they are as fast; over HTTP/1.1 each
-/// waits for one of the attempts before it to end.
+/// [`SLACK_MS`]) waited for it: over HTTP/2 they are as fast; over HTTP/1.1 each waits for
+/// one of the attempts before it to end.
 const HELD_BACK_FACTOR: f64 = 1.3;
-/// What the held-back answers' smoothed time varies by over HTTP/2 beyond the others'.
-const HELD_BACK_SLACK_MS: f64 = 5.0;
+/// What smoothed answer times vary by without any queue (scheduling, a timer's tick).
+const SLACK_MS: f64 = 5.0;
 /// Answers to attempts past a browser's connections, as fast as the others, that show the
 /// host's connection holds nothing back (HTTP/2, HTTP/3).
 const MULTIPLEXED_EVIDENCE: u32 = 8;
@@ -36,29 +45,33 @@ const MULTIPLEXED_EVIDENCE: u32 = 8;
 pub const CALM_MS: f64 = 10_000.0;
 /// The weight of each answer's time in the smoothed times.
 const SMOOTHING: f64 = 0.2;
-/// The fastest answer is the fastest of the last this many to that many twice: a host that
-/// became slower is seen as it is after that many answers. Only answers to attempts that had a
-/// connection at once count: a queue that stays is never the host's own time.
-const BASE_ANSWERS: u32 = 64;
+/// The weight of each answer at the default in what they take then: slower, so that a limit
+/// that fell back takes a while to read its host's slower answers as its new normal.
+const DEFAULT_SMOOTHING: f64 = 0.05;
 
 /// One host's adaptive limit.
 #[derive(Debug, Clone)]
 pub struct AdaptiveLimit {
     floor: usize,
     limit: usize,
-    /// The fastest answer (ms) of the answers since the last [`BASE_ANSWERS`] began, and of
-    /// the ones before them.
-    fastest_ms: [f64; 2],
-    /// Answers counted into `fastest_ms[0]`.
-    counted: u32,
+    /// Answers while the limit was at the default.
+    at_default: u32,
+    /// When (monotonic ms) the host first answered.
+    first_answer_ms: f64,
     /// Answers to attempts held back for a connection, by the client's count.
     held_answers: u32,
-    /// The smoothed time of the answers to attempts that had a connection at once, and of
-    /// those held back for one (NaN before the first).
-    smoothed_ms: [f64; 2],
+    /// The smoothed time (ms) of the answers to attempts that had a connection at once, of
+    /// those held back for one, and of the first while the limit was at the default (NaN
+    /// before the first of each).
+    smoothed_ms: [f64; 3],
     /// Until when (monotonic ms) the limit does not grow.
     calm_until_ms: f64,
 }
+
+/// Smoothed slots of [`AdaptiveLimit::smoothed_ms`].
+const CONNECTED: usize = 0;
+const HELD: usize = 1;
+const AT_DEFAULT: usize = 2;
 
 impl AdaptiveLimit {
     /// A limit at `floor` (the default), that grows up to [`GROWTH`] times it.
@@ -67,10 +80,10 @@ impl AdaptiveLimit {
         AdaptiveLimit {
             floor,
             limit: floor,
-            fastest_ms: [f64::INFINITY; 2],
-            counted: 0,
+            at_default: 0,
+            first_answer_ms: f64::NAN,
             held_answers: 0,
-            smoothed_ms: [f64::NAN; 2],
+            smoothed_ms: [f64::NAN; 3],
             calm_until_ms: f64::NEG_INFINITY,
         }
     }
@@ -83,9 +96,8 @@ impl AdaptiveLimit {
     /// Whether the answers show that the platform holds back none of the attempts to the host
     /// that the client counts as waiting for a connection (it multiplexes them: HTTP/2).
     pub fn multiplexed(&self) -> bool {
-        let [connected_ms, held_ms] = self.smoothed_ms;
-        self.held_answers >= MULTIPLEXED_EVIDENCE
-            && held_ms <= connected_ms * HELD_BACK_FACTOR + HELD_BACK_SLACK_MS
+        let [connected_ms, held_ms, _] = self.smoothed_ms;
+        self.held_answers >= MULTIPLEXED_EVIDENCE && held_ms <= connected_ms * HELD_BACK_FACTOR + SLACK_MS
     }
 
     /// Takes in a tile answered `answer_ms` after its attempt was sent. `held_back`: whether the
@@ -102,37 +114,55 @@ impl AdaptiveLimit {
         may_grow: bool,
     ) -> Option<usize> {
         let answer_ms = answer_ms.max(0.0);
-        let held = held_back == Some(true);
-        if held {
-            self.held_answers = self.held_answers.saturating_add(1);
-        } else {
-            if self.counted == BASE_ANSWERS {
-                self.fastest_ms = [f64::INFINITY, self.fastest_ms[0]];
-                self.counted = 0;
-            }
-            self.counted += 1;
-            self.fastest_ms[0] = self.fastest_ms[0].min(answer_ms);
+        if self.first_answer_ms.is_nan() {
+            self.first_answer_ms = now_ms;
         }
-        let smoothed = &mut self.smoothed_ms[usize::from(held)];
-        *smoothed =
-            if smoothed.is_nan() { answer_ms } else { *smoothed + (answer_ms - *smoothed) * SMOOTHING };
-        let [connected_ms, held_ms] = self.smoothed_ms;
-        let base = self.fastest_ms[0].min(self.fastest_ms[1]);
-        // NaN compares false: no answers of a kind, no queueing seen in them.
-        let queueing = connected_ms > base * QUEUEING_FACTOR + QUEUEING_SLACK_MS
-            || held_ms > connected_ms * HELD_BACK_FACTOR + HELD_BACK_SLACK_MS;
+        let held = held_back == Some(true);
+        let at_default = self.limit == self.floor;
+        if at_default {
+            self.at_default = self.at_default.saturating_add(1);
+        }
+        let seasoned = now_ms - self.first_answer_ms >= WARM_UP_MS;
+        if held {
+            // Not in the host's first second: a page's start-up delays every answer alike.
+            if seasoned {
+                self.held_answers = self.held_answers.saturating_add(1);
+            }
+            self.smooth(HELD, answer_ms);
+        } else {
+            self.smooth(CONNECTED, answer_ms);
+            if at_default {
+                self.smooth(AT_DEFAULT, answer_ms);
+            }
+        }
+        let [connected_ms, held_ms, default_ms] = self.smoothed_ms;
+        // NaN compares false: no answers of a kind, nothing seen in them.
+        let queueing = connected_ms > default_ms * SLOWER_FACTOR + SLACK_MS
+            || held_ms > connected_ms * HELD_BACK_FACTOR + SLACK_MS;
+        let holds = connected_ms <= default_ms * HOLDS_FACTOR + SLACK_MS;
         // Where a browser holds attempts back, only one past its connections shows whether
         // more out at once are served as fast.
         let telling = held_back != Some(false);
+        let calm = now_ms >= self.calm_until_ms;
+        let warm = self.at_default > WARM_UP_ANSWERS && seasoned;
         let next = if queueing || !may_grow {
             self.limit.saturating_sub(1).max(self.floor)
-        } else if telling && waiting && now_ms >= self.calm_until_ms {
-            let grown = if self.multiplexed() { self.floor * GROWTH } else { self.limit + 1 };
-            grown.min(self.floor * GROWTH)
+        } else if calm && holds && self.multiplexed() {
+            // A browser that multiplexes the host's requests sends a whole view at once with
+            // the map's own loader: the limit is there before the next view asks.
+            self.floor * GROWTH
+        } else if calm && holds && warm && telling && waiting {
+            (self.limit + 1).min(self.floor * GROWTH)
         } else {
             self.limit
         };
         self.set(next)
+    }
+
+    fn smooth(&mut self, which: usize, answer_ms: f64) {
+        let weight = if which == AT_DEFAULT { DEFAULT_SMOOTHING } else { SMOOTHING };
+        let smoothed = &mut self.smoothed_ms[which];
+        *smoothed = if smoothed.is_nan() { answer_ms } else { *smoothed + (answer_ms - *smoothed) * weight };
     }
 
     /// A failure or a throttle: back to the default, which holds for [`CALM_MS`].
@@ -152,43 +182,69 @@ impl AdaptiveLimit {
 mod tests {
     use super::*;
 
-    /// Answers that hold their time while attempts wait: one more slot per answer (a doubling
-    /// per round trip), up to four times the default.
+    /// From `at`, `n` answers of `ms` each, a millisecond apart, with attempts waiting.
+    fn answers(l: &mut AdaptiveLimit, at: f64, n: u32, ms: f64, held_back: Option<bool>) {
+        for i in 0..n {
+            l.on_answer(at + f64::from(i), ms, held_back, true, true);
+        }
+    }
+
+    /// A host's first answer at 0 and the warm-up's answers from a second on, of `ms` each:
+    /// the next answer that holds may grow the limit.
+    fn warmed(ms: f64, held_back: Option<bool>) -> AdaptiveLimit {
+        let mut l = AdaptiveLimit::new(16);
+        answers(&mut l, 0.0, 1, ms, held_back);
+        answers(&mut l, WARM_UP_MS, WARM_UP_ANSWERS - 1, ms, held_back);
+        assert_eq!(l.limit(), 16);
+        l
+    }
+
+    /// After a second and the answers at the default that tell what the host takes, answers
+    /// that hold their time while attempts wait: one more slot per answer (a doubling per round
+    /// trip), up to four times the default. Nothing grows before, nor without attempts waiting.
     #[test]
     fn it_grows_while_answers_hold_and_attempts_wait() {
-        let mut l = AdaptiveLimit::new(16);
-        assert_eq!(l.on_answer(0.0, 40.0, None, false, true), None, "nobody waits: nothing to grow for");
-        for i in 0..16 {
-            l.on_answer(f64::from(i), 30.0 + f64::from(i % 3) * 20.0, None, true, true);
-        }
+        let mut early = AdaptiveLimit::new(16);
+        answers(&mut early, 0.0, 200, 40.0, None);
+        assert_eq!(early.limit(), 16, "not within a second of its first answer");
+        let mut l = warmed(40.0, None);
+        assert_eq!(l.on_answer(2_000.0, 40.0, None, false, true), None, "nobody waits: nothing to grow for");
+        answers(&mut l, 2_000.0, 16, 45.0, None);
         assert_eq!(l.limit(), 32);
-        for i in 0..100 {
-            l.on_answer(100.0 + f64::from(i), 50.0, None, true, true);
-        }
+        answers(&mut l, 2_100.0, 100, 45.0, None);
         assert_eq!(l.limit(), 16 * GROWTH);
     }
 
-    /// Answers that take more than twice the fastest (a server queueing them): back down, never
-    /// below the default; a host that stays that slow is seen as it is after a while.
+    /// Answers that take half as long again as at the default (a server queueing them, or the
+    /// client's own CPU): back down, never below the default; at the default, what they take
+    /// then becomes the host's time, slowly, and it grows from there.
     #[test]
     fn it_falls_back_while_answers_slow_down() {
-        let mut l = AdaptiveLimit::new(16);
-        for i in 0..20 {
-            l.on_answer(f64::from(i), 30.0, None, true, true);
-        }
+        let mut l = warmed(30.0, None);
+        answers(&mut l, 2_000.0, 20, 30.0, None);
         assert_eq!(l.limit(), 36);
-        for i in 0..10 {
-            l.on_answer(100.0 + f64::from(i), 200.0, None, true, true);
-        }
+        answers(&mut l, 2_100.0, 10, 200.0, None);
         assert!(l.limit() < 36, "{}", l.limit());
-        for i in 0..30 {
-            l.on_answer(200.0 + f64::from(i), 200.0, None, true, true);
-        }
+        answers(&mut l, 2_200.0, 10, 200.0, None);
         assert_eq!(l.limit(), 16, "not below the default");
-        for i in 0..2 * BASE_ANSWERS {
-            l.on_answer(300.0 + f64::from(i), 200.0, None, true, true);
-        }
+        answers(&mut l, 2_300.0, 10, 200.0, None);
+        assert_eq!(l.limit(), 16, "200 ms is not its time yet");
+        answers(&mut l, 2_400.0, 100, 200.0, None);
         assert!(l.limit() > 16, "200 ms is the host's time now");
+    }
+
+    /// A host whose answers grow with the attempts out (a server working through them one by
+    /// one, or a client's busy CPU): the limit stops about where they take a quarter longer,
+    /// and never gets to where they take half as long again.
+    #[test]
+    fn answers_that_grow_with_the_attempts_out_stop_it() {
+        let mut l = warmed(20.0, None);
+        for i in 0..2000 {
+            let ms = 20.0 * l.limit() as f64 / 16.0;
+            l.on_answer(2_000.0 + f64::from(i), ms, None, true, true);
+            assert!(l.limit() <= 28, "at answer {i}: {}", l.limit());
+        }
+        assert!(l.limit() >= 20, "{}", l.limit());
     }
 
     /// Behind a browser's six HTTP/1.1 connections the limit does not grow: the attempts past
@@ -201,20 +257,23 @@ mod tests {
             // 16 out over 6 connections: the seventh waits for one of the first six, and so on.
             let ahead = f64::from(i % 16 / 6);
             let connected = i % 16 < 6;
-            l.on_answer(f64::from(i), serve_ms * (ahead + 1.0), Some(!connected), true, true);
-            assert!(l.limit() <= 17 && !l.multiplexed(), "at answer {i}: {}", l.limit());
+            l.on_answer(f64::from(i) * 10.0, serve_ms * (ahead + 1.0), Some(!connected), true, true);
+            assert!(l.limit() == 16 && !l.multiplexed(), "at answer {i}: {}", l.limit());
         }
-        // Over HTTP/2 every one of them is served at once: eight answers past the six show it,
-        // and the limit goes to its highest.
+        // Over HTTP/2 every one of them is served at once: eight answers past the six show it
+        // (after the host's first second), and the limit goes to its highest, whether or not
+        // attempts wait now.
         let mut h2 = AdaptiveLimit::new(16);
-        for i in 0..6 {
-            h2.on_answer(f64::from(i), serve_ms, Some(false), true, true);
-        }
-        for i in 0..7 {
-            h2.on_answer(10.0 + f64::from(i), serve_ms + 5.0, Some(true), true, true);
-        }
-        assert_eq!((h2.limit(), h2.multiplexed()), (23, false));
-        h2.on_answer(20.0, serve_ms, Some(true), true, true);
+        answers(&mut h2, 0.0, 6, serve_ms, Some(false));
+        answers(&mut h2, 10.0, 20, serve_ms, Some(true));
+        assert_eq!((h2.limit(), h2.multiplexed()), (16, false), "not from the first second's answers");
+        answers(&mut h2, WARM_UP_MS, MULTIPLEXED_EVIDENCE - 1, serve_ms + 5.0, Some(true));
+        assert_eq!(
+            (h2.limit(), h2.multiplexed()),
+            (16 + MULTIPLEXED_EVIDENCE as usize - 1, false),
+            "a step each"
+        );
+        h2.on_answer(WARM_UP_MS + 10.0, serve_ms, Some(true), false, true);
         assert_eq!((h2.limit(), h2.multiplexed()), (16 * GROWTH, true));
     }
 
@@ -222,16 +281,14 @@ mod tests {
     /// while something else bounds the host.
     #[test]
     fn trouble_or_a_bound_holds_it_at_the_default() {
-        let mut l = AdaptiveLimit::new(16);
-        for i in 0..30 {
-            l.on_answer(f64::from(i), 30.0, None, true, true);
-        }
+        let mut l = warmed(30.0, None);
+        answers(&mut l, 2_000.0, 30, 30.0, None);
         assert_eq!(l.limit(), 46);
-        assert_eq!(l.on_trouble(100.0), Some(16));
-        assert_eq!(l.on_answer(200.0, 30.0, None, true, true), None);
-        assert_eq!(l.on_answer(100.0 + CALM_MS, 30.0, None, true, true), Some(17), "calm again");
+        assert_eq!(l.on_trouble(2_100.0), Some(16));
+        assert_eq!(l.on_answer(2_200.0, 30.0, None, true, true), None);
+        assert_eq!(l.on_answer(2_100.0 + CALM_MS, 30.0, None, true, true), Some(17), "calm again");
         assert_eq!(
-            l.on_answer(101.0 + CALM_MS, 30.0, None, true, false),
+            l.on_answer(2_101.0 + CALM_MS, 30.0, None, true, false),
             Some(16),
             "a quota, a rate, a breaker"
         );

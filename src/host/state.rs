@@ -730,6 +730,7 @@ mod tests {
     /// there; an explicit `maxConcurrent` never moves.
     #[test]
     fn the_concurrency_limit_grows_and_falls_back_on_a_throttle_or_a_quota() {
+        use crate::host::limit::{WARM_UP_ANSWERS, WARM_UP_MS};
         use std::task::{Context, Waker};
         let grown = |config: &HostConfig| {
             let mut h = HostState::new("a.example", config, 0.0);
@@ -738,8 +739,10 @@ mod tests {
             for w in &mut waiters {
                 assert!(w.as_mut().poll(&mut Context::from_waker(Waker::noop())).is_pending());
             }
-            for i in 0..8u32 {
-                h.tile_answered(f64::from(i), u64::from(i) + 1, 40.0, None);
+            // The first answer, then a second later the warm-up's and eight more.
+            for i in 0..WARM_UP_ANSWERS + 8 {
+                let at = if i == 0 { 0.0 } else { WARM_UP_MS + f64::from(i) };
+                h.tile_answered(at, u64::from(i) + 1, 40.0, None);
             }
             drop((held, waiters));
             h
@@ -760,8 +763,8 @@ mod tests {
         let _held: Vec<_> = (0..16).filter_map(|_| quota.slots.try_acquire()).collect();
         let mut waiter = Box::pin(quota.slots.acquire());
         assert!(waiter.as_mut().poll(&mut Context::from_waker(Waker::noop())).is_pending());
-        for i in 0..8u32 {
-            quota.tile_answered(f64::from(i) + 1.0, u64::from(i) + 2, 40.0, None);
+        for i in 0..=WARM_UP_ANSWERS + 8 {
+            quota.tile_answered(WARM_UP_MS + f64::from(i), u64::from(i) + 2, 40.0, None);
         }
         assert_eq!(quota.slots.limit(), 16, "a stated quota bounds the host");
     }

@@ -3,7 +3,7 @@
 // (createImageTileLoader), against the loopback fault server.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { setUp, scenarios, viewTiles, waitSettled } from "./adapters-common.mjs";
+import { setUp, scenarios, viewTiles, waitSettled, metBefore } from "./adapters-common.mjs";
 import { screenshot } from "./helpers.mjs";
 
 let env;
@@ -82,6 +82,7 @@ test("XYZ + createTileLoadFunction: a 204 tile ends as TileState.EMPTY", { timeo
     const zoom = 3;
     const center = [1024, 768];
     const tiles = viewTiles(zoom, center);
+    await metBefore(page, env.srv.url); // an image would not show the status
     await page.evaluate((s) => window.harness.create(s), {
       kind: "xyz",
       template: `${env.srv.url}/tile/{z}/{x}/{y}.png?run=${run}&f=204`,

@@ -5,7 +5,7 @@
 // image decodes) still ends as an error within the deadline, not in endless retries.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { setUp, viewTiles, waitSettled } from "./adapters-common.mjs";
+import { setUp, viewTiles, waitSettled, metBefore } from "./adapters-common.mjs";
 import { screenshot } from "./helpers.mjs";
 import { startFrontProxy } from "../real-servers/front-proxy.mjs";
 import { startMapProxy } from "../real-servers/mapproxy/server.mjs";
@@ -45,12 +45,16 @@ after(async () => {
   await Promise.all([mapserver?.stop(), mapproxy?.stop()]);
 });
 
-/** Opens `lib`'s map at ZOOM over `template` and waits for every view tile to settle. */
-async function view(lib, template, shot) {
+/**
+ * Opens `lib`'s map at ZOOM over `template` and waits for every view tile to settle; `met`: the
+ * page has met the server before (see metBefore).
+ */
+async function view(lib, template, shot, { met = false } = {}) {
   const env = envs[lib.entry];
   const page = await env.open();
   try {
     const tiles = viewTiles(ZOOM, CENTER);
+    if (met) await metBefore(page, template);
     await page.evaluate((s) => window.harness.create(s), { ...lib.spec, template, zoom: ZOOM, center: CENTER, options: OPTIONS });
     const states = await waitSettled(
       page,
@@ -91,20 +95,26 @@ for (const lib of LIBS) {
     assert.ok(Date.now() - t0 < OPTIONS.deadlineMs + 10_000, "within the deadline");
   });
 
-  test(`${lib.entry}: MapProxy as it ships (CORS headers on): every tile through fetch, one request each`, { timeout: 60_000 }, async (t) => {
-    const before = mpFront.requests.length;
-    const template = `${mpFront.url}/tiles/osm/webmercator/{z}/{x}/{y}.png?run=${lib.entry}`;
-    const { tiles, states, problems } = await view(lib, template, `real-mapproxy-${lib.entry}`);
-    for (const tile of tiles) assert.equal(states[tile.key].state, "loaded", `${tile.key}: ${JSON.stringify(states[tile.key])}`);
-    const sent = mpFront.requests.slice(before).filter((r) => r.url.includes(`run=${lib.entry}`));
-    const asked = new Set(sent.map((r) => r.url)).size;
-    t.diagnostic(`${tiles.length} tiles in view, ${asked} asked for, ${sent.length} requests reached MapProxy`);
-    assert.equal(sent.length, asked, "one request per tile");
-    assert.equal(
-      sent.every((r) => r.headers.origin !== undefined),
-      true,
-      "CORS requests (fetch), not images",
-    );
-    assert.deepEqual(problems, []);
+  test(`${lib.entry}: MapProxy as it ships (CORS headers on): one request each; the first tile through fetch, and every tile once the page has met it`, {
+    timeout: 60_000,
+  }, async (t) => {
+    for (const met of [false, true]) {
+      const before = mpFront.requests.length;
+      const run = `${lib.entry}${met ? "-met" : ""}`;
+      const template = `${mpFront.url}/tiles/osm/webmercator/{z}/{x}/{y}.png?run=${run}`;
+      const { tiles, states, problems } = await view(lib, template, `real-mapproxy-${run}`, { met });
+      for (const tile of tiles) assert.equal(states[tile.key].state, "loaded", `${tile.key}: ${JSON.stringify(states[tile.key])}`);
+      const sent = mpFront.requests.slice(before).filter((r) => r.url.includes(`run=${run}`));
+      const asked = new Set(sent.map((r) => r.url)).size;
+      const cors = sent.filter((r) => r.headers.origin !== undefined).length;
+      t.diagnostic(
+        `${met ? "met before" : "first visit"}: ${tiles.length} tiles in view, ${asked} asked for, ${sent.length} requests reached MapProxy, ${cors} of them CORS requests (fetch)`,
+      );
+      assert.equal(sent.length, asked, "one request per tile");
+      if (met) assert.equal(cors, sent.length, "CORS requests (fetch), not images");
+      // Not met before: its first tile asks with fetch, the others load as images meanwhile.
+      else assert.ok(cors >= 1, "the first tile through fetch");
+      assert.deepEqual(problems, []);
+    }
   });
 }

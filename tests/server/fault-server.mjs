@@ -544,7 +544,7 @@ export async function startFaultServer({ seed = 1, host = "127.0.0.1", port = 0,
     };
     log.push(entry);
 
-    // Concurrency: open from now until the first of 'finish' / 'close'.
+    // Concurrency: open from now until the first of the response's end, 'finish' and 'close'.
     const prefixes = prefixesOf(key);
     const gen = generation;
     let open = true;
@@ -566,6 +566,16 @@ export async function startFaultServer({ seed = 1, host = "127.0.0.1", port = 0,
         if (c > 0) openNow.set(pre, c);
         else openNow.delete(pre);
       }
+    };
+
+    // Done when the handler ends the response, too: 'finish' may come after the client has read
+    // it and sent its next request (both in one turn of the event loop), which would count
+    // one request too many as open at once.
+    const end = res.end;
+    res.end = function (...args) {
+      const ended = end.apply(this, args);
+      done();
+      return ended;
     };
 
     const state = { serverEnded: false, timer: null };
