@@ -208,7 +208,7 @@ export function loadTile(load, url, signal, { extra, crossOrigin = null, referre
       },
     );
   }
-  if (firstContacts.has(origin)) return whileUnknown(load, url, signal, extra, origin, crossOrigin, referrerPolicy, custom);
+  if (firstContacts.has(origin)) return whileUnknown(load, url, signal, extra, origin, { crossOrigin, referrerPolicy, custom, asImage });
   let known;
   const contact = new Promise((resolve) => {
     known = resolve;
@@ -227,7 +227,7 @@ export function loadTile(load, url, signal, { extra, crossOrigin = null, referre
  * later ones (retries, hedges) through fetch once the origin is known to send CORS headers
  * (then `{tile}`).
  */
-function whileUnknown(load, url, signal, extra, origin, crossOrigin, referrerPolicy, custom) {
+function whileUnknown(load, url, signal, extra, origin, { crossOrigin, referrerPolicy, custom, asImage: imageLoad }) {
   const into = { image: null };
   const asImage = imageFetch(into, crossOrigin, referrerPolicy);
   let first = true;
@@ -238,7 +238,17 @@ function whileUnknown(load, url, signal, extra, origin, crossOrigin, referrerPol
     into.image = null; // this attempt's answer is the tile
     return (custom ?? globalThis.fetch)(input, init);
   };
-  return load(url, signal, { ...extra, fetch: attempt }).then((tile) => (into.image ? { image: into.image } : { tile }));
+  return load(url, signal, { ...extra, fetch: attempt }).then(
+    (tile) => (into.image ? { image: into.image } : { tile }),
+    (error) => {
+      // A later attempt through fetch found the origin without CORS headers after all (it
+      // stopped sending them): as a known origin's load does, the tile loads as an image.
+      if (error?.kind !== "cors") throw error;
+      corsOrigins.delete(origin);
+      markWithoutCors(origin);
+      return imageLoad();
+    },
+  );
 }
 
 /** One of an origin's first tiles: through fetch, telling the waiting tiles when it knows. */

@@ -32,8 +32,8 @@ export function createTileHandler(config) {
   const subdomains = cfg.client.subdomains;
   const upstream = compileUpstream(cfg.upstream, subdomains, Array.isArray(config.upstream));
   const hosts = [...upstream.hosts];
-  // The client is shared by every request of the isolate: its per-host queue (maxConcurrent,
-  // queueOrder, halfOpenProbes while a breaker is not closed) and its coalescing of identical
+  // The client is shared by every request of the isolate: its per-host queue (maxConcurrent or
+  // the limit a host earns, queueOrder, halfOpenProbes while a breaker is not closed) and its coalescing of identical
   // calls are the proxy's. (The core polls each call only in its own request: src/web/task.rs.)
   const client = new TileClient(cfg.client); // throws TileError (invalid-options) naming the field
   // What each upstream host's calls run with, as the core resolves it (the host's rule over the

@@ -70,9 +70,9 @@ fn a_host_slow_for_everyone_gets_each_tile_asked_once() {
 }
 
 /// A longer session of the same host, 200 tiles, 64 asked at a time: with the default, adaptive
-/// limit (on a platform that holds no request back) the host's answers take no longer with
-/// more out, so once it has a record more go at once, and the session ends sooner than through
-/// the fixed 16. (Warm, the host's slowest answers get a hedge at its p95, as any host's do.)
+/// limit the host's answers take no longer with more out (the simulated platform counts six
+/// connections a host, as a browser's, but holds nothing back: HTTP/2), so once it has a record
+/// more go at once, and the session ends sooner than through the fixed 16. (Warm, the host's slowest answers get a hedge at its p95, as any host's do.)
 #[test]
 fn a_slow_host_that_serves_more_at_once_gets_more_at_once() {
     let session = |config: &HostConfig| {

@@ -37,8 +37,10 @@ export const CLEAN_MS = 100;
  * @param {Map<string, boolean>} p.paced  host → whether a rate paces it: its gate's latest answer said so, or refused for
  *   the quota or the fleet's rate, or its latest answer stated a quota the gate has not heard of yet (shared by the handler)
  * @param {(p: Promise<unknown>) => void} p.waitUntil
+ * @param {() => number} [p.spare]  the subrequests the call has left (an attempt that waits at the gate asks
+ *   again only while the attempt and its report still fit)
  */
-export function gatedFetch({ stubFor, cfg, timeoutMs, down, clean, answered, paced, waitUntil }) {
+export function gatedFetch({ stubFor, cfg, timeoutMs, down, clean, answered, paced, waitUntil, spare = () => Infinity }) {
   // What this call's attempts did: calls of this fetch, upstream requests sent, gate RPCs and their time, the refusal
   // of the latest attempt the gate refused (null once one was sent after it).
   const record = { calls: 0, sent: 0, gateCalls: 0, gateMs: 0, refused: null };
@@ -107,9 +109,16 @@ export function gatedFetch({ stubFor, cfg, timeoutMs, down, clean, answered, pac
     // and asks again then, rather than going back to the client as a failure whose retry waits
     // a growing backoff and spends the retry budget while fresh calls take the quota. A longer
     // wait (a window's end) pauses the isolate's calls instead.
-    while (verdict && !verdict.allow && isWaitable(verdict) && Date.now() - started + verdict.retryAfterMs <= QUEUED_MS) {
+    // The wait and the next ask (taken to last as long as the one before) fit in QUEUED_MS.
+    let asks = 1;
+    let askMs = Date.now() - started;
+    const fits = (v) => Date.now() - started + v.retryAfterMs + askMs <= QUEUED_MS;
+    while (verdict && !verdict.allow && isWaitable(verdict) && asks < MAX_ASKS && spare() >= 3 && fits(verdict)) {
       await sleep(verdict.retryAfterMs, init?.signal);
+      const asked = Date.now();
       verdict = await admit();
+      askMs = Date.now() - asked;
+      asks++;
     }
     if (verdict && !verdict.allow) return refusal(verdict);
     record.sent++;
@@ -165,11 +174,13 @@ export function gatedFetch({ stubFor, cfg, timeoutMs, down, clean, answered, pac
 const isWaitable = (verdict) => verdict.reason === "quota" || verdict.reason === "rate";
 
 /**
- * How long an attempt may wait at the gate for a quota or a rate, asking again: less than the
- * shortest attempt timeout the client learns (TIMEOUT_FLOOR_MS in src/retry/serving.rs), so
- * the wait is never taken for a hung upstream.
+ * How long an attempt may wait at the gate for a quota or a rate, its asks included: under the
+ * shortest attempt timeout the client learns (TIMEOUT_FLOOR_MS in src/retry/serving.rs), so that
+ * the wait alone does not time the attempt out as if the upstream hung.
  */
 export const QUEUED_MS = 750;
+/** How many times an attempt asks the gate before it goes back to the client as refused. */
+export const MAX_ASKS = 4;
 
 /** Resolves after `ms`; rejects with the reason when `signal` aborts first. */
 function sleep(ms, signal) {

@@ -40,14 +40,19 @@ export async function callUpstream({ client, urls, cap, control, gate, waitUntil
   const timing = [];
   // The call's own fetch: it counts what this call sent, so a call served by an identical one's
   // flight in the client (whose fetch that was) knows it was coalesced.
-  const gated = gate ? gatedFetch({ ...gate, waitUntil }) : countingFetch();
+  // With a gate, each attempt is budgeted three subrequests (admit, the attempt, report); the
+  // re-asks of an attempt that waits at the gate for a quota come out of the same budget.
+  const subrequests = cap * 3;
+  const used = () => gated.record.gateCalls + gated.record.sent;
+  const gated = gate ? gatedFetch({ ...gate, waitUntil, spare: () => subrequests - used() }) : countingFetch();
   let last = null; // the last RetryInfo: the status and Retry-After of the latest failed attempt
   const onRetry = (info) => {
     last = info;
     onFailure?.();
     // Called before the backoff sleep, so aborting now means no further attempt. Deferred to a
     // microtask: the abort wakes the call inside the client, which is still on the stack here.
-    if (info.attempt >= cap) queueMicrotask(() => control.abort(new Error(`maxSubrequests: ${cap} upstream attempts used`)));
+    const spent = info.attempt >= cap || (gate && used() + 3 > subrequests);
+    if (spent) queueMicrotask(() => control.abort(new Error(`maxSubrequests: ${cap} upstream attempts used`)));
   };
   const t = performance.now();
   let out;

@@ -283,8 +283,9 @@ impl Gate {
         let close = self.admitted_at(after).map_or(f64::INFINITY, |at| at - ARRIVAL_SPREAD_MS);
         let later = |&&(n, until): &&(u64, f64)| n > after || (n < after && until - lease >= close);
         let others = self.outstanding.iter().filter(later).count();
-        // Sent no later than admitted; a statement of unknown age, when it arrived.
-        let sent_ms = self.admitted_at(after).unwrap_or(at);
+        // Sent after it was admitted, or (sent before the gate answered, see gated-fetch.js)
+        // within a gate round trip before; an attempt no longer in the record, at no known time.
+        let sent_ms = self.admitted_at(after).map_or(f64::NEG_INFINITY, |at| at - ARRIVAL_SPREAD_MS);
         let by = StatedBy { seq, sent_ms };
         self.host.on_stated(at, stated, by, others, self.defaults.retry_after_max_ms);
     }

@@ -11,12 +11,12 @@
 //! fast over HTTP/2, where the browser holds nothing back, and the limit goes to its highest at
 //! once (the map's own loader sends a whole view together there).
 //!
-//! It grows only after the host has answered [`WARM_UP_ANSWERS`] tiles at the default, over
-//! [`WARM_UP_MS`] at least (a browser's multiplexing is read from answers after that too), never
-//! goes below the default, and goes back to it, and stays there for [`CALM_MS`], on a failure
-//! or a throttle; the host's owner keeps it there while a quota, a learned rate, a pause or a
-//! breaker bounds the host: a server under strain sees no more at once than the fixed default
-//! sent it.
+//! It grows a step at a time only after the host has answered [`WARM_UP_ANSWERS`] tiles at the
+//! default over [`WARM_UP_MS`] at least, and jumps only on a browser's multiplexing read from
+//! [`MULTIPLEXED_EVIDENCE`] answers after that first second; it never goes below the default,
+//! and goes back to it on a failure or a throttle (and stays there for [`CALM_MS`]), and while
+//! a quota, a learned rate, a pause or a breaker bounds the host: a server under strain sees no
+//! more at once than the fixed default sent it.
 
 /// How far the limit may grow, as a multiple of the default: a full-screen view and the
 /// ring of tiles around it.
@@ -49,29 +49,55 @@ const SMOOTHING: f64 = 0.2;
 /// that fell back takes a while to read its host's slower answers as its new normal.
 const DEFAULT_SMOOTHING: f64 = 0.05;
 
+/// One tile's answer, as the limit reads it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Answer {
+    /// When it came (monotonic ms).
+    pub at_ms: f64,
+    /// How long after its attempt was sent (ms).
+    pub took_ms: f64,
+    /// Whether its attempt was one a browser holds back for one of its few HTTP/1.1
+    /// connections to the host (by the client's count of those out); `None` where the platform
+    /// holds none back.
+    pub held_back: Option<bool>,
+    /// The limit when its attempt was sent: an answer tells what the host takes at the
+    /// default only when it went at the default.
+    pub limit_at_send: usize,
+}
+
 /// One host's adaptive limit.
 #[derive(Debug, Clone)]
 pub struct AdaptiveLimit {
     floor: usize,
     limit: usize,
-    /// Answers while the limit was at the default.
-    at_default: u32,
+    /// Answers to attempts sent while the limit was at the default.
+    answers_at_default: u32,
     /// When (monotonic ms) the host first answered.
     first_answer_ms: f64,
-    /// Answers to attempts held back for a connection, by the client's count.
+    /// Answers to attempts held back for a connection, after the host's first second.
     held_answers: u32,
-    /// The smoothed time (ms) of the answers to attempts that had a connection at once, of
-    /// those held back for one, and of the first while the limit was at the default (NaN
-    /// before the first of each).
-    smoothed_ms: [f64; 3],
+    /// The smoothed time (ms) of the answers to attempts that had a connection at once (NaN
+    /// before the first).
+    connected_ms: f64,
+    /// The same of the answers to attempts held back for one.
+    held_ms: f64,
+    /// The same of the answers to attempts sent at the default, smoothed slower.
+    default_ms: f64,
+    /// The limit went to its highest at once, on a browser seen to multiplex (once until the
+    /// next failure or throttle: a server that queues later gets its steps).
+    jumped: bool,
     /// Until when (monotonic ms) the limit does not grow.
     calm_until_ms: f64,
 }
 
-/// Smoothed slots of [`AdaptiveLimit::smoothed_ms`].
-const CONNECTED: usize = 0;
-const HELD: usize = 1;
-const AT_DEFAULT: usize = 2;
+/// `smoothed`, moved toward `answer_ms` by `weight` (or `answer_ms` itself, the first time).
+fn smooth(smoothed: f64, answer_ms: f64, weight: f64) -> f64 {
+    if smoothed.is_nan() {
+        answer_ms
+    } else {
+        smoothed + (answer_ms - smoothed) * weight
+    }
+}
 
 impl AdaptiveLimit {
     /// A limit at `floor` (the default), that grows up to [`GROWTH`] times it.
@@ -80,10 +106,13 @@ impl AdaptiveLimit {
         AdaptiveLimit {
             floor,
             limit: floor,
-            at_default: 0,
+            answers_at_default: 0,
             first_answer_ms: f64::NAN,
             held_answers: 0,
-            smoothed_ms: [f64::NAN; 3],
+            connected_ms: f64::NAN,
+            held_ms: f64::NAN,
+            default_ms: f64::NAN,
+            jumped: false,
             calm_until_ms: f64::NEG_INFINITY,
         }
     }
@@ -96,60 +125,59 @@ impl AdaptiveLimit {
     /// Whether the answers show that the platform holds back none of the attempts to the host
     /// that the client counts as waiting for a connection (it multiplexes them: HTTP/2).
     pub fn multiplexed(&self) -> bool {
-        let [connected_ms, held_ms, _] = self.smoothed_ms;
-        self.held_answers >= MULTIPLEXED_EVIDENCE && held_ms <= connected_ms * HELD_BACK_FACTOR + SLACK_MS
+        self.held_answers >= MULTIPLEXED_EVIDENCE
+            && self.held_ms <= self.connected_ms * HELD_BACK_FACTOR + SLACK_MS
     }
 
-    /// Takes in a tile answered `answer_ms` after its attempt was sent. `held_back`: whether the
-    /// attempt was one a browser holds back for one of its few HTTP/1.1 connections to the host
-    /// (by the client's count of those out); `None` where the platform holds none back.
-    /// `waiting`: attempts wait for a slot (the limit binds); `may_grow`: nothing else bounds
-    /// the host now. Returns the new limit when it changed.
-    pub fn on_answer(
-        &mut self,
-        now_ms: f64,
-        answer_ms: f64,
-        held_back: Option<bool>,
-        waiting: bool,
-        may_grow: bool,
-    ) -> Option<usize> {
-        let answer_ms = answer_ms.max(0.0);
+    /// Takes in a tile's `answer`. `waiting`: attempts wait for a slot (the limit binds);
+    /// `may_grow`: nothing else bounds the host now (when something does, the limit is the
+    /// default). Returns the new limit when it changed.
+    pub fn on_answer(&mut self, answer: Answer, waiting: bool, may_grow: bool) -> Option<usize> {
+        let Answer { at_ms: now_ms, took_ms, held_back, limit_at_send } = answer;
+        let took_ms = took_ms.max(0.0);
         if self.first_answer_ms.is_nan() {
             self.first_answer_ms = now_ms;
         }
         let held = held_back == Some(true);
-        let at_default = self.limit == self.floor;
-        if at_default {
-            self.at_default = self.at_default.saturating_add(1);
+        let sent_at_default = limit_at_send <= self.floor;
+        if sent_at_default {
+            self.answers_at_default = self.answers_at_default.saturating_add(1);
         }
         let seasoned = now_ms - self.first_answer_ms >= WARM_UP_MS;
         if held {
-            // Not in the host's first second: a page's start-up delays every answer alike.
-            if seasoned {
-                self.held_answers = self.held_answers.saturating_add(1);
+            // Not a cache's copy (far quicker than any answer with a connection), which says
+            // nothing of the connection.
+            let cached = took_ms < self.connected_ms / 2.0; // NaN (no answer with one yet): false
+            if !cached {
+                // Not in the host's first second: a page's start-up delays every answer alike.
+                if seasoned {
+                    self.held_answers = self.held_answers.saturating_add(1);
+                }
+                self.held_ms = smooth(self.held_ms, took_ms, SMOOTHING);
             }
-            self.smooth(HELD, answer_ms);
         } else {
-            self.smooth(CONNECTED, answer_ms);
-            if at_default {
-                self.smooth(AT_DEFAULT, answer_ms);
+            self.connected_ms = smooth(self.connected_ms, took_ms, SMOOTHING);
+            if sent_at_default {
+                self.default_ms = smooth(self.default_ms, took_ms, DEFAULT_SMOOTHING);
             }
         }
-        let [connected_ms, held_ms, default_ms] = self.smoothed_ms;
         // NaN compares false: no answers of a kind, nothing seen in them.
-        let queueing = connected_ms > default_ms * SLOWER_FACTOR + SLACK_MS
-            || held_ms > connected_ms * HELD_BACK_FACTOR + SLACK_MS;
-        let holds = connected_ms <= default_ms * HOLDS_FACTOR + SLACK_MS;
+        let queueing = self.connected_ms > self.default_ms * SLOWER_FACTOR + SLACK_MS
+            || self.held_ms > self.connected_ms * HELD_BACK_FACTOR + SLACK_MS;
+        let holds = self.connected_ms <= self.default_ms * HOLDS_FACTOR + SLACK_MS;
         // Where a browser holds attempts back, only one past its connections shows whether
         // more out at once are served as fast.
         let telling = held_back != Some(false);
         let calm = now_ms >= self.calm_until_ms;
-        let warm = self.at_default > WARM_UP_ANSWERS && seasoned;
-        let next = if queueing || !may_grow {
+        let warm = self.answers_at_default > WARM_UP_ANSWERS && seasoned;
+        let next = if !may_grow {
+            self.floor
+        } else if queueing {
             self.limit.saturating_sub(1).max(self.floor)
-        } else if calm && holds && self.multiplexed() {
+        } else if calm && holds && !self.jumped && self.multiplexed() {
             // A browser that multiplexes the host's requests sends a whole view at once with
             // the map's own loader: the limit is there before the next view asks.
+            self.jumped = true;
             self.floor * GROWTH
         } else if calm && holds && warm && telling && waiting {
             (self.limit + 1).min(self.floor * GROWTH)
@@ -159,15 +187,10 @@ impl AdaptiveLimit {
         self.set(next)
     }
 
-    fn smooth(&mut self, which: usize, answer_ms: f64) {
-        let weight = if which == AT_DEFAULT { DEFAULT_SMOOTHING } else { SMOOTHING };
-        let smoothed = &mut self.smoothed_ms[which];
-        *smoothed = if smoothed.is_nan() { answer_ms } else { *smoothed + (answer_ms - *smoothed) * weight };
-    }
-
     /// A failure or a throttle: back to the default, which holds for [`CALM_MS`].
     pub fn on_trouble(&mut self, now_ms: f64) -> Option<usize> {
         self.calm_until_ms = now_ms + CALM_MS;
+        self.jumped = false;
         self.set(self.floor)
     }
 
@@ -182,10 +205,28 @@ impl AdaptiveLimit {
 mod tests {
     use super::*;
 
+    /// An answer at `at_ms` that took `took_ms`, to an attempt sent at `l`'s limit now.
+    fn answer(l: &AdaptiveLimit, at_ms: f64, took_ms: f64, held_back: Option<bool>) -> Answer {
+        Answer { at_ms, took_ms, held_back, limit_at_send: l.limit() }
+    }
+
+    /// `l` takes in an answer (see `answer`), attempts waiting or not, the host bounded or not.
+    fn on(
+        l: &mut AdaptiveLimit,
+        at_ms: f64,
+        took_ms: f64,
+        held_back: Option<bool>,
+        waiting: bool,
+        may_grow: bool,
+    ) -> Option<usize> {
+        let answer = answer(l, at_ms, took_ms, held_back);
+        l.on_answer(answer, waiting, may_grow)
+    }
+
     /// From `at`, `n` answers of `ms` each, a millisecond apart, with attempts waiting.
     fn answers(l: &mut AdaptiveLimit, at: f64, n: u32, ms: f64, held_back: Option<bool>) {
         for i in 0..n {
-            l.on_answer(at + f64::from(i), ms, held_back, true, true);
+            on(l, at + f64::from(i), ms, held_back, true, true);
         }
     }
 
@@ -208,7 +249,7 @@ mod tests {
         answers(&mut early, 0.0, 200, 40.0, None);
         assert_eq!(early.limit(), 16, "not within a second of its first answer");
         let mut l = warmed(40.0, None);
-        assert_eq!(l.on_answer(2_000.0, 40.0, None, false, true), None, "nobody waits: nothing to grow for");
+        assert_eq!(on(&mut l, 2_000.0, 40.0, None, false, true), None, "nobody waits: nothing to grow for");
         answers(&mut l, 2_000.0, 16, 45.0, None);
         assert_eq!(l.limit(), 32);
         answers(&mut l, 2_100.0, 100, 45.0, None);
@@ -241,7 +282,7 @@ mod tests {
         let mut l = warmed(20.0, None);
         for i in 0..2000 {
             let ms = 20.0 * l.limit() as f64 / 16.0;
-            l.on_answer(2_000.0 + f64::from(i), ms, None, true, true);
+            on(&mut l, 2_000.0 + f64::from(i), ms, None, true, true);
             assert!(l.limit() <= 28, "at answer {i}: {}", l.limit());
         }
         assert!(l.limit() >= 20, "{}", l.limit());
@@ -257,7 +298,7 @@ mod tests {
             // 16 out over 6 connections: the seventh waits for one of the first six, and so on.
             let ahead = f64::from(i % 16 / 6);
             let connected = i % 16 < 6;
-            l.on_answer(f64::from(i) * 10.0, serve_ms * (ahead + 1.0), Some(!connected), true, true);
+            on(&mut l, f64::from(i) * 10.0, serve_ms * (ahead + 1.0), Some(!connected), true, true);
             assert!(l.limit() == 16 && !l.multiplexed(), "at answer {i}: {}", l.limit());
         }
         // Over HTTP/2 every one of them is served at once: eight answers past the six show it
@@ -273,8 +314,33 @@ mod tests {
             (16 + MULTIPLEXED_EVIDENCE as usize - 1, false),
             "a step each"
         );
-        h2.on_answer(WARM_UP_MS + 10.0, serve_ms, Some(true), false, true);
+        on(&mut h2, WARM_UP_MS + 10.0, serve_ms, Some(true), false, true);
         assert_eq!((h2.limit(), h2.multiplexed()), (16 * GROWTH, true));
+    }
+
+    /// Over HTTP/2 the limit jumps once: a server that then queues the view's requests gets
+    /// it back down a step an answer, and steps, not another jump, when its answers hold again.
+    /// Held-back attempts answered from a cache (far quicker than any with a connection) are no
+    /// evidence of multiplexing.
+    #[test]
+    fn over_http2_it_jumps_once_and_steps_after_that() {
+        let serve_ms = 50.0;
+        let mut cached = AdaptiveLimit::new(16);
+        answers(&mut cached, 0.0, 6, serve_ms, Some(false));
+        answers(&mut cached, WARM_UP_MS, 20, 1.0, Some(true));
+        assert!(!cached.multiplexed(), "a cache's copies");
+        let mut h2 = AdaptiveLimit::new(16);
+        answers(&mut h2, 0.0, 6, serve_ms, Some(false));
+        answers(&mut h2, WARM_UP_MS, MULTIPLEXED_EVIDENCE, serve_ms, Some(true));
+        assert_eq!(h2.limit(), 16 * GROWTH);
+        // The server queues: its answers slow down, the limit falls.
+        answers(&mut h2, 2_000.0, 20, 4.0 * serve_ms, Some(false));
+        let fallen = h2.limit();
+        assert!(fallen < 16 * GROWTH - 10, "{fallen}");
+        // Back to its time: a step an answer, from where it fell.
+        answers(&mut h2, 3_000.0, 30, serve_ms, Some(false));
+        answers(&mut h2, 4_000.0, 3, serve_ms, Some(true));
+        assert!(h2.limit() <= fallen + 3, "no second jump: {} from {fallen}", h2.limit());
     }
 
     /// A failure or a throttle: back to the default at once, and no growth for a while; nor
@@ -285,10 +351,10 @@ mod tests {
         answers(&mut l, 2_000.0, 30, 30.0, None);
         assert_eq!(l.limit(), 46);
         assert_eq!(l.on_trouble(2_100.0), Some(16));
-        assert_eq!(l.on_answer(2_200.0, 30.0, None, true, true), None);
-        assert_eq!(l.on_answer(2_100.0 + CALM_MS, 30.0, None, true, true), Some(17), "calm again");
+        assert_eq!(on(&mut l, 2_200.0, 30.0, None, true, true), None);
+        assert_eq!(on(&mut l, 2_100.0 + CALM_MS, 30.0, None, true, true), Some(17), "calm again");
         assert_eq!(
-            l.on_answer(2_101.0 + CALM_MS, 30.0, None, true, false),
+            on(&mut l, 2_101.0 + CALM_MS, 30.0, None, true, false),
             Some(16),
             "a quota, a rate, a breaker"
         );

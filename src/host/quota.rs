@@ -49,7 +49,8 @@ pub struct StatedQuota {
     /// The time that window's end is known to come after: each answer's `t` is rounded up to
     /// whole seconds and was counted when its request had reached the host, so the end comes
     /// less than a second before the time it states from when the request was sent. What went
-    /// before it is that window's for certain.
+    /// before it is that window's for certain. (0 before a window's first answer: no bound, the
+    /// monotonic clock being past it.)
     window_ends_after_ms: f64,
     /// What the latest statement said remained, and when (monotonic ms).
     last_said: Option<(f64, f64)>,
@@ -137,7 +138,8 @@ impl StatedQuota {
             }
             (Some(w), Some(known)) if end <= known + w * 500.0 => {
                 self.window_end_ms = Some(known.min(end));
-                self.window_ends_after_ms = self.window_ends_after_ms.max(ends_after);
+                // Never past the soonest end (answers whose rounding disagrees, or a late one).
+                self.window_ends_after_ms = self.window_ends_after_ms.max(ends_after).min(known.min(end));
                 same = true;
                 // Answers more than `t`'s rounding apart that state the same end, less left at
                 // the later: a window counting down (a bucket's next token moves with the clock).

@@ -9,7 +9,7 @@ use std::task::{Context, Poll, Waker};
 use super::breaker::{Admission, Breaker, BreakerConfig, BreakerState};
 use super::budget::{BudgetConfig, RetryBudget};
 use super::latency::Latency;
-use super::limit::AdaptiveLimit;
+use super::limit::{AdaptiveLimit, Answer};
 use super::quota::StatedQuota;
 use super::rate::AdaptiveRate;
 use super::slots::{QueueOrder, Slots};
@@ -395,19 +395,17 @@ impl HostState {
         self.doubtful_pause
     }
 
-    /// Notes that the host's attempt number `seq` delivered a tile `answer_ms` after it was
-    /// sent, `held_back` for a connection or not (see `AdaptiveLimit::on_answer`):
-    /// the concurrency limit grows while such answers hold, unless a quota, a learned rate, a
-    /// pause or a breaker bounds the host.
-    pub fn tile_answered(&mut self, now_ms: f64, seq: u64, answer_ms: f64, held_back: Option<bool>) {
+    /// Notes that the host's attempt number `seq` delivered a tile (`answer`, see
+    /// [`AdaptiveLimit::on_answer`]): the concurrency limit grows while such answers hold, and
+    /// is the default while a quota, a learned rate, a pause or a breaker bounds the host.
+    pub fn tile_answered(&mut self, seq: u64, answer: Answer) {
+        let now_ms = answer.at_ms;
         let bounded = self.quota.stated(now_ms).is_some()
             || self.rate.rate().is_some()
             || now_ms < self.paused_until
             || self.breaker.state(now_ms) != BreakerState::Closed;
         let waiting = self.slots.queued() > 0;
-        if let Some(limit) =
-            self.limit.as_mut().and_then(|l| l.on_answer(now_ms, answer_ms, held_back, waiting, !bounded))
-        {
+        if let Some(limit) = self.limit.as_mut().and_then(|l| l.on_answer(answer, waiting, !bounded)) {
             self.slots.set_limit(limit);
         }
         let oldest = self.recent_tiles.iter_mut().min_by_key(|s| **s);
@@ -732,41 +730,40 @@ mod tests {
     fn the_concurrency_limit_grows_and_falls_back_on_a_throttle_or_a_quota() {
         use crate::host::limit::{WARM_UP_ANSWERS, WARM_UP_MS};
         use std::task::{Context, Waker};
-        let grown = |config: &HostConfig| {
+        // A host with 16 out and 20 waiting answers a tile at 0, then from a second on the
+        // warm-up's and eight more, each in 40 ms; `before` may state a quota first.
+        let grown = |config: &HostConfig, before: &dyn Fn(&mut HostState)| {
             let mut h = HostState::new("a.example", config, 0.0);
+            before(&mut h);
             let held: Vec<_> = (0..16).filter_map(|_| h.slots.try_acquire()).collect();
             let mut waiters: Vec<_> = (0..20).map(|_| Box::pin(h.slots.acquire())).collect();
             for w in &mut waiters {
                 assert!(w.as_mut().poll(&mut Context::from_waker(Waker::noop())).is_pending());
             }
-            // The first answer, then a second later the warm-up's and eight more.
             for i in 0..WARM_UP_ANSWERS + 8 {
-                let at = if i == 0 { 0.0 } else { WARM_UP_MS + f64::from(i) };
-                h.tile_answered(at, u64::from(i) + 1, 40.0, None);
+                let at_ms = if i == 0 { 0.0 } else { WARM_UP_MS + f64::from(i) };
+                let answer = Answer { at_ms, took_ms: 40.0, held_back: None, limit_at_send: h.slots.limit() };
+                h.tile_answered(u64::from(i) + 1, answer);
             }
             drop((held, waiters));
             h
         };
-        let mut h = grown(&HostConfig::DEFAULT);
+        let nothing = |_: &mut HostState| {};
+        let mut h = grown(&HostConfig::DEFAULT, &nothing);
         assert_eq!(h.slots.limit(), 24, "one more for each fast tile while an attempt waits");
         throttle(&mut h, 9.0, None);
         assert_eq!(h.slots.limit(), 16, "a 429: the default");
-        let mut h = grown(&HostConfig::DEFAULT);
+        let mut h = grown(&HostConfig::DEFAULT, &nothing);
         h.report(9.0, false, Report::Transient, 0.5);
         assert_eq!(h.slots.limit(), 16, "a failure: the default");
-        let fixed = grown(&HostConfig { fixed_concurrency: true, ..HostConfig::DEFAULT });
+        let fixed = grown(&HostConfig { fixed_concurrency: true, ..HostConfig::DEFAULT }, &nothing);
         assert_eq!(fixed.slots.limit(), 16, "maxConcurrent set: fixed");
-        let mut quota = HostState::new("a.example", &HostConfig::DEFAULT, 0.0);
-        let stated =
-            Stated { policy: None, quota: None, window_s: None, remaining: 5_000.0, reset_s: Some(60.0) };
-        quota.on_stated(0.0, stated, StatedBy { seq: 1, sent_ms: 0.0 }, 0, 60_000.0);
-        let _held: Vec<_> = (0..16).filter_map(|_| quota.slots.try_acquire()).collect();
-        let mut waiter = Box::pin(quota.slots.acquire());
-        assert!(waiter.as_mut().poll(&mut Context::from_waker(Waker::noop())).is_pending());
-        for i in 0..=WARM_UP_ANSWERS + 8 {
-            quota.tile_answered(WARM_UP_MS + f64::from(i), u64::from(i) + 2, 40.0, None);
-        }
-        assert_eq!(quota.slots.limit(), 16, "a stated quota bounds the host");
+        let stated = |h: &mut HostState| {
+            let five_thousand =
+                Stated { policy: None, quota: None, window_s: None, remaining: 5_000.0, reset_s: Some(60.0) };
+            h.on_stated(0.0, five_thousand, StatedBy { seq: 1, sent_ms: 0.0 }, 0, 60_000.0);
+        };
+        assert_eq!(grown(&HostConfig::DEFAULT, &stated).slots.limit(), 16, "a stated quota bounds the host");
     }
 
     #[test]

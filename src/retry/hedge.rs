@@ -179,8 +179,10 @@ where
     let mut hedge_after = 0.0;
     loop {
         if let Some(mut hedge) = admitted.take() {
-            // It goes while the host has others out: past the browser's connections, if any.
-            hedge.held_back = connections.map(|_| true);
+            // Held back by the same count as any attempt (a hedge to another mirror's idle host
+            // has a connection at once).
+            hedge.held_back =
+                connections.map(|_| ConnectionQueue::at_send(&route[hedge.mirror], connections).is_some());
             *attempts += 1;
             *hedges += 1;
             on_event(Event::Hedge { host: hedge.name.clone(), attempt: *attempts, after_ms: hedge_after });
@@ -391,6 +393,7 @@ fn admit_hedge(
     h.counters.hedges += 1;
     let seq = h.counters.attempts;
     let name = h.name.clone();
+    let limit_at_send = h.slots.limit();
     Some(Sent {
         mirror,
         permit: None,
@@ -401,6 +404,7 @@ fn admit_hedge(
         at_ms: now,
         started_ms: now,
         held_back: None,
+        limit_at_send,
         seq,
     })
 }

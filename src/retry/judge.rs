@@ -4,6 +4,7 @@
 use std::rc::Rc;
 
 use super::outcome::{Cause, Event, Failure};
+use crate::host::limit::Answer;
 use crate::host::slots::Permit;
 use crate::host::state::{Change, Report, SharedHost, StatedBy};
 use crate::options::Options;
@@ -31,6 +32,8 @@ pub(super) struct Sent {
     /// Whether the platform held it back for one of its few connections to the host (by the
     /// client's count; see `serving`); `None` where the platform holds none back.
     pub(super) held_back: Option<bool>,
+    /// The host's concurrency limit when it was sent (see `AdaptiveLimit`).
+    pub(super) limit_at_send: usize,
     /// Its number among the attempts sent to its host (`counters.attempts` once it was counted):
     /// an answer's stated quota is newer than another's when its attempt went later.
     pub(super) seq: u64,
@@ -123,7 +126,15 @@ pub(super) fn landed<B, C>(
             let mut host = host.borrow_mut();
             host.counters.attempt_latency.record(now - sent.started_ms);
             // From when it was sent: time waiting for a connection is what the limit reads.
-            host.tile_answered(now, sent.seq, now - sent.at_ms, sent.held_back);
+            host.tile_answered(
+                sent.seq,
+                Answer {
+                    at_ms: now,
+                    took_ms: now - sent.at_ms,
+                    held_back: sent.held_back,
+                    limit_at_send: sent.limit_at_send,
+                },
+            );
         }
         Judged::NotTile { report, verdict: Ok((_, retry_after_ms @ Some(_))) } => {
             weigh_retry_after(report, retry_after_ms, host, options, now);
@@ -217,6 +228,7 @@ mod tests {
             at_ms,
             started_ms,
             held_back: None,
+            limit_at_send: 16,
             seq: 1,
         }
     }

@@ -173,13 +173,13 @@ where
             return Err(give_up(Failure::after(out_of_time(), last), attempts));
         }
         attempts += 1;
-        let (name, seq) = {
+        let (name, seq, limit_at_send) = {
             let mut h = host.borrow_mut();
             h.counters.attempts += 1;
             if attempts > 1 {
                 h.counters.retries += 1;
             }
-            (h.name.clone(), h.counters.attempts)
+            (h.name.clone(), h.counters.attempts, h.slots.limit())
         };
         on_event(Event::Attempt { host: name.clone(), attempt: attempts, probe });
 
@@ -195,6 +195,7 @@ where
             at_ms,
             started_ms: at_ms,
             held_back: None,
+            limit_at_send,
             seq,
         };
         let call = Call { route, options, deadline: &deadline, fx };

@@ -132,20 +132,27 @@ test("adapters: another origin's first tile asks with fetch and the others load 
         return Promise.resolve();
       }
     };
-    // The adapter's load: one attempt, or two when `again` (a retry).
+    // The adapter's load: one attempt, or two when `again` or `stopped` (a retry); a retry of
+    // `stopped` through fetch meets a server that stopped sending CORS headers (the core's
+    // `cors` TileError).
     const load = async (url, signal, extra) => {
       const attempt = () => (extra?.fetch ?? globalThis.fetch)(url, { signal });
       await attempt();
-      if (url.includes("again")) await attempt();
+      if (url.includes("again") || url.includes("stopped")) {
+        await attempt();
+        if (url.includes("stopped") && calls.at(-1).via === "fetch") throw Object.assign(new Error("no CORS headers"), { kind: "cors" });
+      }
       return { empty: false };
     };
     const signal = new AbortController().signal;
     const tiles = (base, names) => Promise.all(names.map((n) => loadTile(load, `${base}/tile/4/1/${n}.png`, signal, {})));
     const other = await tiles(otherOrigin, ["1", "2", "again"]);
+    const stopped = await tiles("http://127.0.0.3:9", ["1", "stopped"]);
     tiles("http://127.0.0.2:9/hung", ["1"]);
     await tiles("http://127.0.0.2:9/hung", ["2", "3"]);
     await tiles(location.origin, ["1", "2", "3"]);
-    return { calls, here: location.origin, shown: other.map((t) => (t.image ? "image" : "tile")) };
+    const shown = (loads) => loads.map((t) => (t.image ? "image" : "tile"));
+    return { calls, here: location.origin, shown: shown(other), stoppedShown: shown(stopped) };
   }, "http://127.0.0.1:9");
   const of = (origin) => r.calls.filter((c) => new URL(c.url).origin === origin);
   const [other, hung, own] = [of("http://127.0.0.1:9"), of("http://127.0.0.2:9"), of(r.here)];
@@ -161,6 +168,18 @@ test("adapters: another origin's first tile asks with fetch and the others load 
   );
   assert.ok(other[2].at - other[0].at < 20, `the others did not wait for the first: ${JSON.stringify(other)}`);
   assert.deepEqual(r.shown, ["tile", "image", "tile"], "what each load gave the map");
+  assert.deepEqual(
+    of("http://127.0.0.3:9").map((c) => [c.url.split("/").pop(), c.via]),
+    [
+      ["1.png", "fetch"],
+      ["stopped.png", "image"],
+      ["stopped.png", "fetch"],
+      ["stopped.png", "image"],
+      ["stopped.png", "image"],
+    ],
+    "a retry through fetch that meets no CORS headers: the tile loads as an image (the stand-in load tries twice)",
+  );
+  assert.deepEqual(r.stoppedShown, ["tile", "image"]);
   assert.deepEqual(
     hung.map((c) => [c.url.split("/").pop(), c.via]),
     [

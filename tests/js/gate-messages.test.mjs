@@ -85,11 +85,11 @@ test("messages no isolate sends are answered, never thrown at", () => {
   gate.free();
 });
 
-/** One isolate's gated `fetch` (pkg/worker/gated-fetch.js) in front of the gate `stub`, sharing `paced`. */
-async function isolateFetch(stub, paced) {
+/** One isolate's gated `fetch` (pkg/worker/gated-fetch.js) in front of the gate `stub`, sharing `paced`; `spare`: the call's subrequests left. */
+async function isolateFetch(stub, paced, spare = undefined) {
   const { gatedFetch } = await import("../../pkg/worker/gated-fetch.js");
   const maps = { down: new Map(), clean: new Map(), answered: new Map(), paced };
-  return gatedFetch({ stubFor: () => stub, cfg: {}, timeoutMs: 1000, ...maps, waitUntil: () => {} }).fetch;
+  return gatedFetch({ stubFor: () => stub, cfg: {}, timeoutMs: 1000, ...maps, waitUntil: () => {}, spare }).fetch;
 }
 
 test("a stated quota told by name with an admit or a report paces every isolate (reason quota)", async () => {
@@ -220,6 +220,10 @@ test("refused for a quota whose next request is due soon, an attempt waits at th
     assert.equal(refused.status, 503);
     assert.equal(refused.headers.get("x-tilefetch-gate"), "quota");
     assert.equal(requests.length, 1);
+    // A call with no subrequests to spare for the attempt and its report asks no more.
+    const spent = await isolateFetch(stub, new Map(), () => 2);
+    verdicts.push(refuse(40));
+    assert.equal((await spent("https://tiles.example/1/0/3.png")).status, 503);
     // Its caller gone while it waits: the attempt ends with the caller's reason, nothing sent.
     verdicts.push(refuse(200), allow(8));
     const caller = new AbortController();

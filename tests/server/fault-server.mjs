@@ -731,7 +731,7 @@ export async function startFaultServer({ seed = 1, host = "127.0.0.1", port = 0,
   }
 
   // `tls` ({key, cert}): HTTPS with HTTP/2 (and HTTP/1.1 for clients without it), as a tile CDN
-  // serves; the faults that cut a connection cut every stream of an HTTP/2 session.
+  // serves; over HTTP/2, the faults that cut a connection reset their own stream.
   const listener = (req, res) => {
     // Drain any request body so keep-alive works.
     req.resume();
