@@ -46,6 +46,7 @@ export function createTileHandler(config) {
   const gateClean = new Map();
   const gateAnswered = new Map();
   const gatePaced = new Map();
+  const gateQuoted = new Map();
   // Subrequests other than upstream attempts: cache match + put, the one extra fetch that
   // `maxAgeS` may make past the caches, and the call's one hedge (which goes without an onRetry,
   // so the cap below cannot stop it). With a gate every attempt costs three: admit, the attempt,
@@ -114,6 +115,7 @@ export function createTileHandler(config) {
       clean: gateClean,
       answered: gateAnswered,
       paced: gatePaced,
+      quoted: gateQuoted,
     };
     const perAttempt = gate ? 3 : 1;
     const reserved = (cache ? 2 : 0) + extraFetch * perAttempt;

@@ -36,11 +36,14 @@ export const CLEAN_MS = 100;
  * @param {Map<string, number>} p.clean  host → when its gate last said "closed, go" (0 after a refusal or failure; shared by the handler)
  * @param {Map<string, boolean>} p.paced  host → whether a rate paces it: its gate's latest answer said so, or refused for
  *   the quota or the fleet's rate, or its latest answer stated a quota the gate has not heard of yet (shared by the handler)
+ * @param {Map<string, boolean>} [p.quoted]  host → whether its answers state a quota: every attempt to it then waits
+ *   for its admit (one sent early is counted by the upstream even when the gate refuses it and it is cut off)
+ *   (shared by the handler)
  * @param {(p: Promise<unknown>) => void} p.waitUntil
  * @param {() => number} [p.spare]  the subrequests the call has left (an attempt that waits at the gate asks
  *   again only while the attempt and its report still fit)
  */
-export function gatedFetch({ stubFor, cfg, timeoutMs, down, clean, answered, paced, waitUntil, spare = () => Infinity }) {
+export function gatedFetch({ stubFor, cfg, timeoutMs, down, clean, answered, paced, quoted = new Map(), waitUntil, spare = () => Infinity }) {
   // What this call's attempts did: calls of this fetch, upstream requests sent, gate RPCs and their time, the refusal
   // of the latest attempt the gate refused (null once one was sent after it).
   const record = { calls: 0, sent: 0, gateCalls: 0, gateMs: 0, refused: null };
@@ -85,7 +88,8 @@ export function gatedFetch({ stubFor, cfg, timeoutMs, down, clean, answered, pac
       const message = { op: "admit", host, cfg, ok: successes?.count ?? 0, okAgeMs, rateLimit: successes?.rateLimit, rateLimitSeq: successes?.rateLimitSeq };
       return ask(host, message).then((v) => {
         if (v) {
-          clean.set(host, v.allow && !v.probe && !v.paced && v.state === "closed" ? Date.now() : 0);
+          const early = v.allow && !v.probe && !v.paced && v.state === "closed" && quoted.get(host) !== true;
+          clean.set(host, early ? Date.now() : 0);
           paced.set(host, v.paced === true);
         }
         return v && { ...v, host };
@@ -149,6 +153,7 @@ export function gatedFetch({ stubFor, cfg, timeoutMs, down, clean, answered, pac
       paced.set(host, true);
       clean.set(host, 0);
     }
+    if (rateLimit !== undefined) quoted.set(host, true);
     if (response.ok && verdict && !verdict.probe && !verdict.paced) {
       // A tile (or another 2xx): told with this isolate's next admit, not a report of its own
       // (while a quota paces the upstream, at once: what the gate lets go next is counted from

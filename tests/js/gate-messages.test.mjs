@@ -236,3 +236,46 @@ test("refused for a quota whose next request is due soon, an attempt waits at th
     globalThis.fetch = upstream;
   }
 });
+
+test("an upstream that states a quota gets no attempt before its admit is answered (an early one counts there even when cut off)", async () => {
+  const stub = {
+    fetch: () =>
+      new Promise((resolve) =>
+        setTimeout(
+          () => resolve(new Response(JSON.stringify({ allow: true, probe: false, seq: 1, paced: false, retryAfterMs: 0, reason: "ok", state: "closed" }))),
+          30,
+        ),
+      ),
+  };
+  const upstream = globalThis.fetch;
+  const sentAfter = {};
+  let quota = false;
+  const started = {};
+  globalThis.fetch = (url) => {
+    sentAfter[url] = performance.now() - started[url];
+    const headers = quota ? { RateLimit: '"tiles";r=50;t=2', "RateLimit-Policy": '"tiles";q=60;w=2' } : {};
+    return new Promise((resolve) => setTimeout(() => resolve(new Response("tile", { headers })), 50));
+  };
+  try {
+    const gated = await isolateFetch(stub, new Map());
+    const call = (y) => {
+      const url = `https://tiles.example/1/0/${y}.png`;
+      started[url] = performance.now();
+      return gated(url);
+    };
+    // Two calls overlapping: the second starts after the first's "closed, go", before its answer.
+    const overlapping = async (a, b) => {
+      const first = call(a);
+      await new Promise((r) => setTimeout(r, 40));
+      await Promise.all([first, call(b)]);
+    };
+    await overlapping(0, 1);
+    assert.ok(sentAfter["https://tiles.example/1/0/1.png"] < 20, `an early attempt, to an upstream stating nothing: ${JSON.stringify(sentAfter)}`);
+    quota = true;
+    await call(2); // states a quota
+    await overlapping(3, 4);
+    assert.ok(sentAfter["https://tiles.example/1/0/4.png"] >= 25, `after its admit, once it stated a quota: ${JSON.stringify(sentAfter)}`);
+  } finally {
+    globalThis.fetch = upstream;
+  }
+});
