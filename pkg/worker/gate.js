@@ -5,7 +5,7 @@
 // each isolate relies on its own TileClient only.
 //
 // RPC: POST JSON to the stub, answered with JSON.
-//   {op: "admit", host, cfg, ok, okAgeMs, rateLimit, rateLimitSeq} → {allow, probe, seq, paced, retryAfterMs, reason, state}
+//   {op: "admit", host, cfg, ok, okAgeMs, rateLimit, rateLimitSeq, turn} → {allow, probe, seq, paced, retryAfterMs, reason, state, turn}
 //       ok: how many of the isolate's attempts got a tile since its last admit, the latest okAgeMs
 //       ago (a success is told with the next admit, not a report of its own; failures and probes
 //       are reported). Successes from before the gate's latest failure do not break its run.
@@ -14,6 +14,9 @@
 //       by them, for every isolate (less the attempts it admitted after that one).
 //       seq: the admitted attempt's number; paced: a rate paces the upstream, so no attempt may
 //       go before its admit is answered.
+//       turn (out): a refused attempt's place in line for the quota (0: none); (in) the turn the
+//       call's last refusal gave, so that it goes before attempts that came since
+//       (src/host/turns.rs).
 //   {op: "report", host, cfg, probe, seq, status, retryAfter, date, abandoned, rateLimit} → {}
 //       status: the attempt's HTTP status, or null when it failed without a response (unless
 //       `abandoned`: the isolate aborted it, which tells nothing); retryAfter, date: its headers.

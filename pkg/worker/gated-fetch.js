@@ -45,8 +45,10 @@ export const CLEAN_MS = 100;
  */
 export function gatedFetch({ stubFor, cfg, timeoutMs, down, clean, answered, paced, quoted = new Map(), waitUntil, spare = () => Infinity }) {
   // What this call's attempts did: calls of this fetch, upstream requests sent, gate RPCs and their time, the refusal
-  // of the latest attempt the gate refused (null once one was sent after it).
-  const record = { calls: 0, sent: 0, gateCalls: 0, gateMs: 0, refused: null };
+  // of the latest attempt the gate refused (null once one was sent after it), and the call's turn for the quota
+  // (0: none): the gate gives one with a refusal for the quota, and the call's next attempts show it, to go before
+  // calls that came since (its client's retry comes after a pause and a backoff).
+  const record = { calls: 0, sent: 0, gateCalls: 0, gateMs: 0, refused: null, turn: 0 };
   const pending = new Set(); // this call's attempts in flight
   const ask = async (host, body) => {
     if ((down.get(host) ?? 0) > Date.now()) return null;
@@ -85,9 +87,19 @@ export function gatedFetch({ stubFor, cfg, timeoutMs, down, clean, answered, pac
       const successes = answered.get(host); // told with this admit
       answered.delete(host);
       const okAgeMs = successes ? Date.now() - successes.at : 0;
-      const message = { op: "admit", host, cfg, ok: successes?.count ?? 0, okAgeMs, rateLimit: successes?.rateLimit, rateLimitSeq: successes?.rateLimitSeq };
+      const message = {
+        op: "admit",
+        host,
+        cfg,
+        ok: successes?.count ?? 0,
+        okAgeMs,
+        rateLimit: successes?.rateLimit,
+        rateLimitSeq: successes?.rateLimitSeq,
+        turn: record.turn,
+      };
       return ask(host, message).then((v) => {
         if (v) {
+          record.turn = v.allow ? 0 : (v.turn ?? 0);
           const early = v.allow && !v.probe && !v.paced && v.state === "closed" && quoted.get(host) !== true;
           clean.set(host, early ? Date.now() : 0);
           paced.set(host, v.paced === true);

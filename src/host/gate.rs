@@ -11,10 +11,13 @@
 //! by the client's default `retryOn`. Times are epoch ms (the object's `Date.now()`).
 
 use crate::host::breaker::{BreakerConfig, BreakerState};
+use crate::host::quota::UNCERTAIN_END_MS;
 use crate::host::state::{Change, Decision, Hold, Report, StatedBy};
+use crate::host::turns::{Turns, TURN_GRACE_MS};
 use crate::host::{HostConfig, HostState};
 use crate::options::value::{Entry, Value};
 use crate::options::{Options, Preset};
+use crate::response::rate_limit::Stated;
 use crate::timing::retry_after::parse_retry_after;
 use crate::Error;
 use std::collections::VecDeque;
@@ -68,6 +71,10 @@ impl GateConfig {
 /// asks again: about the time an answer takes to come back and be reported.
 const ONE_AT_A_TIME_RECHECK_MS: f64 = 50.0;
 
+/// How soon an attempt refused because what the quota has left is the waiting attempts' asks
+/// again: they ask as their waits end, and take it or lose their turn.
+const TURN_RECHECK_MS: f64 = 100.0;
+
 /// How long before an attempt another may have been admitted and still reach the upstream after
 /// it: each goes from its own isolate.
 const ARRIVAL_SPREAD_MS: f64 = 50.0;
@@ -117,6 +124,8 @@ pub enum Verdict {
         reason: Refusal,
         /// From now, at least 1 ms.
         wait_ms: f64,
+        /// Its turn for the quota (see [`crate::host::turns`]), to show when it asks again.
+        turn: Option<u64>,
     },
 }
 
@@ -166,6 +175,8 @@ pub struct Gate {
     /// When the latest admitted attempts were admitted, the newest last (at most
     /// [`RECENT_ADMITS`]).
     admit_times: VecDeque<f64>,
+    /// Attempts refused for the quota, in line for it.
+    turns: Turns,
     /// When the latest failure or throttle was reported.
     failed_at: f64,
     /// The client's default `retryOn` and `retryAfterMaxMs`, by which statuses are judged.
@@ -192,6 +203,7 @@ impl Gate {
             leases: Vec::new(),
             outstanding: VecDeque::new(),
             admit_times: VecDeque::new(),
+            turns: Turns::default(),
             failed_at: f64::NEG_INFINITY,
             defaults: Options::preset(Preset::Interactive),
             counts: GateCounts::default(),
@@ -200,16 +212,47 @@ impl Gate {
 
     /// May an attempt go now? An allowed probe holds the probe place until its report or the end
     /// of its lease.
+    #[cfg(test)]
     pub fn admit(&mut self, now_ms: f64) -> Verdict {
+        self.admit_in_turn(now_ms, None)
+    }
+
+    /// May an attempt go now, that holds `turn` (the gate gave it with its last refusal for the
+    /// quota)? Waiting attempts go first: while the quota has no more to spare than they need,
+    /// others are refused, and get their own turn. An allowed probe holds the probe place until
+    /// its report or the end of its lease.
+    pub fn admit_in_turn(&mut self, now_ms: f64, turn: Option<u64>) -> Verdict {
         self.expire_leases(now_ms);
+        self.turns.expire(now_ms);
+        let verdict = self.verdict(now_ms, turn);
+        match verdict {
+            Verdict::Allow { .. } => {
+                self.counts.admitted += 1;
+                self.turns.taken(turn);
+            }
+            Verdict::Refuse { .. } => self.counts.denied += 1,
+        }
+        verdict
+    }
+
+    fn verdict(&mut self, now_ms: f64, turn: Option<u64>) -> Verdict {
         // Nothing left, and the one request its policy's rate allows has gone since: its answer
         // tells whether the host counts in windows (a 429) or refills (a tile), before another.
         let asking = self.host.asked_one_at_a_time(now_ms);
         if asking.is_some_and(|stated| self.outstanding.iter().any(|(n, _)| *n > stated)) {
-            self.counts.denied += 1;
-            return Verdict::Refuse { reason: Refusal::Quota, wait_ms: ONE_AT_A_TIME_RECHECK_MS };
+            return Verdict::Refuse { reason: Refusal::Quota, wait_ms: ONE_AT_A_TIME_RECHECK_MS, turn };
         }
-        let verdict = match self.host.decide(now_ms) {
+        let ahead = self.turns.ahead_of(turn);
+        let spare = self.host.quota_to_spare(now_ms);
+        if ahead > 0 && spare >= 1.0 && spare < ahead as f64 + 1.0 {
+            // What is left is the waiting attempts': ask again soon, when they have had their
+            // turn or lost it (with nothing left at all, the quota's own wait, below).
+            let kept = self.turns.head_kept_until(ahead).unwrap_or(now_ms);
+            let wait_ms = (kept - now_ms).clamp(1.0, TURN_RECHECK_MS);
+            let turn = self.turns.wait(turn, now_ms + wait_ms + TURN_GRACE_MS);
+            return Verdict::Refuse { reason: Refusal::Quota, wait_ms, turn };
+        }
+        match self.host.decide(now_ms) {
             Decision::Go { probe } => {
                 if probe {
                     self.leases.push(now_ms + self.probe_lease_ms);
@@ -221,6 +264,11 @@ impl Gate {
                 self.admit_times.push_back(now_ms);
                 Verdict::Allow { probe }
             }
+            Decision::WaitUntil(at, Hold::Quota) if self.host.counts_in_windows() => {
+                // A window's end: what comes then goes to the attempts that waited for it first.
+                let turn = self.turns.wait(turn, at + TURN_GRACE_MS);
+                Verdict::Refuse { reason: Refusal::Quota, wait_ms: (at - now_ms).max(1.0), turn }
+            }
             Decision::WaitUntil(at, hold) => {
                 let reason = match hold {
                     Hold::Pause => Refusal::Pause,
@@ -228,19 +276,15 @@ impl Gate {
                     Hold::Rate => Refusal::Rate,
                     Hold::Quota => Refusal::Quota,
                 };
-                Verdict::Refuse { reason, wait_ms: (at - now_ms).max(1.0) }
+                Verdict::Refuse { reason, wait_ms: (at - now_ms).max(1.0), turn }
             }
             Decision::WaitForProbe => {
                 // The probe's answer usually comes within an attempt; ask again within a second.
                 let lease_end = self.leases.iter().copied().fold(f64::INFINITY, f64::min);
-                Verdict::Refuse { reason: Refusal::Probe, wait_ms: (lease_end - now_ms).clamp(1.0, 1000.0) }
+                let wait_ms = (lease_end - now_ms).clamp(1.0, 1000.0);
+                Verdict::Refuse { reason: Refusal::Probe, wait_ms, turn }
             }
-        };
-        match verdict {
-            Verdict::Allow { .. } => self.counts.admitted += 1,
-            Verdict::Refuse { .. } => self.counts.denied += 1,
         }
-        verdict
     }
 
     /// Learns that `count` attempts (none a probe) got a tile, the latest `age_ms` ago: what an
@@ -282,7 +326,16 @@ impl Gate {
         let lease = self.probe_lease_ms;
         let close = self.admitted_at(after).map_or(f64::INFINITY, |at| at - ARRIVAL_SPREAD_MS);
         let later = |&&(n, until): &&(u64, f64)| n > after || (n < after && until - lease >= close);
-        let others = self.outstanding.iter().filter(later).count();
+        // A host that counts in windows counts every request of the window: of those the gate
+        // admitted in it, the ones it has not counted yet are the others, whatever the order
+        // they reach it in (isolates tell answers late and out of order: a statement of an
+        // earlier attempt may come after a later one's, and one from a burst admitted at once
+        // has most of the burst counted).
+        let window = self.host.counts_in_windows().then(|| self.admitted_in_window(&stated, at)).flatten();
+        let others = match (window, stated.quota) {
+            (Some(admitted), Some(q)) => (admitted as f64 - (q - stated.remaining)).max(0.0) as usize,
+            _ => self.outstanding.iter().filter(later).count(),
+        };
         // Sent after it was admitted, or (sent before the gate answered, see gated-fetch.js)
         // within a gate round trip before; an attempt no longer in the record, at no known time.
         let sent_ms = self.admitted_at(after).map_or(f64::NEG_INFINITY, |at| at - ARRIVAL_SPREAD_MS);
@@ -302,6 +355,19 @@ impl Gate {
         let first = (self.counts.admitted + 1).checked_sub(self.admit_times.len() as u64)?;
         let index = usize::try_from(seq.checked_sub(first)?).ok()?;
         self.admit_times.get(index).copied()
+    }
+
+    /// How many attempts the gate admitted in the window a statement answered at `at_ms` is
+    /// of: since the earliest it may have begun (its `t` is rounded up to whole seconds).
+    /// `None` without a window, or when the gate's record of admissions reaches no further back.
+    fn admitted_in_window(&self, stated: &Stated, at_ms: f64) -> Option<u64> {
+        let (Some(w), Some(t)) = (stated.window_s, stated.reset_s) else { return None };
+        let began_after = at_ms + (t - w) * 1000.0 - UNCERTAIN_END_MS;
+        let full = self.admit_times.len() == RECENT_ADMITS;
+        if full && self.admit_times.front().is_some_and(|first| *first >= began_after) {
+            return None;
+        }
+        Some(self.admit_times.iter().rev().take_while(|admitted| **admitted >= began_after).count() as u64)
     }
 
     /// The number of the latest attempt admitted: an isolate tells it with what the attempt's
@@ -459,7 +525,7 @@ mod tests {
         assert_eq!(g.state(T0 + 3.0), BreakerState::Open);
         assert_eq!(g.counts.opened, 1);
         match g.admit(T0 + 10.0) {
-            Verdict::Refuse { reason: Refusal::Open, wait_ms } => assert!((wait_ms - 992.0).abs() < 1e-6),
+            Verdict::Refuse { reason: Refusal::Open, wait_ms, .. } => assert!((wait_ms - 992.0).abs() < 1e-6),
             other => panic!("{other:?}"),
         }
         // After the open time: one probe; the others wait for it.
@@ -491,7 +557,7 @@ mod tests {
         assert_eq!(allowed, 2, "a second's worth at once");
         assert!(g.paced(T0 + 10.0) && !Gate::new("up.example", &CONFIG, T0).paced(T0));
         match g.admit(T0 + 10.0) {
-            Verdict::Refuse { reason: Refusal::Quota, wait_ms } => {
+            Verdict::Refuse { reason: Refusal::Quota, wait_ms, .. } => {
                 assert!(wait_ms > 900.0 && wait_ms <= 1000.0, "{wait_ms}")
             }
             other => panic!("{other:?}"),
@@ -546,8 +612,11 @@ mod tests {
             ask_at: f64,
             /// When it comes, whether a tile, what it states, its Retry-After, the attempt's number.
             answer: Option<(f64, bool, String, f64, u64)>,
+            /// Its turn for the quota, shown when it asks again.
+            turn: Option<u64>,
         }
-        let mut calls: Vec<Call> = (0..32).map(|tile| Call { tile, ask_at: T0, answer: None }).collect();
+        let mut calls: Vec<Call> =
+            (0..32).map(|tile| Call { tile, ask_at: T0, answer: None, turn: None }).collect();
         let (mut next_tile, mut done, mut sent, mut refused, mut last_done) = (32, 0, 0, 0, T0);
         let mut now = T0;
         while done < 200 && now < T0 + 20_000.0 {
@@ -580,14 +649,17 @@ mod tests {
                     if let Some((lines, seq)) = lines {
                         g.stated(now, &lines, now - at, Some(seq));
                     }
-                    match g.admit(now) {
+                    match g.admit_in_turn(now, call.turn) {
                         Verdict::Allow { .. } => {
                             sent += 1;
+                            call.turn = None;
 
                             let (ok, lines, t) = arrive(now + 5.0);
                             call.answer = Some((now + 10.0, ok, lines, t, g.admitted()));
                         }
-                        Verdict::Refuse { wait_ms, .. } => call.ask_at = now + wait_ms,
+                        Verdict::Refuse { wait_ms, turn, .. } => {
+                            (call.ask_at, call.turn) = (now + wait_ms, turn)
+                        }
                     }
                 }
             }
@@ -597,6 +669,127 @@ mod tests {
         assert_eq!(done, 200, "{done} tiles in 20 s");
         assert!(refused * 100 <= sent, "{refused} × 429 of {sent} requests");
         assert!(wall <= 6_600.0, "the last tile after {wall} ms (the floor: 6,000)");
+    }
+
+    /// A window's burst, admitted at once and told late and out of order: what the window's
+    /// statement says the host counted of it is not taken off again as "perhaps not counted yet"
+    /// (it was: the gate sent the rest of the window away until its end).
+    #[test]
+    fn a_burst_the_window_counted_is_not_taken_off_again() {
+        let mut g = Gate::new("up.example", &CONFIG, T0);
+        let lines = |r: u32, t: u32| {
+            format!("ratelimit-policy: \"tiles\";q=60;w=2\nratelimit: \"tiles\";r={r};t={t}\n")
+        };
+        // The first window: 60 answered, the 61st refused while none was left: a window.
+        for i in 0..60 {
+            assert!(matches!(g.admit(T0 + f64::from(i)), Verdict::Allow { .. }));
+        }
+        g.answered(T0 + 100.0, 59, 10.0);
+        g.stated(T0 + 100.0, &lines(0, 2), 10.0, Some(60));
+        let t0 = T0 + 2_010.0;
+        assert!(matches!(g.admit(t0), Verdict::Allow { .. }), "the next window's first");
+        g.stated(t0 + 20.0, &lines(0, 2), 0.0, Some(61));
+        let retry_after = Outcome::Status { status: 429, retry_after: Some("2"), date: None };
+        g.report_attempt(t0 + 20.0, false, retry_after, 0.5, Some(61));
+        assert!(g.host.counts_in_windows());
+        // The next window: 32 at once; 9 told with a statement of the latest (28 left), the rest
+        // not yet heard of.
+        let t1 = t0 + 2_100.0;
+        for i in 0..32 {
+            assert!(matches!(g.admit(t1 + f64::from(i) / 4.0), Verdict::Allow { .. }), "attempt {i}");
+        }
+        let last = g.admitted();
+        g.answered(t1 + 90.0, 9, 5.0);
+        g.stated(t1 + 90.0, &lines(28, 2), 5.0, Some(last));
+        let more =
+            (0..40).filter(|i| matches!(g.admit(t1 + 91.0 + f64::from(*i)), Verdict::Allow { .. })).count();
+        assert_eq!(more, 28, "the window's 28 left");
+    }
+
+    /// Attempts refused for a window's quota keep their turn: in the next window, what is left
+    /// after the attempts that came since is theirs, whenever in it they ask again.
+    #[test]
+    fn attempts_that_waited_for_a_window_go_before_ones_that_came_since() {
+        let mut g = Gate::new("up.example", &CONFIG, T0);
+        let lines =
+            |r: u32| format!("ratelimit-policy: \"tiles\";q=60;w=2\nratelimit: \"tiles\";r={r};t=2\n");
+        for i in 0..60 {
+            assert!(matches!(g.admit(T0 + f64::from(i)), Verdict::Allow { .. }));
+        }
+        g.answered(T0 + 100.0, 59, 10.0);
+        g.stated(T0 + 100.0, &lines(0), 10.0, Some(60));
+        let t0 = T0 + 2_010.0;
+        assert!(matches!(g.admit(t0), Verdict::Allow { .. }));
+        let retry_after = Outcome::Status { status: 429, retry_after: Some("2"), date: None };
+        g.report_attempt(t0 + 20.0, false, retry_after, 0.5, Some(61));
+        assert!(g.host.counts_in_windows());
+        // The next window (after the 429's pause), spent at once; two attempts refused until its
+        // end, each with its turn.
+        let t1 = t0 + 2_100.0;
+        for i in 0..60 {
+            assert!(matches!(g.admit(t1 + f64::from(i) / 8.0), Verdict::Allow { .. }), "{i}");
+        }
+        let turn = |v: Verdict| match v {
+            Verdict::Refuse { reason: Refusal::Quota, turn: Some(t), .. } => t,
+            other => panic!("{other:?}"),
+        };
+        let first = turn(g.admit_in_turn(t1 + 30.0, None));
+        let second = turn(g.admit_in_turn(t1 + 40.0, None));
+        assert_eq!(turn(g.admit_in_turn(t1 + 50.0, Some(first))), first, "asked again: the same turn");
+        // The next window: 58 that came since go; the 59th would take a waiting attempt's place.
+        let t1 = t1 + 2_000.0;
+        for i in 0..58 {
+            assert!(matches!(g.admit_in_turn(t1 + f64::from(i), None), Verdict::Allow { .. }), "{i}");
+        }
+        match g.admit_in_turn(t1 + 60.0, None) {
+            Verdict::Refuse { reason: Refusal::Quota, wait_ms, turn: Some(_) } => {
+                assert!(wait_ms <= TURN_RECHECK_MS)
+            }
+            other => panic!("the 59th: {other:?}"),
+        }
+        assert!(
+            matches!(g.admit_in_turn(t1 + 300.0, Some(second)), Verdict::Allow { .. }),
+            "the second, in its turn"
+        );
+        assert!(
+            matches!(g.admit_in_turn(t1 + 400.0, Some(first)), Verdict::Allow { .. }),
+            "the first, in its turn"
+        );
+        assert!(matches!(g.admit_in_turn(t1 + 401.0, None), Verdict::Refuse { .. }), "the window spent");
+    }
+
+    /// Statements told out of the order their attempts reached the host: a later attempt that
+    /// arrived first states more left than an earlier one that arrived after it. What the window
+    /// has left is what the gate has not admitted in it, whichever is told last.
+    #[test]
+    fn a_window_statement_told_out_of_order_gives_nothing_back() {
+        let mut g = Gate::new("up.example", &CONFIG, T0);
+        let lines =
+            |r: u32| format!("ratelimit-policy: \"tiles\";q=60;w=2\nratelimit: \"tiles\";r={r};t=2\n");
+        for i in 0..60 {
+            assert!(matches!(g.admit(T0 + f64::from(i)), Verdict::Allow { .. }));
+        }
+        g.answered(T0 + 100.0, 59, 10.0);
+        g.stated(T0 + 100.0, &lines(0), 10.0, Some(60));
+        let t0 = T0 + 2_010.0;
+        assert!(matches!(g.admit(t0), Verdict::Allow { .. }));
+        let retry_after = Outcome::Status { status: 429, retry_after: Some("2"), date: None };
+        g.report_attempt(t0 + 20.0, false, retry_after, 0.5, Some(61));
+        assert!(g.host.counts_in_windows());
+        // The next window: 44 over 60 ms; attempt 40 (counted 44th) is told before attempt 44
+        // (counted 32nd: 12 of the window's still on their way to the host when it arrived).
+        let t1 = t0 + 2_100.0;
+        for i in 0..44 {
+            assert!(matches!(g.admit(t1 + f64::from(i) * 1.5), Verdict::Allow { .. }), "attempt {i}");
+        }
+        let first = g.admitted() - 43;
+        g.answered(t1 + 90.0, 20, 5.0);
+        g.stated(t1 + 90.0, &lines(16), 5.0, Some(first + 39));
+        g.answered(t1 + 95.0, 5, 1.0);
+        g.stated(t1 + 95.0, &lines(28), 1.0, Some(first + 43));
+        let more =
+            (0..40).filter(|i| matches!(g.admit(t1 + 96.0 + f64::from(*i)), Verdict::Allow { .. })).count();
+        assert_eq!(more, 16, "the window's 16 left");
     }
 
     /// An attempt admitted just before the one a statement answered may reach the upstream after
@@ -661,7 +854,7 @@ mod tests {
         let mut g = opened_by(503);
         assert_eq!(g.admit(T0 + 1000.0), Verdict::Allow { probe: true });
         match g.admit(T0 + 1100.0) {
-            Verdict::Refuse { reason: Refusal::Probe, wait_ms } => assert_eq!(wait_ms, 1000.0),
+            Verdict::Refuse { reason: Refusal::Probe, wait_ms, .. } => assert_eq!(wait_ms, 1000.0),
             other => panic!("{other:?}"),
         }
         // The isolate holding it vanished: 2.5 s on, another probe goes.
@@ -704,7 +897,7 @@ mod tests {
         g.report(T0, false, Outcome::Status { status: 429, retry_after: Some("2"), date: None }, 0.5);
         assert_eq!(g.paused_until(T0), Some(T0 + 2000.0));
         match g.admit(T0 + 500.0) {
-            Verdict::Refuse { reason: Refusal::Pause, wait_ms } => assert_eq!(wait_ms, 1500.0),
+            Verdict::Refuse { reason: Refusal::Pause, wait_ms, .. } => assert_eq!(wait_ms, 1500.0),
             other => panic!("{other:?}"),
         }
         // A host answering tiles with one response saying "come back tomorrow": not believed.
@@ -755,7 +948,7 @@ mod tests {
         assert_eq!(g.admit(T0), Verdict::Allow { probe: false });
         assert_eq!(g.admit(T0), Verdict::Allow { probe: false });
         match g.admit(T0) {
-            Verdict::Refuse { reason: Refusal::Rate, wait_ms } => assert!((wait_ms - 100.0).abs() < 1e-6),
+            Verdict::Refuse { reason: Refusal::Rate, wait_ms, .. } => assert!((wait_ms - 100.0).abs() < 1e-6),
             other => panic!("{other:?}"),
         }
         assert_eq!(g.admit(T0 + 100.0), Verdict::Allow { probe: false });

@@ -12,6 +12,7 @@ pub mod quota;
 pub mod rate;
 pub mod slots;
 pub mod state;
+pub mod turns;
 
 pub use state::{HostConfig, HostState};
 

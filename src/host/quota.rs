@@ -30,7 +30,7 @@ use crate::response::rate_limit::Stated;
 
 /// How far before the end a window's answers state it may in truth have ended: `t` is whole
 /// seconds, rounded up.
-const UNCERTAIN_END_MS: f64 = 1000.0;
+pub(crate) const UNCERTAIN_END_MS: f64 = 1000.0;
 
 /// A host's stated quota as its last answer gave it, and the pacing it sets.
 #[derive(Debug, Clone, Default)]
@@ -262,7 +262,6 @@ impl StatedQuota {
     }
 
     /// Whether the host has shown that it counts in fixed windows.
-    #[cfg(test)]
     pub fn counts_in_windows(&self) -> bool {
         self.windows
     }

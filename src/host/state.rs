@@ -312,6 +312,17 @@ impl HostState {
         Some(Change::Pacing { per_second, until_ms: self.quota.until_ms(now_ms)? })
     }
 
+    /// How many requests the quota the host states has to spare now: infinite when none
+    /// paces it.
+    pub fn quota_to_spare(&mut self, now_ms: f64) -> f64 {
+        self.quota.to_spare(now_ms)
+    }
+
+    /// Whether the host has shown that it counts its quota in fixed windows.
+    pub fn counts_in_windows(&self) -> bool {
+        self.quota.counts_in_windows()
+    }
+
     /// Whether the host's statement in force left nothing, and it is asked one request at a
     /// time at its policy's rate, and which attempt's answer stated it (see `on_stated`).
     pub fn asked_one_at_a_time(&self, now_ms: f64) -> Option<u64> {

@@ -15,7 +15,8 @@ use crate::retry::platform::Random;
 
 /// What an isolate says with each admit (pkg/worker/gated-fetch.js): how many of its attempts
 /// got a tile since its last admit (their reports, batched), the latest `okAgeMs` ago; the rate
-/// limit the newest of them stated, and that attempt's `seq` (its admit's).
+/// limit the newest of them stated, and that attempt's `seq` (its admit's); the attempt's `turn`
+/// for the quota, if the gate gave it one.
 #[derive(Deserialize, Default)]
 #[serde(rename_all = "camelCase", default)]
 struct Admit {
@@ -23,6 +24,7 @@ struct Admit {
     ok_age_ms: Option<f64>,
     rate_limit: Option<String>,
     rate_limit_seq: Option<f64>,
+    turn: Option<f64>,
 }
 
 /// One attempt's outcome as an isolate reports it: `status` null (and not `abandoned`) is a
@@ -52,6 +54,8 @@ struct AdmitVerdict {
     retry_after_ms: f64,
     reason: &'static str,
     state: &'static str,
+    /// A refused attempt's turn for the quota, shown when it asks again (0: none).
+    turn: f64,
 }
 
 /// A snapshot for tests and debugging.
@@ -113,7 +117,7 @@ impl UpstreamGateState {
             // Stated by the latest of those answers.
             self.gate.stated(now_ms, lines, age, seq_of(admit.rate_limit_seq));
         }
-        let verdict = self.gate.admit(now_ms);
+        let verdict = self.gate.admit_in_turn(now_ms, seq_of(admit.turn));
         let state = self.gate.state(now_ms).name();
         let paced = self.gate.paced(now_ms);
         write(&match verdict {
@@ -125,8 +129,9 @@ impl UpstreamGateState {
                 retry_after_ms: 0.0,
                 reason: if probe { "probe" } else { "ok" },
                 state,
+                turn: 0.0,
             },
-            Verdict::Refuse { reason, wait_ms } => AdmitVerdict {
+            Verdict::Refuse { reason, wait_ms, turn } => AdmitVerdict {
                 allow: false,
                 probe: false,
                 seq: 0.0,
@@ -134,6 +139,7 @@ impl UpstreamGateState {
                 retry_after_ms: wait_ms.ceil(),
                 reason: reason.name(),
                 state,
+                turn: turn.map_or(0.0, |t| t as f64),
             },
         })
     }
@@ -179,7 +185,7 @@ impl UpstreamGateState {
     }
 }
 
-/// An attempt's number as an isolate tells it back: a whole number ≥ 1, or none.
+/// An attempt's number (or turn) as an isolate tells it back: a whole number ≥ 1, or none.
 fn seq_of(n: Option<f64>) -> Option<u64> {
     n.filter(|n| n.is_finite() && *n >= 1.0 && n.fract() == 0.0).map(|n| n as u64)
 }

@@ -24,6 +24,7 @@ test("an admit's verdict and the snapshot carry their fields by name", () => {
     retryAfterMs: 0,
     reason: "ok",
     state: "closed",
+    turn: 0,
   });
   for (let i = 0; i < 3; i++) gate.report({ op: "report", probe: false, status: 503, retryAfter: null, date: null }, now + i);
   const refused = gate.admit({ op: "admit", ok: 0, okAgeMs: 0 }, now + 10);
@@ -68,6 +69,24 @@ test("a rate limit told with an admit is read by name, with the seq of the attem
   assert.deepEqual([second.allow, second.seq], [true, 6], JSON.stringify(second));
   const third = gate.admit({ ok: 0 }, now + 312);
   assert.deepEqual([third.allow, third.reason, third.seq], [false, "quota", 0], JSON.stringify(third));
+  gate.free();
+});
+
+test("a refusal for a window's quota gives the attempt a turn, which its next admit shows by name", () => {
+  const now = 2_700_000;
+  const gate = new UpstreamGateState("tiles.example", config(), now);
+  const stated = (r) => `ratelimit-policy: "tiles";q=4;w=2\nratelimit: "tiles";r=${r};t=2\n`;
+  for (let i = 0; i < 4; i++) assert.equal(gate.admit({ ok: 0 }, now + i).allow, true);
+  gate.report({ probe: false, status: 200, rateLimit: stated(0), seq: 4 }, now + 100);
+  // Nothing left: one at a time; its 429 shows the upstream counts in windows.
+  assert.equal(gate.admit({ ok: 0 }, now + 2010).allow, true);
+  gate.report({ probe: false, status: 429, retryAfter: "2", rateLimit: stated(0), seq: 5 }, now + 2030);
+  for (let i = 0; i < 4; i++) assert.equal(gate.admit({ ok: 0 }, now + 4110 + i).allow, true, "the next window");
+  const refused = gate.admit({ ok: 0 }, now + 4140);
+  assert.deepEqual([refused.allow, refused.reason], [false, "quota"], JSON.stringify(refused));
+  assert.ok(refused.turn >= 1, JSON.stringify(refused));
+  assert.equal(gate.admit({ ok: 0, turn: refused.turn }, now + 4150).turn, refused.turn, "shown: the same turn");
+  assert.notEqual(gate.admit({ ok: 0 }, now + 4160).turn, refused.turn, "not shown: one of its own");
   gate.free();
 });
 
@@ -214,12 +233,24 @@ test("refused for a quota whose next request is due soon, an attempt waits at th
       reports.map((m) => [m.status, m.seq]),
       [[200, 7]],
     );
-    // A wait past what an attempt may wait at the gate: the client gets the 503 and its wait.
-    verdicts.push(refuse(QUEUED_MS + 1));
+    // A wait past what an attempt may wait at the gate: the client gets the 503 and its wait;
+    // the call's next attempt shows the turn the refusal gave, and one after a place none.
+    verdicts.push({ ...refuse(QUEUED_MS + 1), turn: 9 });
     const refused = await gated("https://tiles.example/1/0/1.png");
     assert.equal(refused.status, 503);
     assert.equal(refused.headers.get("x-tilefetch-gate"), "quota");
     assert.equal(requests.length, 1);
+    verdicts.push(allow(8), allow(9));
+    assert.equal((await gated("https://tiles.example/1/0/1.png")).status, 200);
+    assert.equal((await gated("https://tiles.example/1/0/1.png")).status, 200);
+    assert.equal(requests.length, 3);
+    assert.deepEqual(
+      sent
+        .filter((m) => m.op === "admit")
+        .map((m) => m.turn)
+        .slice(-3),
+      [0, 9, 0],
+    );
     // A call with no subrequests to spare for the attempt and its report asks no more.
     const spent = await isolateFetch(stub, new Map(), () => 2);
     verdicts.push(refuse(40));
@@ -231,7 +262,7 @@ test("refused for a quota whose next request is due soon, an attempt waits at th
     await new Promise((r) => setTimeout(r, 20));
     caller.abort(new DOMException("the tile left the view", "AbortError"));
     await assert.rejects(left, { name: "AbortError" });
-    assert.equal(requests.length, 1);
+    assert.equal(requests.length, 3);
   } finally {
     globalThis.fetch = upstream;
   }
