@@ -37,3 +37,31 @@ export function createTileLayer<TL = any>(
   urlTemplate: string,
   options?: LeafletTileOptions | TileClient,
 ): TL;
+
+/**
+ * Leaflet's WMS layer (what `L.tileLayer.wms(url, options)` takes: WMS parameters such as
+ * `layers`, `styles`, `format`, `transparent`, `version`, and `crs`, `uppercase`, TileLayer
+ * options) whose tiles load through fetchTile as {@link createTileLayer}'s do; fetchTile options
+ * in the same object, recognised by name (a WMS vendor parameter named like one, such as
+ * MapServer's `mode`, goes in `url`'s query instead). Each tile is one GetMap of its BBOX; an
+ * exception report ends the tile at once with the server's code and text on the TileError.
+ *
+ * @param L the Leaflet namespace
+ * @param url the service's URL (`https://…/wms?` with any fixed parameters)
+ */
+export function createWmsLayer<TL = any>(
+  L: { TileLayer: { WMS: new (url: string, options?: object) => TL } } & Record<string, any>,
+  url: string,
+  options?: LeafletTileOptions | TileClient,
+): TL;
+
+/**
+ * A subclass of `Base` (`L.TileLayer`, or a class a plugin derives from it: a WMTS layer, a
+ * layer in a national projection) whose tiles load through fetchTile as {@link createTileLayer}'s
+ * do. Its constructor takes what `Base`'s takes, with fetchTile options (or `client`) beside the
+ * layer's own in the options, its last argument. One class per `Base`, made once.
+ *
+ * @param L the Leaflet namespace
+ * @param Base the layer class @default L.TileLayer
+ */
+export function routeTileLayer<C extends new (...args: any[]) => any>(L: { TileLayer: Function } & Record<string, any>, Base?: C): C;

@@ -25,40 +25,57 @@ const EMPTY_TILE = "data:image/gif;base64,R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALA
  * give-up calls `done(error)`, so `tileerror` fires with the TileError as `error`.
  */
 export function createTileLayer(L, urlTemplate, options = {}) {
-  if (!L || typeof L.TileLayer?.extend !== "function") {
-    throw new TypeError("tilefetch/leaflet: pass Leaflet (L) as the first argument");
-  }
+  const Layer = routeTileLayer(L);
   if (typeof urlTemplate !== "string" || urlTemplate === "") {
     throw new TypeError("tilefetch/leaflet: createTileLayer needs a URL template");
   }
-  const { fetchOptions, rest: layerOptions, load: loadWith } = adapterOptions("leaflet", options, isFetchKey);
-  if (typeof layerOptions.referrerPolicy === "string") fetchOptions.referrerPolicy = layerOptions.referrerPolicy;
-  if (layerOptions.crossOrigin === "use-credentials" && fetchOptions.credentials === undefined) {
-    fetchOptions.credentials = "include";
+  return new Layer(urlTemplate, options);
+}
+
+/**
+ * Leaflet's WMS layer (`L.tileLayer.wms(url, options)`: its WMS parameters, `crs`, `uppercase`
+ * and TileLayer options) whose tiles load through fetchTile as `createTileLayer`'s do, with
+ * fetchTile options in the same object. Each tile is one GetMap of its BBOX.
+ */
+export function createWmsLayer(L, url, options = {}) {
+  if (typeof L?.TileLayer?.WMS !== "function") {
+    throw new TypeError("tilefetch/leaflet: pass Leaflet (L) as the first argument");
   }
-  // Leaflet's own settings for its <img> tiles: a server without CORS headers gets the same.
-  const crossOrigin = layerOptions.crossOrigin || layerOptions.crossOrigin === "" ? (layerOptions.crossOrigin === true ? "" : layerOptions.crossOrigin) : null;
-  const imageSettings = {
-    crossOrigin,
-    referrerPolicy: typeof layerOptions.referrerPolicy === "string" ? layerOptions.referrerPolicy : undefined,
-    custom: fetchOptions.fetch,
-  };
-  const load = (url, signal, subdomains) => loadTile(loadWith, url, signal, { ...imageSettings, extra: subdomains ? { subdomains } : undefined });
+  if (typeof url !== "string" || url === "") {
+    throw new TypeError("tilefetch/leaflet: createWmsLayer needs the service's URL");
+  }
+  return new (routeTileLayer(L, L.TileLayer.WMS))(url, options);
+}
 
-  const pending = new WeakMap(); // tile element -> AbortController
-  const abortTile = (el) => {
-    const controller = pending.get(el);
-    if (controller) {
-      pending.delete(el);
-      controller.abort(new DOMException("tile removed", "AbortError"));
-    }
-  };
+/** The routed subclass of each layer class, made once. */
+const routedClasses = new WeakMap();
 
-  const TilefetchLayer = L.TileLayer.extend({
-    initialize(url, opts) {
-      L.TileLayer.prototype.initialize.call(this, url, opts);
-      this.on("tileunload", (e) => abortTile(e.tile));
-      this.on("tileabort", (e) => abortTile(e.tile));
+/**
+ * A subclass of `Base` (`L.TileLayer` or any class a plugin derives from it: WMTS, a layer in a
+ * national projection, …) whose tiles load through fetchTile as `createTileLayer`'s do. Its
+ * constructor takes what `Base`'s does, with fetchTile options (or `client`) beside the layer's
+ * own in its options, the last argument; `Base` builds each tile's URL, tilefetch loads it.
+ */
+export function routeTileLayer(L, Base = L?.TileLayer) {
+  if (!L || typeof L.TileLayer?.extend !== "function") {
+    throw new TypeError("tilefetch/leaflet: pass Leaflet (L) as the first argument");
+  }
+  if (typeof Base !== "function" || !(Base === L.TileLayer || Base.prototype instanceof L.TileLayer)) {
+    throw new TypeError("tilefetch/leaflet: routeTileLayer takes L.TileLayer or a class derived from it");
+  }
+  let Routed = routedClasses.get(Base);
+  if (Routed) return Routed;
+  Routed = Base.extend({
+    initialize(...args) {
+      const last = args.length - 1;
+      const { layerOptions, load } = splitOptions(last >= 0 ? args[last] : undefined);
+      if (last >= 0) args[last] = layerOptions;
+      else args.push(layerOptions);
+      Base.prototype.initialize.apply(this, args);
+      const pending = new WeakMap(); // tile element -> AbortController
+      this._tilefetch = { load, pending };
+      this.on("tileunload", (e) => abortTile(pending, e.tile));
+      this.on("tileabort", (e) => abortTile(pending, e.tile));
     },
 
     // Keep `{s}` in the URL: tilefetch expands it over `subdomains`, one mirror per attempt.
@@ -69,6 +86,7 @@ export function createTileLayer(L, urlTemplate, options = {}) {
     createTile(coords, done) {
       const url = this.getTileUrl(coords);
       const subdomains = url.includes("{s}") ? [...this.options.subdomains].map(String) : null;
+      const { load, pending } = this._tilefetch;
       const controller = new AbortController();
       const errorTileUrl = this.options.errorTileUrl;
       // A canvas that takes the tile once decoded off the main thread (createImageBitmap): no
@@ -188,15 +206,45 @@ export function createTileLayer(L, urlTemplate, options = {}) {
     _abortLoading() {
       for (const key of Object.keys(this._tiles)) {
         const entry = this._tiles[key];
-        if (entry.coords.z === this._tileZoom || !pending.has(entry.el)) continue;
-        abortTile(entry.el);
+        if (entry.coords.z === this._tileZoom || !this._tilefetch.pending.has(entry.el)) continue;
+        abortTile(this._tilefetch.pending, entry.el);
         L.DomUtil.remove(entry.el);
         delete this._tiles[key];
         this.fire("tileabort", { tile: entry.el, coords: entry.coords });
       }
-      L.TileLayer.prototype._abortLoading.call(this);
+      Base.prototype._abortLoading.call(this);
     },
   });
+  routedClasses.set(Base, Routed);
+  return Routed;
+}
 
-  return new TilefetchLayer(urlTemplate, layerOptions);
+/**
+ * A layer's options: the fetchTile options and client, as a load of a tile's URL, and the rest
+ * for the layer, with what Leaflet's own <img> tiles would be given also given to a server's
+ * tiles without CORS headers.
+ */
+function splitOptions(options) {
+  const { fetchOptions, rest: layerOptions, load: loadWith } = adapterOptions("leaflet", options ?? {}, isFetchKey);
+  if (typeof layerOptions.referrerPolicy === "string") fetchOptions.referrerPolicy = layerOptions.referrerPolicy;
+  if (layerOptions.crossOrigin === "use-credentials" && fetchOptions.credentials === undefined) {
+    fetchOptions.credentials = "include";
+  }
+  const crossOrigin = layerOptions.crossOrigin || layerOptions.crossOrigin === "" ? (layerOptions.crossOrigin === true ? "" : layerOptions.crossOrigin) : null;
+  const imageSettings = {
+    crossOrigin,
+    referrerPolicy: typeof layerOptions.referrerPolicy === "string" ? layerOptions.referrerPolicy : undefined,
+    custom: fetchOptions.fetch,
+  };
+  const load = (url, signal, subdomains) => loadTile(loadWith, url, signal, { ...imageSettings, extra: subdomains ? { subdomains } : undefined });
+  return { layerOptions, load };
+}
+
+/** Aborts the load of tile element `el`, if it is loading. */
+function abortTile(pending, el) {
+  const controller = pending.get(el);
+  if (controller) {
+    pending.delete(el);
+    controller.abort(new DOMException("tile removed", "AbortError"));
+  }
 }

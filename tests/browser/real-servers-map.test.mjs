@@ -49,13 +49,13 @@ after(async () => {
  * Opens `lib`'s map at ZOOM over `template` and waits for every view tile to settle; `met`: the
  * page has met the server before (see metBefore).
  */
-async function view(lib, template, shot, { met = false } = {}) {
+async function view(lib, template, shot, { met = false, spec = {} } = {}) {
   const env = envs[lib.entry];
   const page = await env.open();
   try {
     const tiles = viewTiles(ZOOM, CENTER);
     if (met) await metBefore(page, template);
-    await page.evaluate((s) => window.harness.create(s), { ...lib.spec, template, zoom: ZOOM, center: CENTER, options: OPTIONS });
+    await page.evaluate((s) => window.harness.create(s), { ...lib.spec, ...spec, template, zoom: ZOOM, center: CENTER, options: OPTIONS });
     const states = await waitSettled(
       page,
       tiles.map((x) => x.key),
@@ -63,7 +63,8 @@ async function view(lib, template, shot, { met = false } = {}) {
     );
     await screenshot(page, shot);
     const problems = page.problems().filter((p) => !/Failed to load resource|has been blocked by CORS policy/.test(p));
-    return { tiles, states, problems };
+    const pixels = await page.locator("#map").screenshot();
+    return { tiles, states, problems, pixels };
   } finally {
     await page.closeContext();
   }
@@ -118,3 +119,64 @@ for (const lib of LIBS) {
     }
   });
 }
+
+// Leaflet's WMS layer (L.tileLayer.wms) through createWmsLayer, beside Leaflet's own: each tile
+// one GetMap of its BBOX, against MapProxy's WMS (CORS headers on) and MapServer's (none).
+const WMS_SERVERS = [
+  { id: "mapproxy", front: () => mpFront, path: "/service?", wms: { layers: "osm", format: "image/png" }, cors: true },
+  { id: "mapserver", front: () => msFront, path: "/cgi-bin/mapserv?", wms: { layers: "land,cities", format: "image/png" }, cors: false },
+];
+for (const server of WMS_SERVERS) {
+  test(`leaflet WMS: ${server.id}'s GetMap through createWmsLayer shows the own loader's pixels${server.cors ? " with its requests" : ""}`, {
+    timeout: 90_000,
+  }, async (t) => {
+    const lib = LIBS.find((l) => l.entry === "leaflet");
+    const runs = {};
+    for (const own of [true, false]) {
+      const front = server.front();
+      const before = front.requests.length;
+      const run = `wms-${server.id}-${own ? "own" : "tilefetch"}`;
+      const template = `${front.url}${server.path}run=${run}`;
+      const { tiles, states, problems, pixels } = await view(lib, template, `real-${run}`, { spec: { kind: "wms", own, wms: server.wms } });
+      for (const tile of tiles) assert.equal(states[tile.key].state, "loaded", `${run} ${tile.key}: ${JSON.stringify(states[tile.key])}`);
+      const sent = front.requests.slice(before).filter((r) => r.url.includes(`run=${run}`));
+      assert.ok(
+        sent.every((r) => /REQUEST=GetMap/i.test(r.url) && /BBOX=/i.test(r.url)),
+        "GetMap requests, each with its BBOX",
+      );
+      runs[own ? "own" : "tilefetch"] = { sent: sent.length, asked: new Set(sent.map((r) => r.url)).size, pixels, problems };
+    }
+    const { own, tilefetch } = runs;
+    t.diagnostic(`GetMap requests: own ${own.sent} (${own.asked} tiles), tilefetch ${tilefetch.sent} (${tilefetch.asked} tiles)`);
+    assert.equal(tilefetch.asked, own.asked, "the same tiles asked for");
+    assert.ok(tilefetch.pixels.equals(own.pixels), "the map's pixels equal the own loader's");
+    // Without CORS headers, the first tile's fetch and its check find that out (as for the XYZ
+    // template above), and the tiles load as images.
+    if (server.cors) assert.ok(tilefetch.sent <= own.sent * 1.05, `requests: ${tilefetch.sent} for the own loader's ${own.sent}`);
+    else assert.ok(tilefetch.sent <= own.sent + 2, `requests: ${tilefetch.sent} for the own loader's ${own.sent}`);
+    assert.deepEqual(tilefetch.problems, []);
+  });
+}
+
+test("leaflet WMS: a GetMap of a layer MapProxy does not have ends each tile after one request, with its exception code and text", {
+  timeout: 60_000,
+}, async (t) => {
+  const lib = LIBS.find((l) => l.entry === "leaflet");
+  const before = mpFront.requests.length;
+  const template = `${mpFront.url}/service?run=wms-nosuch`;
+  const { tiles, states } = await view(lib, template, "real-mapproxy-wms-nosuch", {
+    met: true,
+    spec: { kind: "wms", wms: { layers: "nosuch", format: "image/png" } },
+  });
+  const sent = mpFront.requests.slice(before).filter((r) => r.url.includes("run=wms-nosuch"));
+  const first = states[tiles[0].key];
+  t.diagnostic(`${tiles.length} tiles, ${sent.length} requests; the first: ${JSON.stringify(first)}`);
+  for (const tile of tiles) {
+    const s = states[tile.key];
+    assert.equal(s.state, "error", `${tile.key}: ${JSON.stringify(s)}`);
+    assert.deepEqual([s.isTileError, s.attempts], [true, 1], `${tile.key}: ${JSON.stringify(s)}`);
+    assert.equal(s.exceptionCode, "LayerNotDefined", `${tile.key}: ${JSON.stringify(s)}`);
+    assert.match(s.exceptionText ?? "", /nosuch/, `${tile.key}: the server's text`);
+  }
+  assert.equal(sent.length, tiles.length, "one request per tile");
+});

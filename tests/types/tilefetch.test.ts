@@ -3,7 +3,7 @@
 // one), so a declaration that loosens or drifts is caught.
 import { fetchTile, stats, TileClient, TileError } from "tilefetch";
 import type { FetchTileOptions, Tile, TileErrorKind } from "tilefetch";
-import { createTileLayer } from "tilefetch/leaflet";
+import { createTileLayer, createWmsLayer, routeTileLayer } from "tilefetch/leaflet";
 import { createProtocol } from "tilefetch/maplibre";
 import { routeImagery } from "tilefetch/cesium";
 import { createGetTileData } from "tilefetch/deckgl";
@@ -66,4 +66,11 @@ createGetTileData({ parse: (text: string) => text });
 // @ts-expect-error with parse, the tile data is parse's (no ImageBitmap)
 const notBitmap: Promise<ImageBitmap | null> = getVectorTile({ index: { x: 0, y: 0, z: 0 } });
 void [providerName, deckTile, deckImage, notBitmap];
-void [calls, errors, options, badJitter, createTileLayer, createProtocol({ deadlineMs: 6000 }), createTileHandler, UpstreamGate];
+/** Leaflet's WMS layer and a plugin's layer class, with fetchTile options beside theirs. */
+function leafletLayers(L: { TileLayer: { WMS: new (url: string, options?: object) => { addTo(map: unknown): unknown } } & Function }): void {
+  createWmsLayer(L, "https://wms.example/service?", { layers: "roads", format: "image/png", transparent: true, deadlineMs: 8000 });
+  const Routed = routeTileLayer(L, L.TileLayer.WMS);
+  new Routed("https://wms.example/service?", { layers: "roads", hedge: "off" });
+}
+
+void [calls, errors, options, badJitter, createTileLayer, leafletLayers, createProtocol({ deadlineMs: 6000 }), createTileHandler, UpstreamGate];
