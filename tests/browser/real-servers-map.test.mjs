@@ -180,3 +180,29 @@ test("leaflet WMS: a GetMap of a layer MapProxy does not have ends each tile aft
   }
   assert.equal(sent.length, tiles.length, "one request per tile");
 });
+
+test("leaflet WMS: MapProxy's GetMap where each tile's first request fails (503 or a reset): every tile shown, where the own loader leaves holes", {
+  timeout: 90_000,
+}, async (t) => {
+  const lib = LIBS.find((l) => l.entry === "leaflet");
+  const shown = {};
+  let inView = 0;
+  for (const own of [true, false]) {
+    const before = mpFront.requests.length;
+    const run = `wms-fail-first-${own ? "own" : "tilefetch"}`;
+    const template = `${mpFront.url}/fail-first/service?run=${run}`;
+    const { tiles, states } = await view(lib, template, `real-mapproxy-${run}`, { spec: { kind: "wms", own, wms: { layers: "osm", format: "image/png" } } });
+    const sent = mpFront.requests.slice(before).filter((r) => r.url.includes(`run=${run}`));
+    shown[own ? "own" : "tilefetch"] = tiles.filter((tile) => states[tile.key]?.state === "loaded").length;
+    inView = tiles.length;
+    t.diagnostic(
+      `${own ? "own loader" : "tilefetch"}: ${shown[own ? "own" : "tilefetch"]} of ${tiles.length} tiles shown, ${sent.length} requests (${sent.filter((r) => r.failed).length} failed by the proxy)`,
+    );
+    if (!own) {
+      for (const tile of tiles) assert.equal(states[tile.key].state, "loaded", `${tile.key}: ${JSON.stringify(states[tile.key])}`);
+      assert.ok(sent.length <= 2 * tiles.length, `a retry a tile: ${sent.length} for ${tiles.length}`);
+    }
+  }
+  // Leaflet's own loader does not retry a failed tile (one it asks for again may show).
+  assert.ok(shown.own <= inView / 2, `the own loader: ${shown.own} of ${inView} shown`);
+});

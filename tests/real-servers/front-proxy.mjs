@@ -11,14 +11,21 @@
 // forwards the rest and answers the upstream's headers and body with status 200, the way many
 // other servers send exception reports.
 //
-// requests[i] = { method, url (path+query as received, /as200/ included), upstreamUrl (what was
-//   forwarded), headers (as received), as200, t (ms since start), status (sent to the client;
-//   null until the upstream answered), upstreamStatus }.
+// Under /fail-first/, the first request for each URL (the rest of it, forwarded as above) fails
+// as a busy or flaky server fails, without reaching the upstream: 503 (no Retry-After, with
+// `Access-Control-Allow-Origin: *`) for one URL, a connection reset for the next, in turn; its later requests are forwarded. A map's own
+// loader, which does not retry, shows no tile of such a server.
+//
+// requests[i] = { method, url (path+query as received, /as200/ and /fail-first/ included),
+//   upstreamUrl (what was forwarded), headers (as received), as200, failed ("503", "reset" or
+//   null), t (ms since start), status (sent to the client; null until the upstream answered),
+//   upstreamStatus }.
 
 import http from "node:http";
 import { listenOnLoopback } from "./loopback.mjs";
 
 const AS200 = "/as200/";
+const FAIL_FIRST = "/fail-first/";
 // Hop-by-hop headers (RFC 9110 7.6.1) belong to one connection and are not forwarded.
 const HOP = new Set([
   "connection",
@@ -38,20 +45,33 @@ export async function startFrontProxy(upstreamUrl) {
   const requests = [];
   const t0 = performance.now();
 
+  const failedOnce = new Map(); // /fail-first/ URL -> how it failed
   const server = http.createServer((req, res) => {
     const as200 = req.url.startsWith(AS200);
-    const forwardPath = as200 ? req.url.slice(AS200.length - 1) : req.url;
+    const failFirst = req.url.startsWith(FAIL_FIRST);
+    const forwardPath = as200 ? req.url.slice(AS200.length - 1) : failFirst ? req.url.slice(FAIL_FIRST.length - 1) : req.url;
+    const failed = failFirst && !failedOnce.has(req.url) ? (failedOnce.size % 2 === 0 ? "503" : "reset") : null;
     const entry = {
       method: req.method,
       url: req.url,
       upstreamUrl: forwardPath,
       headers: { ...req.headers },
       as200,
+      failed,
       t: performance.now() - t0,
       status: null,
       upstreamStatus: null,
     };
     requests.push(entry);
+    if (failed) {
+      failedOnce.set(req.url, failed);
+      if (failed === "reset") return req.socket.destroy();
+      entry.status = 503;
+      // With CORS headers, as MapProxy sends them on every answer: a refusal the page may read.
+      const cors = req.headers.origin ? { "Access-Control-Allow-Origin": "*" } : {};
+      res.writeHead(503, { "Content-Type": "text/plain; charset=utf-8", ...cors });
+      return res.end("busy\n");
+    }
 
     const headers = {};
     for (const [k, v] of Object.entries(req.headers)) if (!HOP.has(k)) headers[k] = v;
