@@ -45,6 +45,7 @@ export async function fetchWhole(request, index, signal, bust, hedge) {
     if (error instanceof TypeError && (await answersWithoutCors(scope, input, sent))) throw new CorsRefusal(error);
     throw error;
   }
+  if (response.type === "cors") answeredCors(response.url);
   const headers = response.headers;
   const header = (name) => headers.get(name) ?? undefined;
   const data = await readBounded(response, header("content-length"), header("content-encoding"), maxBytes);
@@ -100,12 +101,32 @@ export function isCorsRefusal(error) {
 const refusedAt = new Map();
 const checking = new Map();
 const CORS_RECHECK_MS = 60_000;
+// Origins that answered a CORS request (any status) lately (origin -> when): a server sends its
+// CORS headers on every answer, so a request to one that fails is a network failure (a reset,
+// a connection lost), retried as one, even when a no-cors request then reaches it.
+const answeredAt = new Map();
+
+/** Notes that the origin of `url` (a response's) answered a CORS request. */
+function answeredCors(url) {
+  let origin;
+  try {
+    origin = new URL(url).origin;
+  } catch {
+    return;
+  }
+  answeredAt.set(origin, Date.now());
+  refusedAt.delete(origin);
+}
+
+/** Whether `origin` answered a CORS request within CORS_RECHECK_MS. */
+const answersCors = (origin) => Date.now() - (answeredAt.get(origin) ?? Number.NEGATIVE_INFINITY) < CORS_RECHECK_MS;
 
 /**
  * After `fetch` rejected: whether the reason is a server that answers without CORS headers.
  * Only where the platform enforces CORS (a page or a worker: a `location` of another origin than
- * the request's) and the request asked for CORS. One `no-cors` request tells: an opaque response
- * means the server answered; a network error, that it did not.
+ * the request's) and the request asked for CORS, of an origin that has not answered a CORS request
+ * lately. One `no-cors` request tells: an opaque response means the server answered; a network
+ * error, that it did not.
  */
 async function answersWithoutCors(scope, input, init) {
   if (init.mode !== undefined && init.mode !== "cors") return false;
@@ -120,6 +141,7 @@ async function answersWithoutCors(scope, input, init) {
   } catch {
     return false;
   }
+  if (answersCors(origin)) return false;
   const seen = refusedAt.get(origin);
   if (seen !== undefined && Date.now() - seen < CORS_RECHECK_MS) return true;
   let check = checking.get(origin);
@@ -139,7 +161,8 @@ async function answersWithoutCors(scope, input, init) {
       });
     checking.set(origin, check);
   }
-  return check;
+  // One of the origin's CORS requests answered while the check was out: not a refusal.
+  return (await check) && !answersCors(origin);
 }
 
 /**

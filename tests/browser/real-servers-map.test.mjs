@@ -38,6 +38,7 @@ before(async () => {
     fetch(`${mapproxy.url}/tiles/osm/webmercator/0/0/0.png`).then((r) => r.arrayBuffer()),
   ]);
   for (const lib of LIBS) envs[lib.entry] = await setUp(lib.entry);
+  envs.maplibre = await setUp("maplibre", { webgl: true });
 });
 after(async () => {
   for (const env of Object.values(envs)) await env.close();
@@ -120,34 +121,51 @@ for (const lib of LIBS) {
   });
 }
 
-// Leaflet's WMS layer (L.tileLayer.wms) through createWmsLayer, beside Leaflet's own: each tile
-// one GetMap of its BBOX, against MapProxy's WMS (CORS headers on) and MapServer's (none).
-const WMS_SERVERS = [
-  { id: "mapproxy", front: () => mpFront, path: "/service?", wms: { layers: "osm", format: "image/png" }, cors: true },
-  { id: "mapserver", front: () => msFront, path: "/cgi-bin/mapserv?", wms: { layers: "land,cities", format: "image/png" }, cors: false },
+// OGC layers beside each library's own loader: Leaflet's WMS layer (L.tileLayer.wms) through
+// createWmsLayer, OpenLayers' TileWMS and WMTS sources through createTileLoadFunction; against
+// MapProxy (WMS and WMTS, CORS headers on) and MapServer (WMS, none).
+const OGC_LAYERS = [
+  { lib: "leaflet", kind: "wms", server: "mapproxy" },
+  { lib: "leaflet", kind: "wms", server: "mapserver" },
+  { lib: "ol", kind: "wms", server: "mapproxy" },
+  { lib: "ol", kind: "wms", server: "mapserver" },
+  { lib: "ol", kind: "wmts", server: "mapproxy" },
+  // MapLibre: a raster source of a GetMap template with {bbox-epsg-3857}, through the protocol.
+  // Not MapServer's: WebGL draws no image its page cannot read, whoever loads it.
+  { lib: "maplibre", kind: "wms", server: "mapproxy" },
 ];
-for (const server of WMS_SERVERS) {
-  test(`leaflet WMS: ${server.id}'s GetMap through createWmsLayer shows the own loader's pixels${server.cors ? " with its requests" : ""}`, {
-    timeout: 90_000,
-  }, async (t) => {
-    const lib = LIBS.find((l) => l.entry === "leaflet");
+/** A GetMap URL template with MapLibre's {bbox-epsg-3857} (and the tile's z/x/y, for the harness's records). */
+const getMapTemplate = (url, { layers, format }) =>
+  `${url}&SERVICE=WMS&VERSION=1.1.1&REQUEST=GetMap&LAYERS=${layers}&STYLES=&SRS=EPSG:3857&BBOX={bbox-epsg-3857}` +
+  `&WIDTH=256&HEIGHT=256&FORMAT=${encodeURIComponent(format)}&tile=/{z}/{x}/{y}.png`;
+const OGC_SERVERS = {
+  mapproxy: { front: () => mpFront, path: "/service?", wms: { layers: "osm", format: "image/png" }, cors: true },
+  mapserver: { front: () => msFront, path: "/cgi-bin/mapserv?", wms: { layers: "land,cities", format: "image/png" }, cors: false },
+};
+for (const layer of OGC_LAYERS) {
+  const server = OGC_SERVERS[layer.server];
+  const title = `${layer.lib} ${layer.kind.toUpperCase()}: ${layer.server}'s tiles through tilefetch show the own loader's pixels${server.cors ? " with its requests" : ""}`;
+  test(title, { timeout: 90_000 }, async (t) => {
+    const lib = LIBS.find((l) => l.entry === layer.lib) ?? { entry: layer.lib, spec: {} };
     const runs = {};
     for (const own of [true, false]) {
       const front = server.front();
       const before = front.requests.length;
-      const run = `wms-${server.id}-${own ? "own" : "tilefetch"}`;
-      const template = `${front.url}${server.path}run=${run}`;
-      const { tiles, states, problems, pixels } = await view(lib, template, `real-${run}`, { spec: { kind: "wms", own, wms: server.wms } });
+      const run = `${layer.lib}-${layer.kind}-${layer.server}-${own ? "own" : "tilefetch"}`;
+      const service = `${front.url}${server.path}run=${run}`;
+      const template = layer.lib === "maplibre" ? getMapTemplate(service, server.wms) : service;
+      const { tiles, states, problems, pixels } = await view(lib, template, `real-${run}`, { spec: { kind: layer.kind, own, wms: server.wms } });
       for (const tile of tiles) assert.equal(states[tile.key].state, "loaded", `${run} ${tile.key}: ${JSON.stringify(states[tile.key])}`);
       const sent = front.requests.slice(before).filter((r) => r.url.includes(`run=${run}`));
+      const request = layer.kind === "wms" ? /REQUEST=GetMap.*BBOX=|BBOX=.*REQUEST=GetMap/i : /REQUEST=GetTile/i;
       assert.ok(
-        sent.every((r) => /REQUEST=GetMap/i.test(r.url) && /BBOX=/i.test(r.url)),
-        "GetMap requests, each with its BBOX",
+        sent.every((r) => request.test(r.url)),
+        `${layer.kind} requests: ${sent[0]?.url}`,
       );
       runs[own ? "own" : "tilefetch"] = { sent: sent.length, asked: new Set(sent.map((r) => r.url)).size, pixels, problems };
     }
     const { own, tilefetch } = runs;
-    t.diagnostic(`GetMap requests: own ${own.sent} (${own.asked} tiles), tilefetch ${tilefetch.sent} (${tilefetch.asked} tiles)`);
+    t.diagnostic(`requests: own ${own.sent} (${own.asked} tiles), tilefetch ${tilefetch.sent} (${tilefetch.asked} tiles)`);
     assert.equal(tilefetch.asked, own.asked, "the same tiles asked for");
     assert.ok(tilefetch.pixels.equals(own.pixels), "the map's pixels equal the own loader's");
     // Without CORS headers, the first tile's fetch and its check find that out (as for the XYZ
@@ -181,28 +199,31 @@ test("leaflet WMS: a GetMap of a layer MapProxy does not have ends each tile aft
   assert.equal(sent.length, tiles.length, "one request per tile");
 });
 
-test("leaflet WMS: MapProxy's GetMap where each tile's first request fails (503 or a reset): every tile shown, where the own loader leaves holes", {
-  timeout: 90_000,
-}, async (t) => {
-  const lib = LIBS.find((l) => l.entry === "leaflet");
-  const shown = {};
-  let inView = 0;
-  for (const own of [true, false]) {
-    const before = mpFront.requests.length;
-    const run = `wms-fail-first-${own ? "own" : "tilefetch"}`;
-    const template = `${mpFront.url}/fail-first/service?run=${run}`;
-    const { tiles, states } = await view(lib, template, `real-mapproxy-${run}`, { spec: { kind: "wms", own, wms: { layers: "osm", format: "image/png" } } });
-    const sent = mpFront.requests.slice(before).filter((r) => r.url.includes(`run=${run}`));
-    shown[own ? "own" : "tilefetch"] = tiles.filter((tile) => states[tile.key]?.state === "loaded").length;
-    inView = tiles.length;
-    t.diagnostic(
-      `${own ? "own loader" : "tilefetch"}: ${shown[own ? "own" : "tilefetch"]} of ${tiles.length} tiles shown, ${sent.length} requests (${sent.filter((r) => r.failed).length} failed by the proxy)`,
-    );
-    if (!own) {
-      for (const tile of tiles) assert.equal(states[tile.key].state, "loaded", `${tile.key}: ${JSON.stringify(states[tile.key])}`);
-      assert.ok(sent.length <= 2 * tiles.length, `a retry a tile: ${sent.length} for ${tiles.length}`);
+for (const layer of OGC_LAYERS.filter((l) => l.server === "mapproxy")) {
+  const title = `${layer.lib} ${layer.kind.toUpperCase()}: MapProxy's tiles where each one's first request fails (503 or a reset): every tile shown, where the own loader leaves holes`;
+  test(title, { timeout: 90_000 }, async (t) => {
+    const lib = LIBS.find((l) => l.entry === layer.lib) ?? { entry: layer.lib, spec: {} };
+    const server = OGC_SERVERS.mapproxy;
+    const shown = {};
+    let inView = 0;
+    for (const own of [true, false]) {
+      const before = mpFront.requests.length;
+      const run = `${layer.lib}-${layer.kind}-fail-first-${own ? "own" : "tilefetch"}`;
+      const service = `${mpFront.url}/fail-first${server.path}run=${run}`;
+      const template = layer.lib === "maplibre" ? getMapTemplate(service, server.wms) : service;
+      const { tiles, states } = await view(lib, template, `real-mapproxy-${run}`, { spec: { kind: layer.kind, own, wms: server.wms } });
+      const sent = mpFront.requests.slice(before).filter((r) => r.url.includes(`run=${run}`));
+      shown[own ? "own" : "tilefetch"] = tiles.filter((tile) => states[tile.key]?.state === "loaded").length;
+      inView = tiles.length;
+      t.diagnostic(
+        `${own ? "own loader" : "tilefetch"}: ${shown[own ? "own" : "tilefetch"]} of ${tiles.length} tiles shown, ${sent.length} requests (${sent.filter((r) => r.failed).length} failed by the proxy)`,
+      );
+      if (!own) {
+        for (const tile of tiles) assert.equal(states[tile.key].state, "loaded", `${tile.key}: ${JSON.stringify(states[tile.key])}`);
+        assert.ok(sent.length <= 2 * tiles.length, `a retry a tile: ${sent.length} for ${tiles.length}`);
+      }
     }
-  }
-  // Leaflet's own loader does not retry a failed tile (one it asks for again may show).
-  assert.ok(shown.own <= inView / 2, `the own loader: ${shown.own} of ${inView} shown`);
-});
+    // The own loaders do not retry a failed tile (one a library asks for again may show).
+    assert.ok(shown.own <= inView / 2, `the own loader: ${shown.own} of ${inView} shown`);
+  });
+}
