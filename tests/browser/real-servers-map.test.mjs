@@ -39,6 +39,7 @@ before(async () => {
   ]);
   for (const lib of LIBS) envs[lib.entry] = await setUp(lib.entry);
   envs.maplibre = await setUp("maplibre", { webgl: true });
+  envs.cesium = await setUp("cesium", { webgl: true });
 });
 after(async () => {
   for (const env of Object.values(envs)) await env.close();
@@ -176,28 +177,31 @@ for (const layer of OGC_LAYERS) {
   });
 }
 
-test("leaflet WMS: a GetMap of a layer MapProxy does not have ends each tile after one request, with its exception code and text", {
-  timeout: 60_000,
-}, async (t) => {
-  const lib = LIBS.find((l) => l.entry === "leaflet");
-  const before = mpFront.requests.length;
-  const template = `${mpFront.url}/service?run=wms-nosuch`;
-  const { tiles, states } = await view(lib, template, "real-mapproxy-wms-nosuch", {
-    met: true,
-    spec: { kind: "wms", wms: { layers: "nosuch", format: "image/png" } },
+for (const entry of ["leaflet", "ol"]) {
+  test(`${entry} WMS: a GetMap of a layer MapProxy does not have ends each tile after one request, with its exception code and text`, {
+    timeout: 60_000,
+  }, async (t) => {
+    const lib = LIBS.find((l) => l.entry === entry);
+    const run = `${entry}-wms-nosuch`;
+    const before = mpFront.requests.length;
+    const template = `${mpFront.url}/service?run=${run}`;
+    const { tiles, states } = await view(lib, template, `real-mapproxy-${run}`, {
+      met: true,
+      spec: { kind: "wms", wms: { layers: "nosuch", format: "image/png" } },
+    });
+    const sent = mpFront.requests.slice(before).filter((r) => r.url.includes(`run=${run}`));
+    const first = states[tiles[0].key];
+    t.diagnostic(`${tiles.length} tiles, ${sent.length} requests; the first: ${JSON.stringify(first)}`);
+    for (const tile of tiles) {
+      const s = states[tile.key];
+      assert.equal(s.state, "error", `${tile.key}: ${JSON.stringify(s)}`);
+      assert.deepEqual([s.isTileError, s.attempts], [true, 1], `${tile.key}: ${JSON.stringify(s)}`);
+      assert.equal(s.exceptionCode, "LayerNotDefined", `${tile.key}: ${JSON.stringify(s)}`);
+      assert.match(s.exceptionText ?? "", /nosuch/, `${tile.key}: the server's text`);
+    }
+    assert.equal(sent.length, tiles.length, "one request per tile");
   });
-  const sent = mpFront.requests.slice(before).filter((r) => r.url.includes("run=wms-nosuch"));
-  const first = states[tiles[0].key];
-  t.diagnostic(`${tiles.length} tiles, ${sent.length} requests; the first: ${JSON.stringify(first)}`);
-  for (const tile of tiles) {
-    const s = states[tile.key];
-    assert.equal(s.state, "error", `${tile.key}: ${JSON.stringify(s)}`);
-    assert.deepEqual([s.isTileError, s.attempts], [true, 1], `${tile.key}: ${JSON.stringify(s)}`);
-    assert.equal(s.exceptionCode, "LayerNotDefined", `${tile.key}: ${JSON.stringify(s)}`);
-    assert.match(s.exceptionText ?? "", /nosuch/, `${tile.key}: the server's text`);
-  }
-  assert.equal(sent.length, tiles.length, "one request per tile");
-});
+}
 
 for (const layer of OGC_LAYERS.filter((l) => l.server === "mapproxy")) {
   const title = `${layer.lib} ${layer.kind.toUpperCase()}: MapProxy's tiles where each one's first request fails (503 or a reset): every tile shown, where the own loader leaves holes`;
@@ -225,5 +229,68 @@ for (const layer of OGC_LAYERS.filter((l) => l.server === "mapproxy")) {
     }
     // The own loaders do not retry a failed tile (one a library asks for again may show).
     assert.ok(shown.own <= inView / 2, `the own loader: ${shown.own} of ${inView} shown`);
+  });
+}
+
+/**
+ * CesiumJS over `template` (its provider of `kind`): waits until Cesium's globe has every imagery
+ * tile it wants and every tile it asked for has settled, then returns the records of the tiles
+ * it asked for and the canvas's pixels.
+ */
+async function cesiumView(template, kind, own, shot) {
+  const page = await envs.cesium.open();
+  try {
+    await page.evaluate((s) => window.harness.create(s), { kind, own, template, wms: OGC_SERVERS.mapproxy.wms, zoom: ZOOM, center: CENTER, options: OPTIONS });
+    const settled = () => {
+      const { asked, tilesLoaded } = window.harness.progress();
+      const states = window.harness.states();
+      const open = asked.filter((key) => states[key]?.state === "loading");
+      return tilesLoaded && asked.length > 0 && open.length === 0 ? { asked, states } : null;
+    };
+    const handle = await page.waitForFunction(settled, null, { timeout: 30_000, polling: 100 }).catch(() => null);
+    const result = handle ? await handle.jsonValue() : await page.evaluate(() => ({ asked: window.harness.progress().asked, states: window.harness.states() }));
+    await screenshot(page, shot);
+    const pixels = await page.locator("#map").screenshot();
+    return { ...result, settled: handle !== null, pixels };
+  } finally {
+    await page.closeContext();
+  }
+}
+
+// CesiumJS's WMS and WMTS imagery providers, routed by routeImagery, beside Cesium's own loader,
+// against MapProxy; and where every tile's first request fails.
+for (const kind of ["wms", "wmts"]) {
+  test(`cesium ${kind.toUpperCase()}: MapProxy's tiles through routeImagery show the own loader's pixels with its requests`, {
+    timeout: 120_000,
+  }, async (t) => {
+    const runs = {};
+    for (const own of [true, false]) {
+      const before = mpFront.requests.length;
+      const run = `cesium-${kind}-${own ? "own" : "tilefetch"}`;
+      const { asked, states, settled, pixels } = await cesiumView(`${mpFront.url}/service?run=${run}`, kind, own, `real-mapproxy-${run}`);
+      assert.ok(settled, `${run}: Cesium's globe settled`);
+      for (const key of asked) assert.equal(states[key].state, "loaded", `${run} ${key}: ${JSON.stringify(states[key])}`);
+      const sent = mpFront.requests.slice(before).filter((r) => r.url.includes(`run=${run}`));
+      runs[own ? "own" : "tilefetch"] = { asked: asked.length, sent: sent.length, pixels };
+    }
+    const { own, tilefetch } = runs;
+    t.diagnostic(`tiles Cesium asked for: own ${own.asked}, tilefetch ${tilefetch.asked}; requests: own ${own.sent}, tilefetch ${tilefetch.sent}`);
+    assert.ok(tilefetch.pixels.equals(own.pixels), "the globe's pixels equal the own loader's");
+    assert.ok(tilefetch.sent <= own.sent * 1.05, `requests: ${tilefetch.sent} for the own loader's ${own.sent}`);
+  });
+
+  test(`cesium ${kind.toUpperCase()}: MapProxy's tiles where each one's first request fails (503 or a reset): every tile shown, where the own loader leaves holes`, {
+    timeout: 120_000,
+  }, async (t) => {
+    const failed = {};
+    for (const own of [true, false]) {
+      const run = `cesium-${kind}-fail-first-${own ? "own" : "tilefetch"}`;
+      const { asked, states, settled } = await cesiumView(`${mpFront.url}/fail-first/service?run=${run}`, kind, own, `real-mapproxy-${run}`);
+      failed[own ? "own" : "tilefetch"] = asked.filter((key) => states[key]?.state !== "loaded").length;
+      t.diagnostic(`${own ? "own loader" : "tilefetch"}: ${failed[own ? "own" : "tilefetch"]} of ${asked.length} tiles Cesium asked for not shown`);
+      if (!own) assert.ok(settled, "Cesium's globe settled");
+    }
+    assert.equal(failed.tilefetch, 0);
+    assert.ok(failed.own > 0, "the own loader does not retry");
   });
 }
