@@ -128,6 +128,8 @@ for (const lib of LIBS) {
 const OGC_LAYERS = [
   { lib: "leaflet", kind: "wms", server: "mapproxy" },
   { lib: "leaflet", kind: "wms", server: "mapserver" },
+  // A plugin's layer class (a WMTS layer written as Leaflet plugins write one) through routeTileLayer.
+  { lib: "leaflet", kind: "wmts", server: "mapproxy" },
   { lib: "ol", kind: "wms", server: "mapproxy" },
   { lib: "ol", kind: "wms", server: "mapserver" },
   { lib: "ol", kind: "wmts", server: "mapproxy" },
