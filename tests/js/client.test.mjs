@@ -591,7 +591,9 @@ describe("the default client and configuration", () => {
       assertTile(r.tile, tilePng(...grid(i)));
     }
     assert.equal(srv.peakConcurrent(run), 16, "the default's 16");
-    assert.equal(srv.requests(run), 40);
+    // A hedge, on a machine this loaded, may go beside an attempt (a clean-clone run saw 42).
+    const hedged = stats()[host].hedges;
+    assert.ok(srv.requests(run) >= 40 && srv.requests(run) <= 40 + hedged, `${srv.requests(run)} requests, ${hedged} hedges`);
     // Then 40 callers for 500 tiles (over a second and a half at 16): once the host has a
     // record, more go at once.
     const session = async (get, name) => {
