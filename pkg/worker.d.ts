@@ -91,6 +91,14 @@ export interface TileHandlerConfig extends TileClientConfig {
    * @default { binding: "UPSTREAM_GATE", failureThreshold: 5, openMs: 2000, maxOpenMs: 30000, ratePerSecond: null, timeoutMs: 1000 }
    */
   gate?: false | GateConfig;
+  /**
+   * Origins besides the upstream templates' own that an upstream's redirect may lead to (a
+   * regional endpoint, a CDN). A redirect is followed only to those, at most 3 hops, and never to
+   * a loopback, private or link-local address unless an upstream is at one; any other is an
+   * upstream error (not followed, not cached).
+   * @default []
+   */
+  redirects?: string[];
 }
 
 export interface GateConfig {

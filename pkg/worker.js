@@ -13,6 +13,7 @@ import { resolveConfig } from "./worker/config.js";
 import { compileRoute, checkTile, compileUpstream, assertUpstreamHosts } from "./worker/route.js";
 import { cacheKeyUrl, defaultCache, readEntry, writeEntry } from "./worker/cache.js";
 import { callUpstream } from "./worker/upstream.js";
+import { followingRedirects, redirectRule } from "./worker/redirects.js";
 import { UpstreamGate, gateStubs, gateSettings } from "./worker/gate.js";
 import { corsHeaders, preflight, serverTiming, plain, finish } from "./worker/respond.js";
 import { guard } from "./worker/guard.js";
@@ -36,6 +37,8 @@ export function createTileHandler(config) {
   // the limit a host earns, queueOrder, halfOpenProbes while a breaker is not closed) and its coalescing of identical
   // calls are the proxy's. (The core polls each call only in its own request: src/web/task.rs.)
   const client = new TileClient(cfg.client); // throws TileError (invalid-options) naming the field
+  // Attempts follow an upstream's redirects only where the config points (redirects.js).
+  const send = followingRedirects((input, init) => fetch(input, init), redirectRule(upstream.origins, cfg.redirects));
   // What each upstream host's calls run with, as the core resolves it (the host's rule over the
   // client's settings over the preset's): no default is restated here.
   const settings = new Map(hosts.map((h) => [h, client.hostSettings(h)]));
@@ -121,7 +124,7 @@ export function createTileHandler(config) {
     const reserved = (cache ? 2 : 0) + extraFetch * perAttempt;
     const cap = Math.max(1, Math.floor((cfg.maxSubrequests - reserved) / perAttempt));
     const control = contextFreeAbort();
-    const call = callUpstream({ client, urls, cap, control, gate, waitUntil, referer, clientHeaders: cfg.client.headers, onFailure });
+    const call = callUpstream({ client, urls, cap, control, gate, waitUntil, referer, clientHeaders: cfg.client.headers, onFailure, send });
     call.abort = control.abort;
     // The call that sent the request caches its answer; those it served were coalesced onto it.
     waitUntil(

@@ -25,7 +25,7 @@ export const GATE_DEFAULTS = Object.freeze({
   timeoutMs: 1000,
 });
 
-const PROXY_KEYS = ["upstream", "route", "maxZoom", "cacheTtlS", "cacheTtlByStatus", "staleIfErrorS", "maxSubrequests", "cors", "gate"];
+const PROXY_KEYS = ["upstream", "route", "maxZoom", "cacheTtlS", "cacheTtlByStatus", "staleIfErrorS", "maxSubrequests", "cors", "gate", "redirects"];
 const MAX_ZOOM_LIMIT = 30; // 2^30 columns: far past any real tile pyramid, still exact in a double
 const MAX_TTL_S = 365 * 86400;
 
@@ -69,6 +69,24 @@ function ttlByStatus(v) {
   return out;
 }
 
+/** Whether `o` is an origin as a URL spells it ("https://maps.example.com"). */
+function isOrigin(o) {
+  try {
+    return typeof o === "string" && new URL(o).origin === o;
+  } catch {
+    return false;
+  }
+}
+
+function redirects(v) {
+  if (v === undefined || v === null) return [];
+  if (!Array.isArray(v)) throw invalid("redirects", `must be an array of origins an upstream may redirect to (got ${show(v)})`);
+  for (const [i, o] of v.entries()) {
+    if (!isOrigin(o)) throw invalid(`redirects[${i}]`, `must be an origin like "https://cdn.example.com" (got ${show(o)})`);
+  }
+  return v;
+}
+
 function cors(v) {
   if (v === undefined || v === null) return { origins: DEFAULTS.cors };
   if (v === false) return null;
@@ -76,13 +94,7 @@ function cors(v) {
   if (!list || list.length === 0) throw invalid("cors", `must be false, "*", an origin or an array of origins (got ${show(v)})`);
   if (list.length === 1 && list[0] === "*") return { origins: "*" };
   for (const [i, o] of list.entries()) {
-    let ok = false;
-    try {
-      ok = typeof o === "string" && new URL(o).origin === o;
-    } catch {
-      ok = false;
-    }
-    if (!ok) throw invalid(Array.isArray(v) ? `cors[${i}]` : "cors", `must be "*" or an origin like "https://maps.example.com" (got ${show(o)})`);
+    if (!isOrigin(o)) throw invalid(Array.isArray(v) ? `cors[${i}]` : "cors", `must be "*" or an origin like "https://maps.example.com" (got ${show(o)})`);
   }
   return { origins: new Set(list) };
 }
@@ -114,7 +126,7 @@ function gate(v) {
 /**
  * @returns {{upstream: string[], route: string, maxZoom: number, cacheTtlS: number,
  *   cacheTtlByStatus: Record<number, number>, staleIfErrorS: number, maxSubrequests: number,
- *   cors: null | {origins: "*" | Set<string>}, gate: null | object, client: object}}
+ *   cors: null | {origins: "*" | Set<string>}, gate: null | object, redirects: string[], client: object}}
  *   `client` is everything else: the TileClient config.
  */
 export function resolveConfig(config) {
@@ -145,6 +157,7 @@ export function resolveConfig(config) {
     maxSubrequests: integer("maxSubrequests", config.maxSubrequests, DEFAULTS.maxSubrequests, 5, 1000),
     cors: cors(config.cors),
     gate: gate(config.gate),
+    redirects: redirects(config.redirects),
     client,
   };
 }

@@ -42,8 +42,22 @@ export const CLEAN_MS = 100;
  * @param {(p: Promise<unknown>) => void} p.waitUntil
  * @param {() => number} [p.spare]  the subrequests the call has left (an attempt that waits at the gate asks
  *   again only while the attempt and its report still fit)
+ * @param {typeof fetch} [p.send]  how an admitted attempt is sent (the global fetch, or one that follows
+ *   the redirects the proxy allows: redirects.js)
  */
-export function gatedFetch({ stubFor, cfg, timeoutMs, down, clean, answered, paced, quoted = new Map(), waitUntil, spare = () => Infinity }) {
+export function gatedFetch({
+  stubFor,
+  cfg,
+  timeoutMs,
+  down,
+  clean,
+  answered,
+  paced,
+  quoted = new Map(),
+  waitUntil,
+  spare = () => Infinity,
+  send = (input, init) => fetch(input, init),
+}) {
   // What this call's attempts did: calls of this fetch, upstream requests sent, gate RPCs and their time, the refusal
   // of the latest attempt the gate refused (null once one was sent after it), and the call's turn for the quota
   // (0: none): the gate gives one with a refusal for the quota, and the call's next attempts show it, to go before
@@ -112,7 +126,7 @@ export function gatedFetch({ stubFor, cfg, timeoutMs, down, clean, answered, pac
     if (Date.now() - (clean.get(host) ?? 0) < CLEAN_MS && typeof AbortSignal.any === "function") {
       const own = new AbortController();
       const signal = init?.signal ? AbortSignal.any([init.signal, own.signal]) : own.signal;
-      early = { own, response: fetch(input, { ...init, signal }) };
+      early = { own, response: send(input, { ...init, signal }) };
       early.response.catch(() => {});
     }
     let verdict = await admitted;
@@ -147,7 +161,7 @@ export function gatedFetch({ stubFor, cfg, timeoutMs, down, clean, answered, pac
     };
     let response;
     try {
-      response = await (early ? early.response : fetch(input, init));
+      response = await (early ? early.response : send(input, init));
     } catch (error) {
       // Awaited, like every failure: the next attempt anywhere should already see it.
       // An attempt the client aborted (its caller left, a hedge lost) tells nothing; one that

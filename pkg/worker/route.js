@@ -65,12 +65,14 @@ function authorityOf(template) {
 
 /**
  * Validates the upstream templates and returns {build(z, x, y) → string[], hosts: Set<host>,
- * keyUrl(z, x, y) → the URL of the first template with {s} as the first subdomain}.
+ * origins: Set<origin>, keyUrl(z, x, y) → the URL of the first template with {s} as the first
+ * subdomain}.
  * Coordinates may only appear after the authority, so the set of hosts is fixed by the config.
  */
 export function compileUpstream(templates, subdomains, isList) {
   const subs = Array.isArray(subdomains) && subdomains.length > 0 ? subdomains.map(String) : ["a", "b", "c"];
   const hosts = new Set();
+  const origins = new Set();
   templates.forEach((t, i) => {
     const field = isList ? `upstream[${i}]` : "upstream";
     const authority = authorityOf(t);
@@ -93,11 +95,12 @@ export function compileUpstream(templates, subdomains, isList) {
       if (u.protocol !== "http:" && u.protocol !== "https:") throw invalid(field, `must be http or https (got ${u.protocol})`);
       if (u.username || u.password) throw invalid(field, "may not carry credentials: pass them in `headers` or the query");
       hosts.add(u.host);
+      origins.add(u.origin);
     }
   });
   const build = (z, x, y) => templates.map((t) => expand(t, z, x, y, null));
   const keyUrl = (z, x, y) => expand(templates[0], z, x, y, subs[0]);
-  return { build, hosts, keyUrl };
+  return { build, hosts, origins, keyUrl };
 }
 
 /** Fills {z} {x} {y} {-y} (and {s} when given; otherwise the client expands it per mirror). */

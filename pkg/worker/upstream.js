@@ -34,9 +34,10 @@ const REFUSALS = {
  * @param {string | null} p.referer  the incoming request's Referer, sent upstream when there is one
  * @param {HeadersInit | undefined} p.clientHeaders  the client's `headers`, which a call's own replace
  * @param {(() => void) | undefined} p.onFailure  called when an attempt has failed and the call goes on
+ * @param {typeof fetch} [p.send]  how an attempt is sent (the redirects it follows: redirects.js)
  * @returns {Promise<Outcome>}
  */
-export async function callUpstream({ client, urls, cap, control, gate, waitUntil, referer, clientHeaders, onFailure }) {
+export async function callUpstream({ client, urls, cap, control, gate, waitUntil, referer, clientHeaders, onFailure, send = fetch }) {
   const timing = [];
   // The call's own fetch: it counts what this call sent, so a call served by an identical one's
   // flight in the client (whose fetch that was) knows it was coalesced.
@@ -44,7 +45,7 @@ export async function callUpstream({ client, urls, cap, control, gate, waitUntil
   // re-asks of an attempt that waits at the gate for a quota come out of the same budget.
   const subrequests = cap * 3;
   const used = () => gated.record.gateCalls + gated.record.sent;
-  const gated = gate ? gatedFetch({ ...gate, waitUntil, spare: () => subrequests - used() }) : countingFetch();
+  const gated = gate ? gatedFetch({ ...gate, waitUntil, send, spare: () => subrequests - used() }) : countingFetch(send);
   let last = null; // the last RetryInfo: the status and Retry-After of the latest failed attempt
   const onRetry = (info) => {
     last = info;
@@ -88,15 +89,15 @@ export async function callUpstream({ client, urls, cap, control, gate, waitUntil
   return out;
 }
 
-/** The global fetch, counting its calls (`record.calls`, `record.sent`) like gatedFetch does. */
-function countingFetch() {
+/** `send`, counting its calls (`record.calls`, `record.sent`) like gatedFetch does. */
+function countingFetch(send) {
   const record = { calls: 0, sent: 0 };
   return {
     record,
     fetch: (input, init) => {
       record.calls++;
       record.sent++;
-      return fetch(input, init);
+      return send(input, init);
     },
   };
 }

@@ -20,6 +20,7 @@ import { Miniflare } from "miniflare";
 import { startFaultServer, tilePng } from "../server/fault-server.mjs";
 import { ROOT, WORKERD_WASM, proxyModules } from "./modules.mjs";
 import { installPacked } from "../packed.mjs";
+import { MAX_REDIRECTS } from "../../pkg/worker/redirects.js";
 
 // The proxy needs workerd's cross-request promise handling (a promise resolved from another
 // request's turn continues in its own request), the default from compatibility date 2024-10-14.
@@ -522,6 +523,8 @@ for (const compatibilityDate of [MIN_COMPATIBILITY_DATE, COMPATIBILITY_DATE]) {
         [{ upstream: u, cacheTtlByStatus: { 503: 10 } }, 'cacheTtlByStatus["503"]'],
         [{ upstream: u, staleIfErrorS: "1d" }, "staleIfErrorS"],
         [{ upstream: u, maxSubrequests: 2 }, "maxSubrequests"],
+        [{ upstream: u, redirects: "https://cdn.example.com" }, "redirects"],
+        [{ upstream: u, redirects: ["https://cdn.example.com/path"] }, "redirects[0]"],
         [{ upstream: u, cors: "maps.example.com" }, "cors"],
         [{ upstream: u, gate: { openms: 1 } }, "gate.openms"],
         [{ upstream: u, cacheTTLs: 1 }, "cacheTTLs"],
@@ -910,5 +913,92 @@ describe("examples/worker: the example runs from the packed tarball", () => {
     assert.equal(r.status, 500);
     assert.match(r.text, /TILE_API_KEY is not set: npx wrangler secret put TILE_API_KEY \(for wrangler dev: \.dev\.vars/);
     assert.equal(outbound.length, sent);
+  });
+});
+
+describe("tilefetch/worker: an upstream's redirects are followed only where the config points", () => {
+  let mf;
+  let redirector;
+  const runtime = runtimeOutput();
+  const hits = []; // the redirector's requests, by path
+  before(async () => {
+    // An upstream that redirects (a hand-made stand-in: a static store sends these on demand).
+    // /away/…: to the other ("evil") host; /same/…: to /real/… on itself, which serves the tile;
+    // /loop/N/…: to /loop/N+1/… for ever.
+    const http = await import("node:http");
+    redirector = http.createServer((req, res) => {
+      const url = new URL(req.url, "http://x");
+      hits.push(url.pathname);
+      const m = url.pathname.match(/(\d+)\/(\d+)\/(\d+)\.png$/);
+      const [z, x, y] = m ? m.slice(1).map(Number) : [0, 0, 0];
+      const status = Number(url.searchParams.get("code") ?? 302);
+      const go = (location) => res.writeHead(status, { location }).end();
+      if (url.pathname.startsWith("/away/")) return go(`${evil.url}/tile/${z}/${x}/${y}.png?run=${url.searchParams.get("run")}`);
+      if (url.pathname.startsWith("/same/")) return go(`/real/${z}/${x}/${y}.png`);
+      const loop = url.pathname.match(/^\/loop\/(\d+)\//);
+      if (loop) return go(`/loop/${Number(loop[1]) + 1}/${z}/${x}/${y}.png`);
+      if (url.pathname.startsWith("/real/")) return res.writeHead(200, { "content-type": "image/png" }).end(tilePng(z, x, y));
+      res.writeHead(404).end();
+    });
+    await new Promise((resolve) => redirector.listen(0, "127.0.0.1", resolve));
+    const base = `http://127.0.0.1:${redirector.address().port}`;
+    const scenario = (name, config) => [name, { route: `/${name}/{z}/{x}/{y}.png`, ...FAST, deadlineMs: 2000, gate: false, ...config }];
+    mf = new Miniflare(
+      worker({
+        handleRuntimeStdio: runtime.handle,
+        bindings: {
+          SCENARIOS: Object.fromEntries([
+            ...[301, 302, 307, 308].map((code) => scenario(`away${code}`, { upstream: `${base}/away/{z}/{x}/{y}.png?code=${code}&run=redir-away` })),
+            scenario("same", { upstream: `${base}/same/{z}/{x}/{y}.png` }),
+            scenario("loop", { upstream: `${base}/loop/0/{z}/{x}/{y}.png` }),
+            scenario("allowed", { upstream: `${base}/away/{z}/{x}/{y}.png?run=redir-allowed`, redirects: [evil.url] }),
+          ]),
+          DEFAULT: "same",
+        },
+      }),
+    );
+    await mf.ready;
+  });
+  after(async () => {
+    await mf?.dispose();
+    await new Promise((resolve) => (redirector ? redirector.close(resolve) : resolve()));
+  });
+  after(() => runtime.assertClean());
+
+  test("to another host: not followed (that host receives nothing), an upstream error, not cached", async (t) => {
+    for (const code of [301, 302, 307, 308]) {
+      for (const round of [1, 2]) {
+        const r = await get(mf, `http://proxy.test/away${code}/3/1/2.png`);
+        assert.equal(r.status, 503, `${code}, round ${round}: ${r.text}`);
+        assert.notEqual(h(r, "x-tilefetch-cache"), "hit", "not cached");
+      }
+    }
+    const away = hits.filter((p) => p.startsWith("/away/")).length;
+    t.diagnostic(`4 codes × 2 requests: ${away} upstream requests, ${evil.requests("redir-away")} to the other host`);
+    assert.equal(away, 8, "one upstream request each: not retried, not served from the cache");
+    assert.equal(evil.requests("redir-away"), 0, "the other host received no request");
+  });
+
+  test("on the upstream's own origin: followed, the tile delivered and cached", async () => {
+    const r = await get(mf, "http://proxy.test/same/4/3/2.png");
+    assert.equal(r.status, 200, r.text);
+    assert.ok(r.body.equals(tilePng(4, 3, 2)));
+    const again = await get(mf, "http://proxy.test/same/4/3/2.png");
+    assert.ok(again.body.equals(tilePng(4, 3, 2)));
+    assert.equal(h(again, "x-tilefetch-cache"), "hit");
+  });
+
+  test("more hops than MAX_REDIRECTS: not followed further", async () => {
+    const before = hits.filter((p) => p.startsWith("/loop/")).length;
+    const r = await get(mf, "http://proxy.test/loop/2/1/1.png");
+    assert.equal(r.status, 503, r.text);
+    assert.equal(hits.filter((p) => p.startsWith("/loop/")).length - before, MAX_REDIRECTS + 1);
+  });
+
+  test("to an origin in `redirects`: followed", async () => {
+    const r = await get(mf, "http://proxy.test/allowed/2/1/3.png");
+    assert.equal(r.status, 200, r.text);
+    assert.ok(r.body.equals(tilePng(2, 1, 3)));
+    assert.equal(evil.requests("redir-allowed"), 1);
   });
 });
