@@ -47,6 +47,7 @@ const MEANT_TO_SHIP = [
   "worker/gate.js",
   "worker/gated-fetch.js",
   "worker/guard.js",
+  "worker/redirects.js",
   "worker/respond.js",
   "worker/route.js",
   "worker/signal.js",
