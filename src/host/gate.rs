@@ -671,27 +671,35 @@ mod tests {
         assert!(wall <= 6_600.0, "the last tile after {wall} ms (the floor: 6,000)");
     }
 
+    /// A window of 60 per 2 s, stated in the draft's fields, with `r` left.
+    fn window_of_60(r: u32) -> String {
+        format!("ratelimit-policy: \"tiles\";q=60;w=2\nratelimit: \"tiles\";r={r};t=2\n")
+    }
+
+    /// A gate that has learned its host counts in windows of 60 per 2 s: 60 answered, the 61st
+    /// (asked while none was left) refused with a 429. Returns it and when that was.
+    fn gate_that_learned_a_window() -> (Gate, f64) {
+        let mut g = Gate::new("up.example", &CONFIG, T0);
+        for i in 0..60 {
+            assert!(matches!(g.admit(T0 + f64::from(i)), Verdict::Allow { .. }));
+        }
+        g.answered(T0 + 100.0, 59, 10.0);
+        g.stated(T0 + 100.0, &window_of_60(0), 10.0, Some(60));
+        let t0 = T0 + 2_010.0;
+        assert!(matches!(g.admit(t0), Verdict::Allow { .. }), "one at a time at the policy's rate");
+        g.stated(t0 + 20.0, &window_of_60(0), 0.0, Some(61));
+        let retry_after = Outcome::Status { status: 429, retry_after: Some("2"), date: None };
+        g.report_attempt(t0 + 20.0, false, retry_after, 0.5, Some(61));
+        assert!(g.host.counts_in_windows());
+        (g, t0)
+    }
+
     /// A window's burst, admitted at once and told late and out of order: what the window's
     /// statement says the host counted of it is not taken off again as "perhaps not counted yet"
     /// (it was: the gate sent the rest of the window away until its end).
     #[test]
     fn a_burst_the_window_counted_is_not_taken_off_again() {
-        let mut g = Gate::new("up.example", &CONFIG, T0);
-        let lines = |r: u32, t: u32| {
-            format!("ratelimit-policy: \"tiles\";q=60;w=2\nratelimit: \"tiles\";r={r};t={t}\n")
-        };
-        // The first window: 60 answered, the 61st refused while none was left: a window.
-        for i in 0..60 {
-            assert!(matches!(g.admit(T0 + f64::from(i)), Verdict::Allow { .. }));
-        }
-        g.answered(T0 + 100.0, 59, 10.0);
-        g.stated(T0 + 100.0, &lines(0, 2), 10.0, Some(60));
-        let t0 = T0 + 2_010.0;
-        assert!(matches!(g.admit(t0), Verdict::Allow { .. }), "the next window's first");
-        g.stated(t0 + 20.0, &lines(0, 2), 0.0, Some(61));
-        let retry_after = Outcome::Status { status: 429, retry_after: Some("2"), date: None };
-        g.report_attempt(t0 + 20.0, false, retry_after, 0.5, Some(61));
-        assert!(g.host.counts_in_windows());
+        let (mut g, t0) = gate_that_learned_a_window();
         // The next window: 32 at once; 9 told with a statement of the latest (28 left), the rest
         // not yet heard of.
         let t1 = t0 + 2_100.0;
@@ -700,7 +708,7 @@ mod tests {
         }
         let last = g.admitted();
         g.answered(t1 + 90.0, 9, 5.0);
-        g.stated(t1 + 90.0, &lines(28, 2), 5.0, Some(last));
+        g.stated(t1 + 90.0, &window_of_60(28), 5.0, Some(last));
         let more =
             (0..40).filter(|i| matches!(g.admit(t1 + 91.0 + f64::from(*i)), Verdict::Allow { .. })).count();
         assert_eq!(more, 28, "the window's 28 left");
@@ -710,19 +718,7 @@ mod tests {
     /// after the attempts that came since is theirs, whenever in it they ask again.
     #[test]
     fn attempts_that_waited_for_a_window_go_before_ones_that_came_since() {
-        let mut g = Gate::new("up.example", &CONFIG, T0);
-        let lines =
-            |r: u32| format!("ratelimit-policy: \"tiles\";q=60;w=2\nratelimit: \"tiles\";r={r};t=2\n");
-        for i in 0..60 {
-            assert!(matches!(g.admit(T0 + f64::from(i)), Verdict::Allow { .. }));
-        }
-        g.answered(T0 + 100.0, 59, 10.0);
-        g.stated(T0 + 100.0, &lines(0), 10.0, Some(60));
-        let t0 = T0 + 2_010.0;
-        assert!(matches!(g.admit(t0), Verdict::Allow { .. }));
-        let retry_after = Outcome::Status { status: 429, retry_after: Some("2"), date: None };
-        g.report_attempt(t0 + 20.0, false, retry_after, 0.5, Some(61));
-        assert!(g.host.counts_in_windows());
+        let (mut g, t0) = gate_that_learned_a_window();
         // The next window (after the 429's pause), spent at once; two attempts refused until its
         // end, each with its turn.
         let t1 = t0 + 2_100.0;
@@ -763,19 +759,7 @@ mod tests {
     /// has left is what the gate has not admitted in it, whichever is told last.
     #[test]
     fn a_window_statement_told_out_of_order_gives_nothing_back() {
-        let mut g = Gate::new("up.example", &CONFIG, T0);
-        let lines =
-            |r: u32| format!("ratelimit-policy: \"tiles\";q=60;w=2\nratelimit: \"tiles\";r={r};t=2\n");
-        for i in 0..60 {
-            assert!(matches!(g.admit(T0 + f64::from(i)), Verdict::Allow { .. }));
-        }
-        g.answered(T0 + 100.0, 59, 10.0);
-        g.stated(T0 + 100.0, &lines(0), 10.0, Some(60));
-        let t0 = T0 + 2_010.0;
-        assert!(matches!(g.admit(t0), Verdict::Allow { .. }));
-        let retry_after = Outcome::Status { status: 429, retry_after: Some("2"), date: None };
-        g.report_attempt(t0 + 20.0, false, retry_after, 0.5, Some(61));
-        assert!(g.host.counts_in_windows());
+        let (mut g, t0) = gate_that_learned_a_window();
         // The next window: 44 over 60 ms; attempt 40 (counted 44th) is told before attempt 44
         // (counted 32nd: 12 of the window's still on their way to the host when it arrived).
         let t1 = t0 + 2_100.0;
@@ -784,9 +768,9 @@ mod tests {
         }
         let first = g.admitted() - 43;
         g.answered(t1 + 90.0, 20, 5.0);
-        g.stated(t1 + 90.0, &lines(16), 5.0, Some(first + 39));
+        g.stated(t1 + 90.0, &window_of_60(16), 5.0, Some(first + 39));
         g.answered(t1 + 95.0, 5, 1.0);
-        g.stated(t1 + 95.0, &lines(28), 1.0, Some(first + 43));
+        g.stated(t1 + 95.0, &window_of_60(28), 1.0, Some(first + 43));
         let more =
             (0..40).filter(|i| matches!(g.admit(t1 + 96.0 + f64::from(*i)), Verdict::Allow { .. })).count();
         assert_eq!(more, 16, "the window's 16 left");
