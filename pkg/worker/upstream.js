@@ -37,7 +37,18 @@ const REFUSALS = {
  * @param {typeof fetch} [p.send]  how an attempt is sent (the redirects it follows: redirects.js)
  * @returns {Promise<Outcome>}
  */
-export async function callUpstream({ client, urls, cap, control, gate, waitUntil, referer, clientHeaders, onFailure, send = fetch }) {
+export async function callUpstream({
+  client,
+  urls,
+  cap,
+  control,
+  gate,
+  waitUntil,
+  referer,
+  clientHeaders,
+  onFailure,
+  send = (input, init) => fetch(input, init),
+}) {
   const timing = [];
   // The call's own fetch: it counts what this call sent, so a call served by an identical one's
   // flight in the client (whose fetch that was) knows it was coalesced.

@@ -106,14 +106,10 @@ const CORS_RECHECK_MS = 60_000;
 // a connection lost), retried as one, even when a no-cors request then reaches it.
 const answeredAt = new Map();
 
-/** Notes that the origin of `url` (a response's) answered a CORS request. */
+/** Notes that the origin of `url` (a response's: serialised, so read off the string) answered a CORS request. */
 function answeredCors(url) {
-  let origin;
-  try {
-    origin = new URL(url).origin;
-  } catch {
-    return;
-  }
+  const end = url.indexOf("/", url.indexOf("://") + 3);
+  const origin = end === -1 ? url : url.slice(0, end);
   answeredAt.set(origin, Date.now());
   refusedAt.delete(origin);
 }
