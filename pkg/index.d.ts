@@ -169,6 +169,8 @@ export type TileErrorKind =
   | "cors"
   /** The body is larger than `maxBytes` (declared, and refused unread, or cut while read). Not retried. */
   | "too-large"
+  /** A call with `range` got the whole resource, over `maxBytes`: the server does not serve byte ranges. Not retried. */
+  | "range-unsupported"
   | "timeout"
   | "deadline"
   | "aborted"
@@ -177,6 +179,12 @@ export type TileErrorKind =
   | "service-exception"
   | "invalid-response"
   | "invalid-options";
+
+/** The `range` option: `length` bytes from `offset`, whole numbers, `length` at least 1 and at most `maxBytes`. */
+export interface ByteRange {
+  offset: number;
+  length: number;
+}
 
 /** Why a tile was not delivered. `url` and `message` have secret query parameters replaced by `***`. */
 export class TileError extends Error {

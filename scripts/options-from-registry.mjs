@@ -82,7 +82,7 @@ const namesOf = (options, scopes) =>
 
 export function optionsDts({ fetchTile, hostSettings, clientSettings }) {
   return `// Written by scripts/options-from-registry.mjs from src/options/registry.rs: edit the registry.
-import type { RetryInfo, TileEvent } from "../index.js";
+import type { ByteRange, RetryInfo, TileEvent } from "../index.js";
 
 /** The option names fetchTile takes, in the order the documentation lists them. */
 export declare const FETCH_TILE_OPTIONS: readonly string[];

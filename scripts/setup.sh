@@ -50,3 +50,7 @@ fi
 # The real-server suite (tests/real-servers/): MapServer from Debian, MapProxy from PyPI.
 # shellcheck source=../tests/real-servers/install.sh
 source tests/real-servers/install.sh
+
+# The PMTiles tests (tests/pmtiles/): archives written by the `pmtiles` tools from PyPI.
+# shellcheck source=../tests/pmtiles/install.sh
+source tests/pmtiles/install.sh

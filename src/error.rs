@@ -37,6 +37,12 @@ pub enum Error {
         /// Whether `bytes` was declared (refused unread) rather than counted.
         declared: bool,
     },
+    /// A call with `range` got the whole resource, larger than `maxBytes`: the server does not
+    /// serve byte ranges. Final: it answers every range so.
+    RangeUnsupported {
+        /// The call's `maxBytes`.
+        max_bytes: f64,
+    },
     /// One attempt took longer than `attemptTimeoutMs` and was aborted.
     Timeout {
         /// The time the attempt was given, in ms: `attemptTimeoutMs`, or less near the deadline.
@@ -96,6 +102,7 @@ impl Error {
             Error::Network { .. } => "network",
             Error::Cors => "cors",
             Error::TooLarge { .. } => "too-large",
+            Error::RangeUnsupported { .. } => "range-unsupported",
             Error::Timeout { .. } => "timeout",
             Error::Deadline { .. } => "deadline",
             Error::Aborted => "aborted",
@@ -157,7 +164,7 @@ impl Error {
             Error::Http { status: s, exception: Some(exception) } => concat(&[
                 "HTTP ",
                 &status(s),
-                ", OGC service exception",
+                ", the server says",
                 &code_part(exception),
                 &text_part(exception),
             ]),
@@ -176,6 +183,12 @@ impl Error {
                 ") at ",
                 &number_text(*bytes),
                 " bytes; the rest was not read",
+            ]),
+            Error::RangeUnsupported { max_bytes } => concat(&[
+                "range not served: the server ignored Range and sent the whole resource, more than \
+                 maxBytes (",
+                &number_text(*max_bytes),
+                "); it does not serve byte ranges",
             ]),
             Error::Timeout { after_ms } => {
                 concat(&["attempt timed out after ", &number_text(*after_ms), " ms"])
@@ -245,6 +258,7 @@ mod tests {
             (Error::Network { message: "x".into() }, "network"),
             (Error::Cors, "cors"),
             (Error::TooLarge { bytes: 2.0, max_bytes: 1.0, declared: true }, "too-large"),
+            (Error::RangeUnsupported { max_bytes: 1.0 }, "range-unsupported"),
             (Error::Timeout { after_ms: 1.0 }, "timeout"),
             (Error::Deadline { deadline_ms: 1.0 }, "deadline"),
             (Error::Aborted, "aborted"),
@@ -278,7 +292,7 @@ mod tests {
         let text_only = OgcException { code: None, text: Some("busy".into()) };
         assert_eq!(
             Error::Http { status: 503, exception: Some(text_only) }.to_string(),
-            "HTTP 503, OGC service exception: busy"
+            "HTTP 503, the server says: busy"
         );
         assert_eq!(
             Error::ServiceException { status: 200, exception: OgcException::default() }.to_string(),

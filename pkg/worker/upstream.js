@@ -137,6 +137,7 @@ function classify(error, last) {
         attempts,
       };
     case "too-large":
+    case "range-unsupported":
       // The upstream is serving, the URL is wrong (no tile is that large): an answer, never a
       // tile to cache, and nothing against the upstream's health.
       return { kind: "answer", status: 502, message: "upstream tile larger than maxBytes", attempts };

@@ -16,6 +16,7 @@ pub use value::{entries_of, Entry, Value};
 
 use crate::options::status_set::StatusSet;
 use crate::options::validate::{describe, millis, one_of, unknown_among, wrong_type};
+use crate::response::byte_range::ByteRange;
 use crate::text::format::{concat, decimal_text};
 use crate::timing::backoff::{Backoff, Jitter};
 use crate::Error;
@@ -73,6 +74,8 @@ pub struct Options {
     pub max_bytes: f64,
     /// `hedge`.
     pub hedge: Hedge,
+    /// `range`; `None`: the whole resource.
+    pub range: Option<ByteRange>,
     /// `subdomains`, one label per line (the form the URL resolver takes them in); `None`: the
     /// registry's default, applied by the resolver only when the URL has `{s}`.
     pub subdomains: Option<String>,
@@ -159,6 +162,7 @@ impl Options {
             max_age_s: None,
             max_bytes: number(const { per_preset(Key::MaxBytes) }),
             hedge: if Key::Hedge.default().text(batch) == "off" { Hedge::Off } else { Hedge::Auto },
+            range: None,
             subdomains: None,
             has_headers: false,
             has_signal: false,
@@ -212,6 +216,12 @@ impl Options {
         }
         for (key, value) in entries {
             options.apply(key, value)?;
+        }
+        if options.range.is_some_and(|range| range.length as f64 > options.max_bytes) {
+            return Err(Error::invalid_options(
+                "range.length",
+                concat(&["must not exceed maxBytes (", &decimal_text(options.max_bytes as u64), ")"]),
+            ));
         }
         Ok(options)
     }
@@ -300,6 +310,7 @@ impl Options {
             }
             Subdomains => self.subdomains = Some(subdomains(key, value)?),
             MaxBytes => self.max_bytes = byte_count(key, value)?,
+            Range => self.range = Some(byte_range(value)?),
             Hedge => {
                 self.hedge = match value {
                     Value::Text(name) if name == "auto" => self::Hedge::Auto,
@@ -399,6 +410,38 @@ fn byte_count(key: &str, value: &Value) -> Result<f64, Error> {
     }
 }
 
+/// `range`: `{ offset, length }`, whole numbers of bytes, `length` at least 1.
+fn byte_range(value: &Value) -> Result<ByteRange, Error> {
+    let Value::Record(fields) = value else {
+        return Err(wrong_type("range", "an object { offset, length }", value));
+    };
+    let mut range = [None, None];
+    for (name, field) in fields {
+        let at = match name.as_str() {
+            "offset" => 0,
+            "length" => 1,
+            _ => 2,
+        };
+        let name = concat(&["range.", crate::text::first_chars(name, 60)]);
+        match field {
+            Value::Number(n)
+                if at < 2 && n.fract() == 0.0 && *n >= at as f64 && *n <= 9_007_199_254_740_991.0 =>
+            {
+                range[at] = Some(*n as u64)
+            }
+            other if at < 2 => return Err(wrong_type(&name, "a whole number of bytes", other)),
+            _ => {
+                return Err(Error::invalid_options(&name, "unknown field: a range has `offset` and `length`"))
+            }
+        }
+    }
+    match range {
+        [Some(offset), Some(length)] => Ok(ByteRange { offset, length }),
+        [None, _] => Err(Error::invalid_options("range.offset", "is required")),
+        _ => Err(Error::invalid_options("range.length", "is required")),
+    }
+}
+
 fn statuses(key: &str, value: &Value) -> Result<StatusSet, Error> {
     let Value::List(items) = value else {
         return Err(wrong_type(key, "an array of HTTP status codes", value));
@@ -431,6 +474,41 @@ mod tests {
             Err(Error::InvalidOptions { field, .. }) => field,
             other => panic!("expected invalid-options, got {other:?}"),
         }
+    }
+
+    fn range_of(fields: &[(&str, Value)]) -> Value {
+        Value::Record(fields.iter().map(|(k, v)| (k.to_string(), v.clone())).collect())
+    }
+
+    #[test]
+    fn a_range_takes_whole_byte_counts_and_each_wrong_field_is_named() {
+        let range = range_of(&[("offset", Value::Number(0.0)), ("length", Value::Number(16384.0))]);
+        assert_eq!(parse(&[("range", range)]).unwrap().range, Some(ByteRange { offset: 0, length: 16384 }));
+        assert_eq!(parse(&[]).unwrap().range, None);
+        let length = |n| ("length", Value::Number(n));
+        let cases: [(Value, &str); 8] = [
+            (Value::Number(3.0), "range"),
+            (range_of(&[length(1.0)]), "range.offset"),
+            (range_of(&[("offset", Value::Number(1.0))]), "range.length"),
+            (range_of(&[("offset", Value::Number(-1.0)), length(1.0)]), "range.offset"),
+            (range_of(&[("offset", Value::Number(0.5)), length(1.0)]), "range.offset"),
+            (range_of(&[("offset", Value::Number(0.0)), length(0.0)]), "range.length"),
+            (range_of(&[("offset", Value::Text("0".into())), length(1.0)]), "range.offset"),
+            (
+                range_of(&[("offset", Value::Number(0.0)), length(1.0), ("end", Value::Number(9.0))]),
+                "range.end",
+            ),
+        ];
+        for (value, field) in cases {
+            assert_eq!(field_of(parse(&[("range", value.clone())])), field, "{value:?}");
+        }
+        // No range longer than the largest body the call accepts, whichever field comes first.
+        let long = range_of(&[("offset", Value::Number(0.0)), length(2048.0)]);
+        assert_eq!(
+            field_of(parse(&[("range", long.clone()), ("maxBytes", Value::Number(1024.0))])),
+            "range.length"
+        );
+        assert!(parse(&[("maxBytes", Value::Number(2048.0)), ("range", long)]).is_ok());
     }
 
     #[test]

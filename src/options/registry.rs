@@ -232,6 +232,14 @@ registry! {
          (32 MiB; 64 MiB for preset `\"batch\"`). A larger declared `Content-Length` is refused \
          before the body is read; a body without one is cut as soon as it passes the bound. \
          Either rejects at once with kind `\"too-large\"`: not retried, not held against the host.";
+    Range "range": "ByteRange" = Unset("none: the whole resource"), Call,
+        "Asks for `length` bytes from `offset` (a `Range` header), as a cloud-optimised archive \
+         (PMTiles) is read. The answer is held to the range, not judged as an image: a 206 must \
+         carry those bytes (its `Content-Range`, when readable, must match; a cut body is retried); \
+         a 200 from a server that ignores `Range` has the range cut out of it when the whole body \
+         is within `maxBytes`, else the call rejects at once with kind `\"range-unsupported\"`; a \
+         416 is not retried. Two ranges of one URL are two requests. `length` may not exceed \
+         `maxBytes`.";
 }
 
 /// One setting of a `TileClient` config, declared like an option.

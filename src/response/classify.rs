@@ -1,6 +1,7 @@
 //! What one HTTP response means for a tile: deliver it, retry, or give up.
 
 use crate::options::Options;
+use crate::response::byte_range::{check_partial, within_whole};
 use crate::response::ogc_exception::{read_report, OgcException};
 use crate::text::format::concat;
 use crate::text::{before_any, contains, decimal_value, find_bytes, pieces};
@@ -23,6 +24,8 @@ pub struct ResponseFacts {
     pub content_encoding: Option<String>,
     /// The `Content-Length` header.
     pub content_length: Option<String>,
+    /// The `Content-Range` header, read only for a call with `range`.
+    pub content_range: Option<String>,
     /// The `Retry-After` header (read on 429 and 503 only).
     pub retry_after: Option<String>,
     /// The `Age` header: seconds a cache has held the response.
@@ -78,6 +81,16 @@ pub fn classify(facts: &ResponseFacts, options: &Options, client_now_ms: f64) ->
     if status == 0 {
         return Verdict::Reject(invalid(status, "opaque response: a `no-cors` request cannot read the tile"));
     }
+    // The bytes asked for, proved by their place in the resource: a range is no image, and its
+    // content (a directory, compressed data, a tile's middle) is not judged as one.
+    if let (Some(range), 206) = (&options.range, status) {
+        let checked = short_of_content_length(facts)
+            .map_or_else(|| check_partial(range, facts.content_range.as_deref(), facts.body_len as u64), Err);
+        return match checked {
+            Ok(()) => Verdict::Deliver { empty: false },
+            Err(reason) => retry(invalid(status, reason)),
+        };
+    }
     let media_type = facts.content_type.as_deref().map(media_type);
     let body = trim_start(&facts.head);
     // Only markup is searched for exception reports: a binary tile never starts with `<`, and
@@ -131,6 +144,11 @@ pub fn classify(facts: &ResponseFacts, options: &Options, client_now_ms: f64) ->
             ));
         }
     }
+    // A server that ignores `Range` sends the whole resource: the range is cut out of it, when
+    // it reaches that far.
+    if options.range.is_some_and(|range| within_whole(&range, facts.body_len as u64).is_none()) {
+        return Verdict::Reject(invalid(status, "the whole resource sent ends before the range asked for"));
+    }
     Verdict::Deliver { empty: false }
 }
 
@@ -182,6 +200,11 @@ fn truncation(facts: &ResponseFacts) -> Option<&'static str> {
         let declared = u64::from(u32::from_le_bytes([head[4], head[5], head[6], head[7]])) + 8;
         return ((facts.body_len as u64) < declared).then_some("truncated WebP (shorter than its RIFF size)");
     }
+    short_of_content_length(facts)
+}
+
+/// Whether the body is shorter than its `Content-Length` (which an encoded body is not held to).
+fn short_of_content_length(facts: &ResponseFacts) -> Option<&'static str> {
     let encoded = facts
         .content_encoding
         .as_deref()
@@ -510,5 +533,55 @@ mod tests {
         );
         let o = Options::parse(&[("accept", Value::Text("*/*".into()))]).unwrap();
         assert_eq!(kind(&classify(&response(200, Some("text/plain"), b"x"), &o, 0.0)), ("deliver", ""));
+    }
+
+    fn ranged(offset: f64, length: f64) -> Options {
+        let range = vec![("offset".into(), Value::Number(offset)), ("length".into(), Value::Number(length))];
+        Options::parse(&[("range", Value::Record(range))]).unwrap()
+    }
+
+    fn partial(content_range: Option<&str>, body: &[u8]) -> ResponseFacts {
+        let mut facts = response(206, Some("application/octet-stream"), body);
+        facts.content_range = content_range.map(str::to_string);
+        facts
+    }
+
+    #[test]
+    fn a_range_is_judged_by_its_place_in_the_resource_not_as_an_image() {
+        let o = ranged(100.0, 6.0);
+        // Archive bytes that would fail a tile's checks: markup, a PNG without its end.
+        for body in [&b"<html>"[..], b"\x89PNG\r\n"] {
+            let v = classify(&partial(Some("bytes 100-105/1000"), body), &o, 0.0);
+            assert_eq!(kind(&v), ("deliver", ""), "{body:?}");
+            assert_eq!(kind(&classify(&partial(None, body), &o, 0.0)), ("deliver", ""));
+        }
+        let cut = classify(&partial(Some("bytes 100-105/1000"), b"abc"), &o, 0.0);
+        assert_eq!(kind(&cut), ("retry", "invalid-response"));
+        let other = classify(&partial(Some("bytes 0-5/1000"), b"abcdef"), &o, 0.0);
+        assert_eq!(kind(&other), ("retry", "invalid-response"));
+        // Hidden Content-Range (a page, a server that does not expose it): Content-Length still counts.
+        let mut short = partial(None, b"abc");
+        short.content_length = Some("6".into());
+        assert_eq!(kind(&classify(&short, &o, 0.0)), ("retry", "invalid-response"));
+        // Without `range`, the same 206 is judged as a tile.
+        assert_eq!(
+            kind(&classify(&partial(None, b"<html>"), &defaults(), 0.0)),
+            ("retry", "invalid-response")
+        );
+    }
+
+    #[test]
+    fn a_whole_answer_to_a_range_is_still_checked_and_must_reach_the_range() {
+        let o = ranged(4.0, 2.0);
+        assert_eq!(kind(&classify(&response(200, None, b"PMTiles-whole"), &o, 0.0)), ("deliver", ""));
+        assert_eq!(kind(&classify(&response(200, None, b"PMTi"), &o, 0.0)), ("reject", "invalid-response"));
+        let page = response(200, Some("text/html"), b"<!doctype html><p>Bad gateway</p>");
+        assert_eq!(kind(&classify(&page, &o, 0.0)), ("retry", "invalid-response"));
+        assert_eq!(kind(&classify(&response(416, None, b""), &o, 0.0)), ("reject", "http"));
+        assert_eq!(kind(&classify(&response(503, None, b""), &o, 0.0)), ("retry", "http"));
+        assert_eq!(
+            kind(&classify(&response(403, Some("application/xml"), b"<Error/>"), &o, 0.0)),
+            ("reject", "http")
+        );
     }
 }

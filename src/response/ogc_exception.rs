@@ -66,9 +66,27 @@ pub fn is_request_error(code: &str) -> bool {
 pub fn read_report(body: &[u8]) -> Option<OgcException> {
     // `ExceptionReport` also finds WMS's `ServiceExceptionReport`; a 1.1.1 report may also be
     // just `<ServiceException>` elements, so those count on their own.
-    let report = find_bytes(body, b"ExceptionReport").or_else(|| find_bytes(body, b"<ServiceException"))?;
+    let Some(report) =
+        find_bytes(body, b"ExceptionReport").or_else(|| find_bytes(body, b"<ServiceException"))
+    else {
+        return storage_error(body);
+    };
     let body = &body[report..];
     Some(OgcException { code: exception_code(body), text: exception_text(body) })
+}
+
+/// The error document of object storage's XML API (S3, R2, GCS, Azure Blob: `<Error><Code>…
+/// </Code><Message>…</Message></Error>`), where an archive's bytes should be, read as a report:
+/// its codes (`NoSuchKey`, `SlowDown`, `AccessDenied`) say nothing the status does not, so none
+/// is a request error.
+fn storage_error(body: &[u8]) -> Option<OgcException> {
+    let body = &body[find_bytes(body, b"<Error>")?..];
+    let code = element_content(body, b"<Code").and_then(|rest| {
+        let code = rest[..rest.iter().position(|b| *b == b'<')?].trim_ascii();
+        let plain = !code.is_empty() && code.iter().all(u8::is_ascii_alphanumeric);
+        plain.then(|| code.iter().map(|&b| char::from(b)).collect())
+    });
+    Some(OgcException { code, text: element_content(body, b"<Message").and_then(element_text) })
 }
 
 /// The value of the first `exceptionCode="…"` or `code="…"` attribute.
@@ -93,8 +111,14 @@ fn exception_code(body: &[u8]) -> Option<String> {
 /// The text of the first exception: OWS's `<ExceptionText>` element, or the content of WMS's
 /// `<ServiceException>` element.
 fn exception_text(body: &[u8]) -> Option<String> {
-    let rest =
-        element_content(body, b"ExceptionText").or_else(|| element_content(body, b"<ServiceException"))?;
+    element_text(
+        element_content(body, b"ExceptionText").or_else(|| element_content(body, b"<ServiceException"))?,
+    )
+}
+
+/// An element's text, from what follows its start tag: CDATA or up to the next tag, entities
+/// decoded, whitespace collapsed, URLs redacted, at most [`MAX_TEXT_CHARS`] characters.
+fn element_text(rest: &[u8]) -> Option<String> {
     let content = match rest.trim_ascii_start().strip_prefix(b"<![CDATA[") {
         Some(data) => &data[..find_bytes(data, b"]]>").unwrap_or(data.len())],
         None => &rest[..rest.iter().position(|b| *b == b'<').unwrap_or(rest.len())],
@@ -207,6 +231,22 @@ mod tests {
 
     fn exception(code: Option<&str>, text: Option<&str>) -> Option<OgcException> {
         Some(OgcException { code: code.map(str::to_string), text: text.map(str::to_string) })
+    }
+
+    #[test]
+    fn object_storage_error_documents_are_read_as_reports_with_no_request_error_code() {
+        // S3's and R2's form (GCS and Azure Blob write the same elements).
+        let s3 = r#"<?xml version="1.0" encoding="UTF-8"?>
+<Error><Code>NoSuchKey</Code><Message>The specified key does not exist.</Message>
+<Key>world.pmtiles</Key><RequestId>4442587FB7D0A2F9</RequestId></Error>"#;
+        assert_eq!(read(s3), exception(Some("NoSuchKey"), Some("The specified key does not exist.")));
+        assert!(!read(s3).unwrap().is_permanent());
+        let slow =
+            "<Error><Code>SlowDown</Code><Message>Please reduce your\n  request rate.</Message></Error>";
+        assert_eq!(read(slow), exception(Some("SlowDown"), Some("Please reduce your request rate.")));
+        assert_eq!(read("<Error><Message>denied</Message></Error>"), exception(None, Some("denied")));
+        assert_eq!(read("<Errors><Code>x</Code></Errors>"), None);
+        assert_eq!(read("<Error><Code>a b</Code></Error>"), exception(None, None));
     }
 
     #[test]

@@ -64,9 +64,13 @@ pub(super) fn judge<B, C>(
         // The same answer on every attempt: final, and the host is alive.
         Attempt::CorsRefused => (Report::CorsRefused, Err(Failure::of(Error::Cors))),
         // The host is serving; the URL is wrong. Final, and nothing held against the host.
+        // With `range`, only a whole resource can be that large (the range itself is within it).
         Attempt::TooLarge { bytes, declared } => (
             Report::Alive,
-            Err(Failure::of(Error::TooLarge { bytes, max_bytes: options.max_bytes, declared })),
+            Err(Failure::of(match options.range {
+                Some(_) => Error::RangeUnsupported { max_bytes: options.max_bytes },
+                None => Error::TooLarge { bytes, max_bytes: options.max_bytes, declared },
+            })),
         ),
         Attempt::Failed { message, cause } => (
             Report::Transient,
@@ -301,6 +305,17 @@ mod tests {
         assert_eq!(judged(Attempt::CorsRefused, full), (Some(Report::CorsRefused), "cors", false));
         let too_large = Attempt::TooLarge { bytes: 1e9, declared: true };
         assert_eq!(judged(too_large, full), (Some(Report::Alive), "too-large", false));
+        // Asked for a range, the whole resource is what was too large.
+        let range =
+            Value::Record(vec![("offset".into(), Value::Number(0.0)), ("length".into(), Value::Number(9.0))]);
+        let ranged = Options::parse(&[("range", range)]).unwrap();
+        let too_large = Attempt::<(), ()>::TooLarge { bytes: 1e9, declared: false };
+        match judge(too_large, &ranged, &sent(full), 0.0) {
+            Judged::NotTile { report: Report::Alive, verdict: Err(failure) } => {
+                assert_eq!(failure.error.kind(), "range-unsupported")
+            }
+            _ => panic!("a whole resource over maxBytes is final"),
+        }
         let failed = Attempt::Failed { message: "reset".into(), cause: () };
         assert_eq!(judged(failed, full), (Some(Report::Transient), "network", true));
         assert_eq!(judged(response(404, None, b""), full), (Some(Report::Alive), "http", false));

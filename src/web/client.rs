@@ -27,6 +27,7 @@ use crate::host::{host_key, HostState};
 use crate::options::client_config::ClientConfig;
 use crate::options::{entries_of, Options};
 use crate::redact::redact_url;
+use crate::response::byte_range::whole_to_range;
 use crate::retry::platform::Clock;
 use crate::retry::race::{race, Either};
 use crate::retry::{fetch_with_retries, Cause, Delivered, Event, GaveUp, Runtime};
@@ -207,6 +208,14 @@ impl ClientInner {
         };
         match fetch_with_retries(&run.options, &run.route, &effects, run.called, on_event).await {
             Ok(Delivered { body: WebBody { response, data }, empty, attempts, elapsed_ms }) => {
+                let data = match run
+                    .options
+                    .range
+                    .and_then(|r| whole_to_range(&r, response.status(), data.length()))
+                {
+                    Some((start, end)) => data.subarray(start as u32, end as u32),
+                    None => data,
+                };
                 Ok(SharedTile { response, data, empty, attempts, elapsed_ms })
             }
             // Every caller has gone (that is what stopped it): nobody reads the error, and a JS

@@ -191,7 +191,9 @@ pub fn build_request(
 ) -> Result<(BuiltRequest, String), Error> {
     // The fields the call set, each by its option's name ("name=value" per line).
     let mut fields = String::new();
+    let range = options.range.map(|range| range.header_value());
     let named = [
+        (Key::Range.name(), range.as_deref()),
         (Key::Accept.name(), options.accept.as_deref()),
         ("userAgent", super::default_user_agent()),
         (Key::Cache.name(), options.cache),

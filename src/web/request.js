@@ -79,7 +79,7 @@ export function resolveUrls(url, labelLines) {
  * What the module reads of buildRequest's answer: the request's headers, or the platform's
  * refusal of a field. The answer also holds what `fetchWhole` (transport.js) takes from it:
  * `inputs` (the fetch input per mirror), `init` (what every attempt sends, its signal set per
- * attempt), `custom` (the `fetch` option) and `maxBytes`.
+ * attempt), `custom` (the `fetch` option), `maxBytes` and `ranged` (whether a `range` is asked).
  * @typedef {object} BuiltRequest
  * @property {string} [headers] the headers sent, "name:value;" each, for telling identical calls apart
  * @property {string} [refusedField] the option the platform refused
@@ -104,7 +104,7 @@ function namedFields(lines) {
 /**
  * The fetch input per mirror and the init every attempt sends; or, when the platform refuses,
  * the field to blame. `urlLines` has one URL per line; `fields` names the request fields the
- * call set, "name=value" per line, among `accept`, `userAgent` and the fetch init's `cache`,
+ * call set, "name=value" per line, among `accept`, `range` (the Range header's value), `userAgent` and the fetch init's `cache`,
  * `credentials`, `mode` and `referrerPolicy` (the referrer policy "" is a value). Only fields
  * the caller set are sent (workerd rejects some outright), and a `Request` is built per mirror
  * only when such a field is set, so a refusal is the caller's error, reported at once, not a
@@ -115,10 +115,10 @@ function namedFields(lines) {
  */
 export function buildRequest(urlLines, headers, fields, custom, maxBytes) {
   const urls = urlLines.split("\n");
-  const { accept, userAgent, ...named } = namedFields(fields);
+  const { accept, userAgent, range, ...named } = namedFields(fields);
   const init = {};
   let sent = "";
-  if (headers !== undefined || accept !== undefined) {
+  if (headers !== undefined || accept !== undefined || range !== undefined) {
     try {
       init.headers = new Headers(headers);
     } catch {
@@ -129,6 +129,8 @@ export function buildRequest(urlLines, headers, fields, custom, maxBytes) {
     } catch {
       return { refusedField: "accept", message: "is not a valid header value" };
     }
+    // The range is the call's own (two ranges of one URL are two requests): it replaces any in `headers`.
+    if (range !== undefined) init.headers.set("range", range);
     for (const [name, value] of init.headers) sent += `${name}:${value};`;
     if (userAgent !== undefined && !init.headers.has("user-agent")) init.headers.set("user-agent", userAgent);
   } else if (userAgent !== undefined) {
@@ -136,9 +138,10 @@ export function buildRequest(urlLines, headers, fields, custom, maxBytes) {
   }
   const set = INIT_FIELDS.filter((name) => named[name] !== undefined);
   for (const name of set) init[name] = named[name];
-  if (set.length === 0) return { inputs: urls, init, headers: sent, custom, maxBytes };
+  const ranged = range !== undefined;
+  if (set.length === 0) return { inputs: urls, init, headers: sent, custom, maxBytes, ranged };
   try {
-    return { inputs: urls.map((url) => new Request(url, init)), init, headers: sent, custom, maxBytes };
+    return { inputs: urls.map((url) => new Request(url, init)), init, headers: sent, custom, maxBytes, ranged };
   } catch (refusal) {
     let message = "";
     try {

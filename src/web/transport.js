@@ -12,6 +12,7 @@
  * @property {string | undefined} contentType
  * @property {string | undefined} contentEncoding
  * @property {string | undefined} contentLength
+ * @property {string | undefined} contentRange read only for a request with a range
  * @property {string | undefined} retryAfter
  * @property {string | undefined} age
  * @property {string | undefined} date
@@ -28,7 +29,7 @@
  * @returns {Promise<Fetched>}
  */
 export async function fetchWhole(request, index, signal, bust, hedge) {
-  const { inputs, custom, maxBytes } = request;
+  const { inputs, custom, maxBytes, ranged } = request;
   // A copy per attempt: a `fetch` option may read its init after an await (the edge proxy's
   // gate does), by when a hedge beside it has started with a signal of its own.
   const init = { ...request.init, signal };
@@ -56,6 +57,7 @@ export async function fetchWhole(request, index, signal, bust, hedge) {
     contentType: header("content-type"),
     contentEncoding: header("content-encoding"),
     contentLength: header("content-length"),
+    contentRange: ranged ? header("content-range") : undefined,
     retryAfter: header("retry-after"),
     age: header("age"),
     date: header("date"),

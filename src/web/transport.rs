@@ -47,6 +47,8 @@ extern "C" {
     fn content_encoding(this: &Fetched) -> Option<String>;
     #[wasm_bindgen(method, getter, js_name = contentLength)]
     fn content_length(this: &Fetched) -> Option<String>;
+    #[wasm_bindgen(method, getter, js_name = contentRange)]
+    fn content_range(this: &Fetched) -> Option<String>;
     #[wasm_bindgen(method, getter, js_name = retryAfter)]
     fn retry_after(this: &Fetched) -> Option<String>;
     #[wasm_bindgen(method, getter)]
@@ -205,6 +207,7 @@ fn facts(fetched: &Fetched, data: &Uint8Array) -> ResponseFacts {
         content_type: fetched.content_type(),
         content_encoding: fetched.content_encoding(),
         content_length: fetched.content_length(),
+        content_range: fetched.content_range(),
         retry_after: fetched.retry_after(),
         age: fetched.age(),
         date: fetched.date(),

@@ -58,7 +58,7 @@ test("HostSettings, HostOptions and TileClientConfig: the registry's settings, a
   const clientNames = [...names(["host", "client"]), ...host.keys(), ...registry.clientSettings.map((s) => s.name)];
   assert.deepEqual([...client.keys()].sort(), clientNames.sort(), "TileClientConfig");
   assertDeclared(client, registry.clientSettings, "TileClientConfig");
-  assert.deepEqual(names(["call"]), ["signal", "onRetry"], "per call only");
+  assert.deepEqual(names(["call"]), ["signal", "onRetry", "range"], "per call only");
 });
 
 test("the @default tags say the registry's values as JavaScript writes them", () => {

@@ -298,7 +298,16 @@ describe("buildRequest and resolveUrls (src/web/request.js)", async () => {
     assert.equal(init.headers.get("accept"), "image/*");
     assert.equal(headers, "accept:image/*;x-key:1;");
     assert.equal("referrerPolicy" in init, false);
-    assert.deepEqual(kept, { custom, maxBytes: 1000 }, "what fetchWhole takes from the request");
+    assert.deepEqual(kept, { custom, maxBytes: 1000, ranged: false }, "what fetchWhole takes from the request");
+  });
+
+  test("a range is the call's own Range header, over one in the headers, and part of the flight key", () => {
+    const { init, headers, ranged } = buildRequest("https://a.example/1", { range: "bytes=0-1" }, "range=bytes=5-9\n");
+    assert.equal(init.headers.get("range"), "bytes=5-9");
+    assert.equal(headers, "range:bytes=5-9;");
+    assert.equal(ranged, true);
+    const alone = buildRequest("https://a.example/1", undefined, "range=bytes=0-16383\n");
+    assert.deepEqual([alone.init.headers.get("range"), alone.headers], ["bytes=0-16383", "range:bytes=0-16383;"]);
   });
 
   test('a set field builds a Request per mirror; the referrer policy "" is a value, not absence', () => {

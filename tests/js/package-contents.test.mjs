@@ -37,6 +37,8 @@ const MEANT_TO_SHIP = [
   "cesium.d.ts",
   "deckgl.js",
   "deckgl.d.ts",
+  "pmtiles.js",
+  "pmtiles.d.ts",
   "adapter-options.js",
   "without-cors.js",
   "decode.js",
@@ -134,6 +136,7 @@ test("arethetypeswrong on the tarball: no problem but the ESM-only note", async 
     "./leaflet",
     "./maplibre",
     "./openlayers",
+    "./pmtiles",
     "./worker",
   ]);
 });

@@ -1,0 +1,82 @@
+// tilefetch/pmtiles: a `Source` for the `pmtiles` package (a peer dependency) that reads an
+// archive's byte ranges through fetchTile, so its header, directories and tiles are retried,
+// checked and shared per host like any tile.
+//
+//   const archive = new PMTiles(new PMTilesSource("https://bucket.example.com/world.pmtiles"));
+import { EtagMismatch } from "pmtiles";
+import { fetchTile, TileClient } from "tilefetch";
+
+/** Whether this platform's `Request` takes `cache: "reload"` (workerd's does not). */
+function reloadable() {
+  try {
+    new Request("http://127.0.0.1/", { cache: "reload" });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** What `getBytes` resolves with: the body as an ArrayBuffer of its own. */
+function bufferOf(data) {
+  return data.byteOffset === 0 && data.byteLength === data.buffer.byteLength ? data.buffer : data.slice().buffer;
+}
+
+export class PMTilesSource {
+  #url;
+  #options;
+  #client;
+  // After the archive changed under a reader: every later read goes past the platform's HTTP
+  // cache, which may hold ranges of the old archive (as the pmtiles FetchSource does).
+  #reload = false;
+
+  /**
+   * `url`: the archive's URL. `options`: fetchTile options for every read (not `range`), plus
+   * `client`, a TileClient shared with other layers; or a TileClient itself.
+   */
+  constructor(url, options) {
+    if (typeof url !== "string") throw new TypeError("tilefetch/pmtiles: url must be a string");
+    this.#url = url;
+    this.#client = null;
+    this.#options = {};
+    if (options instanceof TileClient) {
+      this.#client = options;
+    } else if (options != null) {
+      if (typeof options !== "object") throw new TypeError("tilefetch/pmtiles: options must be an object or a TileClient");
+      const { client = null, ...rest } = options;
+      if (client !== null && !(client instanceof TileClient)) {
+        throw new TypeError("tilefetch/pmtiles: options.client must be a TileClient");
+      }
+      if (rest.range !== undefined) throw new TypeError("tilefetch/pmtiles: options.range is set per read");
+      this.#client = client;
+      this.#options = rest;
+    }
+  }
+
+  /** The archive's URL: what `pmtiles`' Protocol and caches know the archive by. */
+  getKey() {
+    return this.#url;
+  }
+
+  /**
+   * `length` bytes from `offset`. Rejects with pmtiles' EtagMismatch when the archive's strong
+   * ETag is no longer `etag` (pmtiles then reads the header again), else as fetchTile does.
+   */
+  async getBytes(offset, length, signal, etag) {
+    const options = { ...this.#options, range: { offset, length } };
+    if (signal) options.signal = options.signal ? AbortSignal.any([options.signal, signal]) : signal;
+    if (this.#reload && options.cache === undefined && reloadable()) options.cache = "reload";
+    const tile = await (this.#client ? this.#client.fetchTile(this.#url, options) : fetchTile(this.#url, options));
+    let tag = tile.headers.get("etag");
+    if (tag?.startsWith("W/")) tag = null;
+    if (etag && tag && tag !== etag) {
+      this.#reload = true;
+      throw new EtagMismatch(`the archive changed: ETag ${tag}, read as ${etag}`);
+    }
+    return {
+      data: bufferOf(tile.data),
+      etag: tag ?? undefined,
+      cacheControl: tile.headers.get("cache-control") ?? undefined,
+      expires: tile.headers.get("expires") ?? undefined,
+    };
+  }
+}
