@@ -14,7 +14,7 @@ export async function buildPage({ root, input, outDir }) {
     logLevel: "warn",
     resolve: {
       alias: [
-        { find: /^tilefetch\/(openlayers|leaflet|maplibre|cesium|deckgl)$/, replacement: path.join(ROOT, "pkg/$1.js") },
+        { find: /^tilefetch\/(openlayers|leaflet|maplibre|cesium|deckgl|pmtiles)$/, replacement: path.join(ROOT, "pkg/$1.js") },
         { find: /^tilefetch$/, replacement: path.join(ROOT, "pkg/browser.js") },
       ],
     },
