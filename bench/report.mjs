@@ -14,6 +14,7 @@ import { BEFORE_COMMIT, BEFORE_ID, BEFORE_LABEL, beforeSizeLine } from "./before
 import { FLOOR_ID, FLOOR_LABEL } from "./floor/id.mjs";
 import { SCENARIOS, windowFloorMs } from "./scenarios.mjs";
 import { slowUpstreamSection } from "./report-slow-upstream.mjs";
+import { pmtilesSection } from "./report-pmtiles.mjs";
 import { installedVersion, anchorClients, HERE, ROOT, OUT } from "./bundle.mjs";
 import { outagePlot } from "./svg.mjs";
 import { mapviewSection } from "./report-mapview.mjs";
@@ -470,6 +471,7 @@ md.push(...setupsSection(["mapview-1792x1024.json", "mapview-h2.json", "mapview-
 // ------------------------------------------------------------------ edge scale
 md.push(...edgeSection(readJson("edge.json"), lose));
 md.push(...slowUpstreamSection(readJson("slow-upstream.json"), lose));
+md.push(...pmtilesSection(readJson("pmtiles.json"), lose));
 
 // ------------------------------------------------------------------ overhead
 md.push("## Overhead (healthy scenario)");

@@ -83,6 +83,7 @@ phase mapview-phases node bench/mapview-phases.mjs
 phase request-start node bench/request-start.mjs
 phase edge node bench/edge-scale.mjs
 phase slow-upstream node bench/slow-upstream.mjs
+phase pmtiles node bench/pmtiles.mjs
 phase soak node --expose-gc bench/soak.mjs
 if [ -n "${BENCH_SKIP_RUST:-}" ]; then
   echo "Not run: BENCH_SKIP_RUST was set." | tee bench/out/jitter.md bench/out/fuzz.md
