@@ -4,6 +4,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use tilefetch::options::{Options, Preset};
+use tilefetch::response::byte_range::{within_whole, ByteRange};
 use tilefetch::response::classify::{classify, ResponseFacts, Verdict, HEAD_BYTES, TAIL_BYTES};
 use tilefetch::response::ogc_exception::MAX_TEXT_CHARS;
 use tilefetch_fuzz::Bytes;
@@ -19,6 +20,7 @@ fuzz_target!(|data: &[u8]| {
     let age = header(&mut bytes);
     let date = header(&mut bytes);
     let rate_limit = header(&mut bytes);
+    let content_range = header(&mut bytes);
     let body_len = u32::from_le_bytes([bytes.byte(), bytes.byte(), bytes.byte(), 0]) as usize;
     let head = bytes.take(HEAD_BYTES.min(body_len)).to_vec();
     let tail = bytes.take(TAIL_BYTES.min(body_len)).to_vec();
@@ -31,12 +33,18 @@ fuzz_target!(|data: &[u8]| {
         age,
         date,
         rate_limit,
+        content_range,
         body_len,
         head,
         tail,
     };
-    let options =
+    let mut options =
         Options::preset(if bytes.byte().is_multiple_of(2) { Preset::Interactive } else { Preset::Batch });
+    if bytes.byte().is_multiple_of(2) {
+        let offset = u64::from(u32::from_le_bytes([bytes.byte(), bytes.byte(), 0, 0]));
+        let length = 1 + u64::from(u32::from_le_bytes([bytes.byte(), bytes.byte(), 0, 0]));
+        options.range = Some(ByteRange { offset, length });
+    }
     let now = bytes.f64();
     let verdict = classify(&facts, &options, now);
     if let Verdict::Retry { error, .. } | Verdict::Reject(error) = &verdict {
@@ -53,7 +61,17 @@ fuzz_target!(|data: &[u8]| {
         if empty {
             return;
         }
-        assert!(!is_html(&facts), "an HTML page delivered as a tile: {facts:?}");
+        match options.range {
+            // A range is bytes of the resource, proved by its place in it, not by its content.
+            Some(range) if facts.status == 206 => {
+                assert!(facts.body_len as u64 <= range.length, "a 206 longer than its range: {facts:?}")
+            }
+            Some(range) => {
+                assert!(within_whole(&range, facts.body_len as u64).is_some(), "{facts:?}");
+                assert!(!is_html(&facts), "an HTML page delivered as a range: {facts:?}");
+            }
+            None => assert!(!is_html(&facts), "an HTML page delivered as a tile: {facts:?}"),
+        }
     }
 });
 
