@@ -27,9 +27,10 @@ export declare class PMTilesSource implements Source {
   getKey(): string;
   /**
    * `length` bytes from `offset`, as a Range request through fetchTile. Rejects with pmtiles'
-   * `EtagMismatch` when the archive's strong ETag is no longer `etag` (pmtiles then reads the
-   * header again; later reads go past the HTTP cache), or with a TileError (kind
-   * "range-unsupported": the server ignores Range and the archive is over `maxBytes`).
+   * `EtagMismatch` when the archive changed: its strong ETag is no longer `etag`, or the range is
+   * past its end (416); pmtiles then reads the header again, and later reads go past the HTTP
+   * cache. Else with a TileError (kind "range-unsupported": the server ignores Range and the
+   * archive is over `maxBytes`).
    */
   getBytes(offset: number, length: number, signal?: AbortSignal, etag?: string): Promise<RangeResponse>;
 }

@@ -4,7 +4,7 @@
 //
 //   const archive = new PMTiles(new PMTilesSource("https://bucket.example.com/world.pmtiles"));
 import { EtagMismatch } from "pmtiles";
-import { fetchTile, TileClient } from "tilefetch";
+import { fetchTile, TileClient, TileError } from "tilefetch";
 
 /** Whether this platform's `Request` takes `cache: "reload"` (workerd's does not). */
 function reloadable() {
@@ -14,6 +14,17 @@ function reloadable() {
   } catch {
     return false;
   }
+}
+
+/** A signal that fires when either does (`AbortSignal.any` where the platform has it). */
+function either(a, b) {
+  if (typeof AbortSignal.any === "function") return AbortSignal.any([a, b]);
+  const controller = new AbortController();
+  for (const signal of [a, b]) {
+    if (signal.aborted) controller.abort(signal.reason);
+    else signal.addEventListener("abort", () => controller.abort(signal.reason), { once: true });
+  }
+  return controller.signal;
 }
 
 /** What `getBytes` resolves with: the body as an ArrayBuffer of its own. */
@@ -58,14 +69,26 @@ export class PMTilesSource {
   }
 
   /**
-   * `length` bytes from `offset`. Rejects with pmtiles' EtagMismatch when the archive's strong
-   * ETag is no longer `etag` (pmtiles then reads the header again), else as fetchTile does.
+   * `length` bytes from `offset`. Rejects with pmtiles' EtagMismatch when the archive changed:
+   * its strong ETag is no longer `etag`, or the range is past its end (416); pmtiles then reads
+   * the header again. Else rejects as fetchTile does.
    */
   async getBytes(offset, length, signal, etag) {
     const options = { ...this.#options, range: { offset, length } };
-    if (signal) options.signal = options.signal ? AbortSignal.any([options.signal, signal]) : signal;
+    if (signal) options.signal = options.signal ? either(options.signal, signal) : signal;
     if (this.#reload && options.cache === undefined && reloadable()) options.cache = "reload";
-    const tile = await (this.#client ? this.#client.fetchTile(this.#url, options) : fetchTile(this.#url, options));
+    let tile;
+    try {
+      tile = await (this.#client ? this.#client.fetchTile(this.#url, options) : fetchTile(this.#url, options));
+    } catch (error) {
+      // A range past the end: the archive is shorter than the header read said, so it changed
+      // (as pmtiles' FetchSource reads a 416).
+      if (error instanceof TileError && error.status === 416) {
+        this.#reload = true;
+        throw new EtagMismatch(`the archive changed: bytes ${offset}… are past its end`);
+      }
+      throw error;
+    }
     let tag = tile.headers.get("etag");
     if (tag?.startsWith("W/")) tag = null;
     if (etag && tag && tag !== etag) {

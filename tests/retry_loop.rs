@@ -130,7 +130,7 @@ impl Transport for World {
             match reply {
                 Reply::Network => Attempt::Failed { message: "connection reset".into(), cause: "ECONNRESET" },
                 Reply::Cors => Attempt::CorsRefused,
-                Reply::TooLarge(bytes, declared) => Attempt::TooLarge { bytes, declared },
+                Reply::TooLarge(bytes, declared) => Attempt::TooLarge { bytes, declared, status: 200 },
                 Reply::Status(status, headers, body) => {
                     let header =
                         |name: &str| headers.iter().find(|(n, _)| *n == name).map(|(_, v)| v.to_string());

@@ -238,8 +238,8 @@ registry! {
          carry those bytes (its `Content-Range`, when readable, must match; a cut body is retried); \
          a 200 from a server that ignores `Range` has the range cut out of it when the whole body \
          is within `maxBytes`, else the call rejects at once with kind `\"range-unsupported\"`; a \
-         416 is not retried. Two ranges of one URL are two requests. `length` may not exceed \
-         `maxBytes`.";
+         416 is not retried; `emptyOn` and `accept` do not apply. Two ranges of one URL are two \
+         requests. `length` may not exceed `maxBytes`.";
 }
 
 /// One setting of a `TileClient` config, declared like an option.

@@ -51,31 +51,41 @@ fn content_range(value: &str) -> Option<ContentRange> {
     (first <= last && complete.is_none_or(|c| last < c)).then_some(ContentRange { first, last, complete })
 }
 
+/// What is wrong with a `206` answer, and whether asking again may mend it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PartialFault {
+    /// Fewer bytes than its span (a reset, a body cut short): retried like a truncated tile.
+    Short(&'static str),
+    /// Another range, or more than was asked for: the server's answer to this range, every time.
+    Wrong(&'static str),
+}
+
 /// Whether a `206` answer holds exactly the bytes asked for: its `Content-Range` starts at the
 /// range's first byte and ends at its last, or earlier only where the resource ends, and the body
-/// is as long as that span; `Err` says what is wrong (a reset or cut body is retried like a
-/// truncated tile). A page reads `Content-Range` only when the server exposes it (CORS): without
-/// it, a body no longer than the range, and not shorter than its `Content-Length` (checked with
-/// every body), is taken as it came.
+/// is as long as that span. A page reads `Content-Range` only when the server exposes it (CORS):
+/// without it, a body of 1 byte up to the range's length, and not shorter than its
+/// `Content-Length` (checked with every body), is taken as it came.
 pub fn check_partial(
     range: &ByteRange,
     content_range_value: Option<&str>,
     body_len: u64,
-) -> Result<(), &'static str> {
+) -> Result<(), PartialFault> {
     let Some(value) = content_range_value else {
-        return if body_len > range.length {
-            Err("206 body longer than the range asked for")
-        } else {
-            Ok(())
+        return match body_len {
+            0 => Err(PartialFault::Short("empty 206 body")),
+            len if len > range.length => Err(PartialFault::Wrong("206 body longer than the range asked for")),
+            _ => Ok(()),
         };
     };
-    let Some(answer) = content_range(value) else { return Err("206 with an unreadable Content-Range") };
+    let Some(answer) = content_range(value) else {
+        return Err(PartialFault::Wrong("206 with an unreadable Content-Range"));
+    };
     let ends_early = answer.last < range.last() && answer.complete != Some(answer.last + 1);
     if answer.first != range.offset || answer.last > range.last() || ends_early {
-        return Err("Content-Range does not match the range asked for");
+        return Err(PartialFault::Wrong("Content-Range does not match the range asked for"));
     }
     if body_len != answer.last - answer.first + 1 {
-        return Err("truncated body (fewer bytes than Content-Range)");
+        return Err(PartialFault::Short("truncated body (fewer bytes than Content-Range)"));
     }
     Ok(())
 }
@@ -117,14 +127,16 @@ mod tests {
         assert_eq!(check("bytes 100-119/120", 20), Ok(()));
         assert!(check("bytes 100-119/1000", 20).is_err());
         assert!(check("bytes 100-119/*", 20).is_err());
-        // Another range, a wider one, a body that stopped short.
-        assert!(check("bytes 0-49/1000", 50).is_err());
-        assert!(check("bytes 100-199/1000", 100).is_err());
-        assert_eq!(check("bytes 100-149/1000", 25), Err("truncated body (fewer bytes than Content-Range)"));
+        // Another range and a wider one: the server's answer every time; a body that stopped short.
+        assert!(matches!(check("bytes 0-49/1000", 50), Err(PartialFault::Wrong(_))));
+        assert!(matches!(check("bytes 100-199/1000", 100), Err(PartialFault::Wrong(_))));
+        let cut = Err(PartialFault::Short("truncated body (fewer bytes than Content-Range)"));
+        assert_eq!(check("bytes 100-149/1000", 25), cut);
         for unreadable in
             ["", "bytes */1000", "bytes 149-100/1000", "items 100-149/1000", "bytes 100-149/120"]
         {
-            assert_eq!(check(unreadable, 50), Err("206 with an unreadable Content-Range"), "{unreadable}");
+            let unread = Err(PartialFault::Wrong("206 with an unreadable Content-Range"));
+            assert_eq!(check(unreadable, 50), unread, "{unreadable}");
         }
     }
 
@@ -132,7 +144,8 @@ mod tests {
     fn a_partial_answer_whose_content_range_is_hidden_is_held_to_the_range_length() {
         assert_eq!(check_partial(&RANGE, None, 50), Ok(()));
         assert_eq!(check_partial(&RANGE, None, 20), Ok(()));
-        assert!(check_partial(&RANGE, None, 51).is_err());
+        assert!(matches!(check_partial(&RANGE, None, 51), Err(PartialFault::Wrong(_))));
+        assert!(matches!(check_partial(&RANGE, None, 0), Err(PartialFault::Short(_))));
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! What one HTTP response means for a tile: deliver it, retry, or give up.
 
 use crate::options::Options;
-use crate::response::byte_range::{check_partial, within_whole};
+use crate::response::byte_range::{check_partial, within_whole, PartialFault};
 use crate::response::ogc_exception::{read_report, OgcException};
 use crate::text::format::concat;
 use crate::text::{before_any, contains, decimal_value, find_bytes, pieces};
@@ -75,7 +75,8 @@ const PNG_IEND: &[u8] = b"\0\0\0\0IEND\xaeB`\x82";
 /// Classifies a response. `client_now_ms` is the wall clock (epoch ms) for HTTP-date waits.
 pub fn classify(facts: &ResponseFacts, options: &Options, client_now_ms: f64) -> Verdict {
     let status = facts.status;
-    if options.empty_on.contains(status) {
+    // A byte range is never "no tile here": a missing archive is an error, not an empty range.
+    if options.range.is_none() && options.empty_on.contains(status) {
         return Verdict::Deliver { empty: true };
     }
     if status == 0 {
@@ -84,11 +85,14 @@ pub fn classify(facts: &ResponseFacts, options: &Options, client_now_ms: f64) ->
     // The bytes asked for, proved by their place in the resource: a range is no image, and its
     // content (a directory, compressed data, a tile's middle) is not judged as one.
     if let (Some(range), 206) = (&options.range, status) {
-        let checked = short_of_content_length(facts)
-            .map_or_else(|| check_partial(range, facts.content_range.as_deref(), facts.body_len as u64), Err);
+        let checked = short_of_content_length(facts).map_or_else(
+            || check_partial(range, facts.content_range.as_deref(), facts.body_len as u64),
+            |reason| Err(PartialFault::Short(reason)),
+        );
         return match checked {
             Ok(()) => Verdict::Deliver { empty: false },
-            Err(reason) => retry(invalid(status, reason)),
+            Err(PartialFault::Short(reason)) => retry(invalid(status, reason)),
+            Err(PartialFault::Wrong(reason)) => Verdict::Reject(invalid(status, reason)),
         };
     }
     let media_type = facts.content_type.as_deref().map(media_type);
@@ -136,7 +140,9 @@ pub fn classify(facts: &ResponseFacts, options: &Options, client_now_ms: f64) ->
     if let Some(reason) = truncation(facts) {
         return retry(invalid(status, reason));
     }
-    if let (Some(accept), Some(media)) = (options.accept.as_deref(), media_type.as_deref()) {
+    // A whole resource sent for a range is the archive, whatever `accept` says of tiles.
+    let accept = options.accept.as_deref().filter(|_| options.range.is_none());
+    if let (Some(accept), Some(media)) = (accept, media_type.as_deref()) {
         if !accepts(accept, media) {
             return retry(invalid(
                 status,
@@ -557,8 +563,9 @@ mod tests {
         }
         let cut = classify(&partial(Some("bytes 100-105/1000"), b"abc"), &o, 0.0);
         assert_eq!(kind(&cut), ("retry", "invalid-response"));
+        // Another range is the server's answer to this one every time: not retried.
         let other = classify(&partial(Some("bytes 0-5/1000"), b"abcdef"), &o, 0.0);
-        assert_eq!(kind(&other), ("retry", "invalid-response"));
+        assert_eq!(kind(&other), ("reject", "invalid-response"));
         // Hidden Content-Range (a page, a server that does not expose it): Content-Length still counts.
         let mut short = partial(None, b"abc");
         short.content_length = Some("6".into());
@@ -583,5 +590,17 @@ mod tests {
             kind(&classify(&response(403, Some("application/xml"), b"<Error/>"), &o, 0.0)),
             ("reject", "http")
         );
+        // Neither a client-wide `emptyOn` nor `accept` speaks for byte ranges.
+        let range =
+            Value::Record(vec![("offset".into(), Value::Number(4.0)), ("length".into(), Value::Number(2.0))]);
+        let tile_rules = Options::parse(&[
+            ("emptyOn", Value::List(vec![Value::Number(404.0)])),
+            ("accept", Value::Text("image/*".into())),
+            ("range", range),
+        ])
+        .unwrap();
+        assert_eq!(kind(&classify(&response(404, None, b""), &tile_rules, 0.0)), ("reject", "http"));
+        let whole = response(200, Some("application/octet-stream"), b"PMTiles-whole");
+        assert_eq!(kind(&classify(&whole, &tile_rules, 0.0)), ("deliver", ""));
     }
 }

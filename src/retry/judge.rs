@@ -65,11 +65,15 @@ pub(super) fn judge<B, C>(
         Attempt::CorsRefused => (Report::CorsRefused, Err(Failure::of(Error::Cors))),
         // The host is serving; the URL is wrong. Final, and nothing held against the host.
         // With `range`, only a whole resource can be that large (the range itself is within it).
-        Attempt::TooLarge { bytes, declared } => (
+        // A whole resource where a range was asked for (a 2xx that is no 206): the server does
+        // not serve ranges. Anything else that large is a body too large, range or not.
+        Attempt::TooLarge { bytes, declared, status } => (
             Report::Alive,
             Err(Failure::of(match options.range {
-                Some(_) => Error::RangeUnsupported { max_bytes: options.max_bytes },
-                None => Error::TooLarge { bytes, max_bytes: options.max_bytes, declared },
+                Some(_) if (200..300).contains(&status) && status != 206 => {
+                    Error::RangeUnsupported { max_bytes: options.max_bytes }
+                }
+                _ => Error::TooLarge { bytes, max_bytes: options.max_bytes, declared },
             })),
         ),
         Attempt::Failed { message, cause } => (
@@ -303,18 +307,20 @@ mod tests {
         // Cut short by the call's deadline, not the attempt timeout: nothing said of the host.
         assert_eq!(judged(Attempt::TimedOut, 100.0), (Some(Report::Abandoned), "timeout", true));
         assert_eq!(judged(Attempt::CorsRefused, full), (Some(Report::CorsRefused), "cors", false));
-        let too_large = Attempt::TooLarge { bytes: 1e9, declared: true };
+        let too_large = Attempt::TooLarge { bytes: 1e9, declared: true, status: 200 };
         assert_eq!(judged(too_large, full), (Some(Report::Alive), "too-large", false));
         // Asked for a range, the whole resource is what was too large.
         let range =
             Value::Record(vec![("offset".into(), Value::Number(0.0)), ("length".into(), Value::Number(9.0))]);
         let ranged = Options::parse(&[("range", range)]).unwrap();
-        let too_large = Attempt::<(), ()>::TooLarge { bytes: 1e9, declared: false };
-        match judge(too_large, &ranged, &sent(full), 0.0) {
-            Judged::NotTile { report: Report::Alive, verdict: Err(failure) } => {
-                assert_eq!(failure.error.kind(), "range-unsupported")
+        for (status, kind) in [(200, "range-unsupported"), (206, "too-large"), (502, "too-large")] {
+            let too_large = Attempt::<(), ()>::TooLarge { bytes: 1e9, declared: false, status };
+            match judge(too_large, &ranged, &sent(full), 0.0) {
+                Judged::NotTile { report: Report::Alive, verdict: Err(failure) } => {
+                    assert_eq!(failure.error.kind(), kind, "{status}")
+                }
+                _ => panic!("a body over maxBytes is final"),
             }
-            _ => panic!("a whole resource over maxBytes is final"),
         }
         let failed = Attempt::Failed { message: "reset".into(), cause: () };
         assert_eq!(judged(failed, full), (Some(Report::Transient), "network", true));

@@ -64,6 +64,8 @@ pub enum Attempt<B, C> {
         bytes: f64,
         /// Whether `bytes` is a declared `Content-Length`.
         declared: bool,
+        /// The response's status.
+        status: u16,
     },
     /// The request or the body read failed; `cause` is the platform's own error.
     Failed {

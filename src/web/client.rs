@@ -160,6 +160,7 @@ impl ClientInner {
             Some(primary) => self.config.call_options(Some(primary), &entries)?,
             None => options,
         };
+        options.check_range()?;
         // Borrowed, not moved out of `js`: each early return then drops `js` whole.
         let headers = js.headers.as_ref().or(self.headers.as_ref());
         let fetch = js.fetch.as_ref().or(self.fetch.as_ref());

@@ -145,18 +145,27 @@ async function answersWithoutCors(scope, input, init) {
   let check = checking.get(origin);
   if (!check) {
     const url = typeof input === "string" ? input : input.url;
-    check = scope
-      .fetch(url, { mode: "no-cors", credentials: init.credentials, referrerPolicy: init.referrerPolicy, cache: "no-store" })
-      .then(
+    const noCors = () =>
+      scope.fetch(url, { mode: "no-cors", credentials: init.credentials, referrerPolicy: init.referrerPolicy, cache: "no-store" }).then(
         (response) => response.type === "opaque",
         () => false,
-      )
-      .then((refused) => {
-        checking.delete(origin);
-        if (refused) refusedAt.set(origin, Date.now());
-        else refusedAt.delete(origin);
-        return refused;
-      });
+      );
+    // A byte range is read through CORS only (no image stands in for it, and a refusal ends the
+    // read): the request once more tells a connection reset from a server without CORS headers.
+    const ranged = init.headers instanceof Headers && init.headers.has("range");
+    const checked = ranged
+      ? scope.fetch(input, { ...init, signal: undefined, cache: "no-store" }).then((response) => {
+          answeredCors(response.url);
+          response.body?.cancel().catch(() => {});
+          return false;
+        }, noCors)
+      : noCors();
+    check = checked.then((refused) => {
+      checking.delete(origin);
+      if (refused) refusedAt.set(origin, Date.now());
+      else refusedAt.delete(origin);
+      return refused;
+    });
     checking.set(origin, check);
   }
   // One of the origin's CORS requests answered while the check was out: not a refusal.
@@ -165,17 +174,19 @@ async function answersWithoutCors(scope, input, init) {
 
 /**
  * A body over `maxBytes`: its declared `Content-Length`, or the bytes read when the bound was
- * passed (`tooLargeOf`; `TooLarge` in transport.rs).
+ * passed, and the response's status (`tooLargeOf`; `TooLarge` in transport.rs).
  * @typedef {object} TooLarge
  * @property {number} bytes
  * @property {boolean} declared
+ * @property {number} status
  */
 class BodyTooLarge extends Error {
-  constructor(bytes, declared) {
+  constructor(bytes, declared, status) {
     super("the body is larger than maxBytes");
     this.name = "BodyTooLarge";
     this.bytes = bytes;
     this.declared = declared;
+    this.status = status;
   }
 }
 
@@ -194,7 +205,7 @@ async function readBounded(response, contentLength, contentEncoding, maxBytes) {
   const declared = contentLength === undefined ? Number.NaN : Number(contentLength);
   if (declared > maxBytes) {
     await response.body?.cancel().catch(() => {});
-    throw new BodyTooLarge(declared, true);
+    throw new BodyTooLarge(declared, true, response.status);
   }
   // The length is known and bounded: one read, as before any bound (the common, fast case).
   if ((declared >= 0 && contentEncoding === undefined) || !response.body) return new Uint8Array(await response.arrayBuffer());
@@ -207,7 +218,7 @@ async function readBounded(response, contentLength, contentEncoding, maxBytes) {
     total += value.byteLength;
     if (total > maxBytes) {
       await reader.cancel().catch(() => {});
-      throw new BodyTooLarge(total, false);
+      throw new BodyTooLarge(total, false, response.status);
     }
     chunks.push(value);
   }

@@ -85,6 +85,8 @@ extern "C" {
     fn bytes(this: &TooLarge) -> f64;
     #[wasm_bindgen(method, getter)]
     fn declared(this: &TooLarge) -> bool;
+    #[wasm_bindgen(method, getter)]
+    fn status(this: &TooLarge) -> u16;
 }
 
 /// A received tile, left in the JS heap.
@@ -154,7 +156,11 @@ impl Transport for FetchTransport<'_> {
                 Some(large) => {
                     // The body's read is cancelled already; the request goes with it.
                     controller.abort();
-                    Attempt::TooLarge { bytes: large.bytes(), declared: large.declared() }
+                    Attempt::TooLarge {
+                        bytes: large.bytes(),
+                        declared: large.declared(),
+                        status: large.status(),
+                    }
                 }
                 None => Attempt::Failed { message: error_message(&cause), cause },
             },

@@ -4,7 +4,7 @@
 // archive replaced mid-read, a server that ignores Range, 416, an S3 error document, coalescing.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { FetchSource, PMTiles } from "pmtiles";
+import { EtagMismatch, FetchSource, PMTiles } from "pmtiles";
 import { PMTilesSource } from "../../pkg/pmtiles.js";
 import { TileClient, TileError } from "../../pkg/node.js";
 import { startArchiveServer } from "../pmtiles/archive-server.mjs";
@@ -69,9 +69,12 @@ test("the archive replaced mid-read (new ETag): every tile read afterwards is th
   const first = allTiles(4).slice(0, 100);
   for (const [z, x, y] of first) assert.ok(Buffer.from((await archive.getZxy(z, x, y)).data).equals(tiles0.get(`${z}/${x}/${y}`)));
   server.replace("b.pmtiles", v1);
+  const headerReads = () => server.log.filter((e) => e.run === "replaced" && e.range === "bytes=0-16383").length;
+  assert.equal(headerReads(), 1);
   const { delivered, failed } = await readEvery(archive, 4);
   assert.equal(failed.size, 0, [...failed.values()].map((e) => e.message).join("; "));
   assertEveryTile(delivered, tiles1, "after the replacement");
+  assert.ok(headerReads() >= 2, "the header was read again once the ETag changed");
   server.replace("b.pmtiles", v0);
 });
 
@@ -85,6 +88,7 @@ test("a weak ETag is not compared (as pmtiles does)", async () => {
 test("a server that ignores Range: a small archive is read; a large one is a clear error after one request", async () => {
   const small = await readEvery(new PMTiles(new PMTilesSource(url("small.pmtiles", "ignored", "ignore=1"))), 4);
   assertEveryTile(small.delivered, tiles0, "ignored Range");
+  assert.ok(v0.length > 65_536, `the archive (${v0.length} B) is over the bound set below`);
   const large = new PMTiles(new PMTilesSource(url("small.pmtiles", "ignored-large", "ignore=1"), { maxBytes: 65_536 }));
   const error = await large.getHeader().then(
     () => null,
@@ -96,13 +100,30 @@ test("a server that ignores Range: a small archive is read; a large one is a cle
   assert.equal(server.requests("ignored-large"), 1);
 });
 
-test("a range past the end (416) is not retried", async () => {
+test("a range past the end (416) is not retried: the archive changed (EtagMismatch), as FetchSource reads it", async () => {
   const source = new PMTilesSource(url("a.pmtiles", "past-end"), FAST);
   const error = await source.getBytes(v0.length + 10, 5).then(
     () => null,
     (e) => e,
   );
-  assert.deepEqual([error?.kind, error?.status, server.requests("past-end")], ["http", 416, 1], error?.message);
+  assert.ok(error instanceof EtagMismatch, String(error));
+  assert.equal(server.requests("past-end"), 1);
+});
+
+test("a client's emptyOn does not turn a missing archive into empty bytes", async () => {
+  const source = new PMTilesSource(`${server.url}/missing.pmtiles?run=missing-empty`, { client: new TileClient({ emptyOn: [404] }) });
+  const error = await source.getBytes(0, 16384).then(
+    () => null,
+    (e) => e,
+  );
+  assert.deepEqual([error?.kind, error?.status], ["http", 404]);
+});
+
+test("a range longer than the client's maxBytes is read where its host's rule allows it", async () => {
+  const host = new URL(server.url).host;
+  const client = new TileClient({ maxBytes: 100, hosts: { [host]: { maxBytes: 20_000 } } });
+  const read = await new PMTilesSource(url("a.pmtiles", "host-rule"), { client }).getBytes(0, 16384);
+  assert.equal(read.data.byteLength, 16384);
 });
 
 test("an S3 error document is an error with the server's text", async () => {
