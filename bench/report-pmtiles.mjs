@@ -1,15 +1,10 @@
 // The "PMTiles archives" section of bench/RESULTS.md, from bench/out/pmtiles.json
 // (bench/pmtiles.mjs). Every figure and verdict is computed here.
 import { int, table } from "./markdown.mjs";
+import { median } from "./stats.mjs";
 
 /** The targets of issue "Cloud-optimized tile archives": healthy wall time within 5 % of FetchSource. */
 export const PMTILES_TARGETS = { healthyWallRatio: 1.05 };
-
-const median = (values) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-};
 
 /**
  * @param data bench/out/pmtiles.json, or null

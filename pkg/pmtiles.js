@@ -6,14 +6,18 @@
 import { EtagMismatch } from "pmtiles";
 import { fetchTile, TileClient, TileError } from "tilefetch";
 
-/** Whether this platform's `Request` takes `cache: "reload"` (workerd's does not). */
-function reloadable() {
-  try {
-    new Request("http://127.0.0.1/", { cache: "reload" });
-    return true;
-  } catch {
-    return false;
+/** Whether this platform's `Request` takes `cache: "reload"` (workerd's does not); asked once. */
+let reloadable;
+function takesReload() {
+  if (reloadable === undefined) {
+    try {
+      new Request("http://127.0.0.1/", { cache: "reload" });
+      reloadable = true;
+    } catch {
+      reloadable = false;
+    }
   }
+  return reloadable;
 }
 
 /** A signal that fires when either does (`AbortSignal.any` where the platform has it). */
@@ -76,7 +80,7 @@ export class PMTilesSource {
   async getBytes(offset, length, signal, etag) {
     const options = { ...this.#options, range: { offset, length } };
     if (signal) options.signal = options.signal ? either(options.signal, signal) : signal;
-    if (this.#reload && options.cache === undefined && reloadable()) options.cache = "reload";
+    if (this.#reload && options.cache === undefined && takesReload()) options.cache = "reload";
     let tile;
     try {
       tile = await (this.#client ? this.#client.fetchTile(this.#url, options) : fetchTile(this.#url, options));

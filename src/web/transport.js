@@ -43,7 +43,7 @@ export async function fetchWhole(request, index, signal, bust, hedge) {
     response = await (custom ? custom(input, sent) : scope.fetch(input, sent));
   } catch (error) {
     // fetch's network error is a TypeError, whoever called it (the `fetch` option may wrap it).
-    if (error instanceof TypeError && (await answersWithoutCors(scope, input, sent))) throw new CorsRefusal(error);
+    if (error instanceof TypeError && (await answersWithoutCors(scope, input, sent, ranged))) throw new CorsRefusal(error);
     throw error;
   }
   if (response.type === "cors") answeredCors(response.url);
@@ -124,9 +124,9 @@ const answersCors = (origin) => Date.now() - (answeredAt.get(origin) ?? Number.N
  * Only where the platform enforces CORS (a page or a worker: a `location` of another origin than
  * the request's) and the request asked for CORS, of an origin that has not answered a CORS request
  * lately. One `no-cors` request tells: an opaque response means the server answered; a network
- * error, that it did not.
+ * error, that it did not. A `ranged` request (a byte range) is first sent once more as it was.
  */
-async function answersWithoutCors(scope, input, init) {
+async function answersWithoutCors(scope, input, init, ranged) {
   if (init.mode !== undefined && init.mode !== "cors") return false;
   if (init.signal?.aborted) return false;
   let origin;
@@ -152,7 +152,6 @@ async function answersWithoutCors(scope, input, init) {
       );
     // A byte range is read through CORS only (no image stands in for it, and a refusal ends the
     // read): the request once more tells a connection reset from a server without CORS headers.
-    const ranged = init.headers instanceof Headers && init.headers.has("range");
     const checked = ranged
       ? scope.fetch(input, { ...init, signal: undefined, cache: "no-store" }).then((response) => {
           answeredCors(response.url);
