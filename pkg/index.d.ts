@@ -73,6 +73,8 @@ export interface HostStats {
   aborted: number;
   /** Calls that shared another call's request. */
   coalesced: number;
+  /** Calls served from the client's recently delivered tiles (`memoryCacheBytes`), with no request. */
+  fromMemory: number;
   /** Hedges sent to this host (counted in `attempts` too). */
   hedges: number;
   /** Hedges whose tile came before the attempt they hedged. */

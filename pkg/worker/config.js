@@ -131,7 +131,9 @@ function gate(v) {
  */
 export function resolveConfig(config) {
   if (!isPlainObject(config)) throw invalid("config", `must be an object with at least \`upstream\` (got ${show(config)})`);
-  const client = {};
+  // The proxy's cache is the Cache API, shared by the isolate's requests and held to its own
+  // TTLs: a second, in-memory copy per isolate would only answer past them.
+  const client = { memoryCacheBytes: 0 };
   for (const [k, v] of Object.entries(config)) {
     if (PROXY_KEYS.includes(k)) continue;
     const near = PROXY_KEYS.find((p) => p.toLowerCase() === k.toLowerCase());

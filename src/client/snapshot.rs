@@ -18,6 +18,8 @@ pub struct HostSnapshot {
     pub aborted: u64,
     /// Calls that joined another call's flight.
     pub coalesced: u64,
+    /// Calls served from the client's recently delivered tiles.
+    pub from_memory: u64,
     /// Hedges sent to this host.
     pub hedges: u64,
     /// Hedges whose tile came first.
@@ -86,6 +88,7 @@ impl HostSnapshot {
             successes: c.successes,
             aborted: c.aborted,
             coalesced: c.coalesced,
+            from_memory: c.from_memory,
             hedges: c.hedges,
             hedges_won: c.hedges_won,
             in_flight: host.slots.in_flight(),

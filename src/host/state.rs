@@ -149,6 +149,8 @@ pub struct Counters {
     pub aborted: u64,
     /// Calls that joined an identical call's request instead of sending their own.
     pub coalesced: u64,
+    /// Calls served from the client's recently delivered tiles, with no request.
+    pub from_memory: u64,
     /// Hedges sent to this host: a second attempt beside one that had not answered.
     pub hedges: u64,
     /// Of those, the ones whose tile came first.

@@ -6,7 +6,7 @@ use crate::host::breaker::BreakerConfig;
 use crate::host::budget::BudgetConfig;
 use crate::host::slots::QueueOrder;
 use crate::host::HostConfig;
-use crate::options::registry::Scope;
+use crate::options::registry::{Scope, MEMORY_CACHE_BYTES};
 use crate::options::validate::{millis, one_of, unknown_among, wrong_type};
 use crate::options::{entries_of, Entry, Key, Options, Preset, Value, KEYS};
 use crate::text::format::{concat, decimal_text};
@@ -40,6 +40,8 @@ pub struct ClientConfig {
     pub hosts: Vec<HostRule>,
     /// Whether `onEvent` was given (the wasm layer keeps the function).
     pub has_on_event: bool,
+    /// `memoryCacheBytes`: the bound of the client's recently delivered tiles.
+    pub memory_cache_bytes: usize,
 }
 
 impl ClientConfig {
@@ -55,9 +57,11 @@ impl ClientConfig {
         let mut host_entries = Vec::new();
         let mut hosts_value = None;
         let mut has_on_event = false;
+        let mut memory_cache = None;
         for &(key, value) in entries {
             match key {
                 "hosts" => hosts_value = Some(value),
+                "memoryCacheBytes" => memory_cache = Some(value),
                 "onEvent" => match value {
                     Value::Absent => {}
                     Value::Function => has_on_event = true,
@@ -84,7 +88,13 @@ impl ClientConfig {
             }
             Some(other) => return Err(wrong_type("hosts", "an object keyed by host[:port]", other)),
         }
-        Ok(ClientConfig { options, host, hosts, has_on_event })
+        let memory_cache_bytes = match memory_cache {
+            None | Some(Value::Absent) => {
+                MEMORY_CACHE_BYTES.default.number(matches!(options.preset, Preset::Batch)) as usize
+            }
+            Some(value) => count("memoryCacheBytes", value, 0, 1 << 30)? as usize,
+        };
+        Ok(ClientConfig { options, host, hosts, has_on_event, memory_cache_bytes })
     }
 
     /// The rule for `host` (as [`crate::host::host_key`] gives it), if any.
@@ -333,6 +343,25 @@ mod tests {
         assert_eq!(c.host.breaker, BreakerConfig::INTERACTIVE);
         assert_eq!(c.host.budget, BudgetConfig { ratio: 0.5, min_per_second: 10.0 });
         assert!(c.hosts.is_empty() && !c.has_on_event);
+    }
+
+    #[test]
+    fn memory_cache_bytes_follows_the_preset_unless_set() {
+        assert_eq!(ClientConfig::parse(&[]).unwrap().memory_cache_bytes, 16 << 20);
+        let batch = ClientConfig::parse(&[("preset", Value::Text("batch".into()))]).unwrap();
+        assert_eq!(batch.memory_cache_bytes, 0);
+        let set =
+            ClientConfig::parse(&[("preset", Value::Text("batch".into())), ("memoryCacheBytes", n(4096.0))]);
+        assert_eq!(set.unwrap().memory_cache_bytes, 4096);
+        for bad in [n(-1.0), n(0.5), Value::Text("16MB".into())] {
+            match ClientConfig::parse(&[("memoryCacheBytes", bad)]) {
+                Err(Error::InvalidOptions { field, .. }) => assert_eq!(field, "memoryCacheBytes"),
+                other => panic!("{other:?}"),
+            }
+        }
+        let per_host =
+            ClientConfig::parse(&[("hosts", rec(&[("a.example", rec(&[("memoryCacheBytes", n(1.0))]))]))]);
+        assert!(matches!(per_host, Err(Error::InvalidOptions { .. })), "{per_host:?}");
     }
 
     #[test]

@@ -371,8 +371,26 @@ pub const HOST_SETTINGS: [Setting; 9] = [
     LEARN_RATE,
 ];
 
+/// `memoryCacheBytes`.
+pub const MEMORY_CACHE_BYTES: Setting = Setting {
+    object: "",
+    key: "memoryCacheBytes",
+    ts_type: "number",
+    default: Number(16_777_216.0, 0.0),
+    doc: "Bytes of recently delivered tiles the client keeps in memory and hands out again, \
+          without a request, to an identical call (16 MiB; 0, off, for preset `\"batch\"`): a \
+          map panned back shows its tiles at once, as a page's `<img>` loader reuses the images \
+          it has shown. A response with `Cache-Control: no-store` is not kept, one with \
+          `no-cache` not reused; `max-age` (less `Age`) or `Expires` bounds the reuse, and a \
+          tile that states neither is reused for 5 minutes. Such a tile comes with `attempts: \
+          0`; a call whose `cache` option is `\"no-store\"`, `\"reload\"` or `\"no-cache\"` \
+          is not served from it, and a call with a `fetch` of its own neither. Each caller \
+          gets a copy of the bytes.",
+};
+
 /// The settings only a client takes, not a `hosts` entry.
-pub const CLIENT_SETTINGS: [Setting; 2] = [
+pub const CLIENT_SETTINGS: [Setting; 3] = [
+    MEMORY_CACHE_BYTES,
     Setting {
         object: "",
         key: "hosts",
@@ -449,7 +467,7 @@ pub const BREAKER_KEYS: [&str; 4] = keys_in(&HOST_SETTINGS, "breaker");
 /// The keys of `retryBudget`.
 pub const BUDGET_KEYS: [&str; 2] = keys_in(&HOST_SETTINGS, "retryBudget");
 /// The keys only a client takes.
-pub const CLIENT_KEYS: [&str; 2] = keys_in(&CLIENT_SETTINGS, "");
+pub const CLIENT_KEYS: [&str; 3] = keys_in(&CLIENT_SETTINGS, "");
 
 impl Key {
     /// The key spelled `name`, if there is one.
@@ -495,7 +513,7 @@ mod tests {
         assert_eq!(HOST_KEYS, ["maxConcurrent", "queueOrder", "breaker", "retryBudget", "learnRate"]);
         assert_eq!(BREAKER_KEYS, ["failureThreshold", "openMs", "halfOpenProbes", "maxOpenMs"]);
         assert_eq!(BUDGET_KEYS, ["ratio", "minPerSecond"]);
-        assert_eq!(CLIENT_KEYS, ["hosts", "onEvent"]);
+        assert_eq!(CLIENT_KEYS, ["memoryCacheBytes", "hosts", "onEvent"]);
         assert_eq!(BREAKER_OPEN_MS.name(), "breaker.openMs");
         assert_eq!(MAX_CONCURRENT.name(), "maxConcurrent");
     }

@@ -3,5 +3,6 @@
 
 pub mod byte_range;
 pub mod classify;
+pub mod freshness;
 pub mod ogc_exception;
 pub mod rate_limit;

@@ -14,20 +14,21 @@ use web_sys::Response;
 use super::abort::{AbortWatch, Stop};
 use super::effects::{AbortableSleep, JsClock, JsRandom, Timer};
 use super::js_options::{build_request, read_entries, read_urls, BuiltRequest};
-use super::transport::{FetchTransport, WebBody};
+use super::transport::{FetchTransport, Fetched, WebBody};
 use super::wire::{
     add_host_stats, make_attempt_event, make_breaker_event, make_cors_event, make_give_up_event,
     make_hedge_event, make_host_settings, make_pacing_event, make_pause_event, make_queue_event,
     make_retry_event, make_retry_info, make_tile, Named,
 };
 use super::{early_error, failure_to_js};
-use crate::client::{flight_key, Callers, FlightTable, HostRegistry, HostSnapshot, Joinable};
+use crate::client::{flight_key, Callers, FlightTable, HostRegistry, HostSnapshot, Joinable, RecentTiles};
 use crate::host::state::{Hold, SharedHost};
 use crate::host::{host_key, HostState};
 use crate::options::client_config::ClientConfig;
 use crate::options::{entries_of, Options};
 use crate::redact::redact_url;
 use crate::response::byte_range::whole_to_range;
+use crate::response::freshness::{reuse_ms, FreshnessHeaders};
 use crate::retry::platform::Clock;
 use crate::retry::race::{race, Either};
 use crate::retry::{fetch_with_retries, Cause, Delivered, Event, GaveUp, Runtime};
@@ -42,6 +43,8 @@ pub struct ClientInner {
     on_event: Option<Function>,
     hosts: RefCell<HostRegistry>,
     flights: RefCell<FlightTable<Flight>>,
+    /// Tiles delivered lately, handed out again to identical calls (`memoryCacheBytes`).
+    recent: RefCell<RecentTiles<SharedTile>>,
 }
 
 impl ClientInner {
@@ -49,6 +52,7 @@ impl ClientInner {
         let (entries, js) = read_entries(config, "config")?;
         let config = ClientConfig::from_entries(&entries_of(&entries))?;
         Ok(ClientInner {
+            recent: RefCell::new(RecentTiles::new(config.memory_cache_bytes)),
             config,
             headers: js.headers,
             fetch: js.fetch,
@@ -75,7 +79,7 @@ impl ClientInner {
             // Redacted only when needed: a call that prepares well shows its resolved URL.
             early_error(e, &url.as_string().map(|u| redact_url(&u)).unwrap_or_default())
         })?;
-        let Prepared { options, url_lines, route, request, headers, signal, on_retry } = prepared;
+        let Prepared { options, url_lines, route, request, headers, signal, on_retry, own_fetch } = prepared;
         let redacted_url = redact_url(pieces(&url_lines, b'\n').next().unwrap_or(""));
         let own_abort = AbortWatch::new(signal);
         if own_abort.is_aborted() {
@@ -85,6 +89,17 @@ impl ClientInner {
         let now = JsClock.now_ms();
         let called = called_ms.filter(|at| at.is_finite()).map_or(now, |at| at.min(now));
         let key = flight_key(&url_lines, &options, &headers);
+        if !own_fetch && serves_from_memory(options.cache) {
+            let kept = self.recent.borrow_mut().get(&key, now);
+            if let Some(tile) = kept {
+                let mut primary = route[0].borrow_mut();
+                primary.counters.requests += 1;
+                primary.counters.successes += 1;
+                primary.counters.from_memory += 1;
+                return Ok(make_tile(&tile.response, &tile.data, false, 0, 0.0, tile.empty));
+            }
+        }
+        let keeps = !own_fetch && options.cache != Some("no-store");
         let own_end = called + options.deadline_ms;
         let existing = self.flights.borrow().joinable(&key, own_end, options.deadline_ms);
         let joined = existing.is_some();
@@ -111,6 +126,9 @@ impl ClientInner {
                 super::task::spawn(async move {
                     let outcome = client.run_flight(&task, run).await;
                     client.flights.borrow_mut().finish(&key, &task);
+                    if let (Ok(tile), true) = (&outcome, keeps) {
+                        client.keep(key, tile, &task);
+                    }
                     task.finish(outcome);
                 });
                 flight
@@ -144,6 +162,31 @@ impl ClientInner {
         }
     }
 
+    /// For how long a tile that came in `fetched` may be handed out again, when the client
+    /// keeps tiles at all.
+    fn reuse_ms(&self, fetched: &Fetched) -> Option<f64> {
+        if !self.recent.borrow().is_on() {
+            return None;
+        }
+        let (cache_control, age, expires) = (fetched.cache_control(), fetched.age(), fetched.expires());
+        let freshness = FreshnessHeaders {
+            cache_control: cache_control.as_deref(),
+            age: age.as_deref(),
+            expires: expires.as_deref(),
+        };
+        reuse_ms(&freshness, JsClock.epoch_ms())
+    }
+
+    /// Keeps a delivered `tile` for identical calls, for as long as its response allows; its
+    /// flight's callers then each get a copy (the kept bytes are never handed out).
+    fn keep(&self, key: String, tile: &SharedTile, flight: &Flight) {
+        if let Some(ms) = tile.reuse_ms {
+            let bytes = tile.data.length() as usize;
+            self.recent.borrow_mut().put(&key, tile.clone(), bytes, JsClock.now_ms() + ms);
+            flight.handed_out.set(true);
+        }
+    }
+
     fn prepare(&self, url: &JsValue, options: &JsValue) -> Result<Prepared, Error> {
         let (entries, js) = read_entries(options, "options")?;
         let entries = entries_of(&entries);
@@ -174,6 +217,7 @@ impl ClientInner {
             headers: sent,
             signal: js.signal,
             on_retry: js.on_retry,
+            own_fetch: js.fetch.is_some(),
         })
     }
 
@@ -208,7 +252,7 @@ impl ClientInner {
             }
         };
         match fetch_with_retries(&run.options, &run.route, &effects, run.called, on_event).await {
-            Ok(Delivered { body: WebBody { response, data }, empty, attempts, elapsed_ms }) => {
+            Ok(Delivered { body: WebBody { response, data, fetched }, empty, attempts, elapsed_ms }) => {
                 let data = match run
                     .options
                     .range
@@ -217,7 +261,8 @@ impl ClientInner {
                     Some((start, end)) => data.subarray(start as u32, end as u32),
                     None => data,
                 };
-                Ok(SharedTile { response, data, empty, attempts, elapsed_ms })
+                let reuse_ms = if empty { None } else { self.reuse_ms(&fetched) };
+                Ok(SharedTile { response, data, empty, attempts, elapsed_ms, reuse_ms })
             }
             // Every caller has gone (that is what stopped it): nobody reads the error, and a JS
             // Error costs a stack capture, which adds up when a map drops a hundred tiles at once.
@@ -262,6 +307,7 @@ impl ClientInner {
                 ("successes", s.successes),
                 ("aborted", s.aborted),
                 ("coalesced", s.coalesced),
+                ("fromMemory", s.from_memory),
                 ("hedges", s.hedges),
                 ("hedgesWon", s.hedges_won),
                 ("inFlight", s.in_flight as u64),
@@ -320,6 +366,9 @@ struct Prepared {
     headers: String,
     signal: Option<web_sys::AbortSignal>,
     on_retry: Option<Function>,
+    /// The call has a `fetch` of its own: its answers are not the client's to keep or reuse
+    /// (the function is no part of what makes calls identical).
+    own_fetch: bool,
 }
 
 struct FlightRun {
@@ -337,6 +386,9 @@ struct FlightRun {
 struct SharedTile {
     response: Response,
     data: Uint8Array,
+    /// For how long it may be handed out again from the client's recent tiles (`None`: not
+    /// kept).
+    reuse_ms: Option<f64>,
     empty: bool,
     attempts: u32,
     elapsed_ms: f64,
@@ -431,6 +483,12 @@ impl Drop for Caller {
             self.flight.stop.stop();
         }
     }
+}
+
+/// Whether a call with this fetch `cache` mode may be served from the client's recent tiles:
+/// not one that asks the network for a fresh answer.
+fn serves_from_memory(cache: Option<&str>) -> bool {
+    !matches!(cache, Some("no-store" | "reload" | "no-cache"))
 }
 
 fn give_up_to_js(gave_up: GaveUp<JsValue>, url: &str) -> JsValue {

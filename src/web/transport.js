@@ -18,6 +18,8 @@
  * @property {string | undefined} date
  * @property {string | undefined} rateLimit the rate-limit fields the response has, one
  *   `name: value` line each (`rateLimitFields`), or undefined when it has none
+ * @property {string | undefined} cacheControl read when asked (a delivered tile's freshness)
+ * @property {string | undefined} expires the same
  */
 
 /**
@@ -62,6 +64,12 @@ export async function fetchWhole(request, index, signal, bust, hedge) {
     age: header("age"),
     date: header("date"),
     rateLimit: rateLimitFields(headers),
+    get cacheControl() {
+      return header("cache-control");
+    },
+    get expires() {
+      return header("expires");
+    },
   };
 }
 

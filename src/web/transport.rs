@@ -34,7 +34,7 @@ extern "C" {
     ) -> Promise;
 
     /// A response and what classification reads of it (`Fetched` in transport.js).
-    type Fetched;
+    pub type Fetched;
     #[wasm_bindgen(method, getter)]
     fn response(this: &Fetched) -> Response;
     #[wasm_bindgen(method, getter)]
@@ -52,11 +52,17 @@ extern "C" {
     #[wasm_bindgen(method, getter, js_name = retryAfter)]
     fn retry_after(this: &Fetched) -> Option<String>;
     #[wasm_bindgen(method, getter)]
-    fn age(this: &Fetched) -> Option<String>;
+    pub fn age(this: &Fetched) -> Option<String>;
     #[wasm_bindgen(method, getter)]
     fn date(this: &Fetched) -> Option<String>;
     #[wasm_bindgen(method, getter, js_name = rateLimit)]
     fn rate_limit(this: &Fetched) -> Option<String>;
+    /// `Cache-Control`, read only when the tile is delivered (its freshness).
+    #[wasm_bindgen(method, getter, js_name = cacheControl)]
+    pub fn cache_control(this: &Fetched) -> Option<String>;
+    /// `Expires`, the same.
+    #[wasm_bindgen(method, getter)]
+    pub fn expires(this: &Fetched) -> Option<String>;
 
     /// The error's message, and its cause's code where there is one (see transport.js).
     /// Aborts an attempt that ran out of time with a `TimeoutError`, as `AbortSignal.timeout`
@@ -93,6 +99,8 @@ extern "C" {
 pub struct WebBody {
     pub response: Response,
     pub data: Uint8Array,
+    /// The attempt's answer, for what only a delivered tile is asked (its freshness).
+    pub fetched: Fetched,
 }
 
 pub struct FetchTransport<'a> {
@@ -116,8 +124,9 @@ impl<'a> FetchTransport<'a> {
     ) -> Result<(ResponseFacts, WebBody), JsValue> {
         let fetched = fetch_whole(self.request, mirror as u32, &controller.signal(), cache_bust, hedge);
         let fetched: Fetched = PromiseFuture::new(fetched).await?.unchecked_into();
-        let body = WebBody { response: fetched.response(), data: fetched.data() };
-        Ok((facts(&fetched, &body.data), body))
+        let facts = facts(&fetched, &fetched.data());
+        let body = WebBody { response: fetched.response(), data: fetched.data(), fetched };
+        Ok((facts, body))
     }
 }
 

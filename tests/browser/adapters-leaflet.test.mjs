@@ -2,7 +2,7 @@
 // against the loopback fault server.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { setUp, scenarios, viewTiles, waitSettled, assertPixels } from "./adapters-common.mjs";
+import { setUp, scenarios, viewTiles, waitSettled, assertPixels, sleep } from "./adapters-common.mjs";
 import { screenshot } from "./helpers.mjs";
 
 let env;
@@ -73,6 +73,51 @@ test("createTileLayer: {s} subdomains are tilefetch mirrors (a retry goes to the
       page.problems().filter((p) => !mirror503.test(p)),
       [],
     );
+  } finally {
+    await page.closeContext();
+  }
+});
+
+// A map panned back: Leaflet makes the tiles anew; the client's recent tiles hand them out
+// again without a request, as Leaflet's own <img> loader does from the page's image memory. (The
+// first view's tiles, but its first, may load as images while the page learns whether the server
+// sends CORS headers: those the browser keeps, not the client. So the tiles are shown twice first.)
+test("createTileLayer: tiles shown again after a pan back come from memory, not the server", { timeout: 30_000 }, async (_t) => {
+  const run = "leaflet-pan-back";
+  const page = await env.open();
+  try {
+    const zoom = 3;
+    const home = [1024, 768];
+    const away = [home[0], home[1] + 1024];
+    const tiles = viewTiles(zoom, home);
+    const keys = tiles.map((t) => t.key);
+    const loads = (key) => page.evaluate((k) => window.harness.states()[k]?.starts ?? 0, key);
+    /** Moves to `center` and waits until each of its view tiles has loaded once more. */
+    const go = async (center) => {
+      const view = viewTiles(zoom, center).map((t) => t.key);
+      const before = await Promise.all(view.map(loads));
+      await page.evaluate(([c, z]) => window.harness.view(c, z), [center, zoom]);
+      await page.waitForFunction(
+        ([view, before]) => view.every((k, i) => window.harness.states()[k]?.starts > before[i] && window.harness.states()[k].state === "loaded"),
+        [view, before],
+        { timeout: 10_000 },
+      );
+    };
+    // cc=none: no Cache-Control, as most tile servers send (the fault server's default is no-store).
+    await page.evaluate((s) => window.harness.create(s), { template: `${env.srv.url}/tile/{z}/{x}/{y}.png?run=${run}&cc=none`, zoom, center: home });
+    await waitSettled(page, keys);
+    await go(away);
+    await go(home);
+    await go(away);
+    const requests = env.srv.requests(run);
+    const fromMemory = await page.evaluate(() => window.__defaultClientFromMemory());
+    await go(home);
+    await sleep(150); // a frame to draw the last tile
+    await screenshot(page, "leaflet-pan-back");
+    await assertPixels(page, tiles);
+    assert.equal(env.srv.requests(run), requests, "no request for the tiles shown before");
+    const served = (await page.evaluate(() => window.__defaultClientFromMemory())) - fromMemory;
+    assert.ok(served >= tiles.length, `${served} tiles from memory for the ${tiles.length} of the view`);
   } finally {
     await page.closeContext();
   }

@@ -51,6 +51,7 @@
 //   any fault or outage (a tile server behind a login).
 // ra: "N" seconds as is | "date:N" IMF-fixdate N s ahead | "raw:TEXT" verbatim.
 // p: probability (seeded PRNG over seed/key/n), n: only the first n requests of the key.
+// cc=VALUE: every answer's Cache-Control is VALUE in place of no-store; cc=none: none is sent.
 // age=S: healthy answers carry `Age: S` unless the query has `_tf` (a cache-busted request).
 // delay=MS before every answer (delayjitter=MS adds a uniform [0, MS) to it); slowp=P + slowms=MS: a two-point slow tail;
 //   tailms=XM (+ alpha=A, default 1; tailmaxms=MS, default 60000): a Pareto-distributed extra delay,
@@ -608,9 +609,14 @@ export async function startFaultServer({ seed = 1, host = "127.0.0.1", port = 0,
 
     // cors=0: no Access-Control-* headers at all, as MapServer's CGI and GeoServer ship.
     const withCors = params.get("cors") !== "0";
+    // cc=VALUE: the answer's Cache-Control in place of no-store; cc=none: no Cache-Control at all
+    // (most tile servers send none, and a page's <img> then reuses a tile it has shown).
+    const cacheControl = params.get("cc");
     const hdr = (extra) => {
       const headers = baseHeaders({ "X-Fault": fault, "X-Fault-Attempt": String(n), ...extra });
       if (!withCors) for (const name of Object.keys(headers)) if (name.startsWith("Access-Control-")) delete headers[name];
+      if (cacheControl === "none") delete headers["Cache-Control"];
+      else if (cacheControl !== null) headers["Cache-Control"] = cacheControl;
       return headers;
     };
 

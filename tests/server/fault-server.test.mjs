@@ -125,6 +125,15 @@ describe("fault server", () => {
     assert.equal(srv.aborted("plain"), 0);
   });
 
+  test("cc=: the answer's Cache-Control replaced, or none at all", async () => {
+    const none = await fetch(`${srv.url}/tile/3/1/2.png?run=cc&cc=none`);
+    await none.arrayBuffer();
+    assert.equal(none.headers.get("cache-control"), null);
+    const given = await fetch(`${srv.url}/tile/3/1/2.png?run=cc&cc=max-age%3D60`);
+    await given.arrayBuffer();
+    assert.equal(given.headers.get("cache-control"), "max-age=60");
+  });
+
   test("CORS headers on errors and OPTIONS preflight (not counted)", async () => {
     const e = await fetch(`${srv.url}/tile/0/0/0.png?run=cors&f=404`);
     assert.equal(e.status, 404);
