@@ -162,7 +162,7 @@ export function script(seed = 11) {
  * `keys`: the view's tiles, or null when the page says which they are (harness.viewKeys, at
  * `level` when known; else null until the page knows, and no tiles if it never does).
  */
-async function stepInPage({ step, spec, keys: given, level, limitMs }) {
+export async function stepInPage({ step, spec, keys: given, level, limitMs }) {
   const t0 = performance.now();
   if (step.action === "open") window.harness.create(spec);
   else window.harness.view(step.center, step.z);

@@ -15,6 +15,7 @@ import { FLOOR_ID, FLOOR_LABEL } from "./floor/id.mjs";
 import { SCENARIOS, windowFloorMs } from "./scenarios.mjs";
 import { slowUpstreamSection } from "./report-slow-upstream.mjs";
 import { pmtilesSection } from "./report-pmtiles.mjs";
+import { sessionSection } from "./report-mapview-session.mjs";
 import { installedVersion, anchorClients, HERE, ROOT, OUT } from "./bundle.mjs";
 import { outagePlot } from "./svg.mjs";
 import { mapviewSection } from "./report-mapview.mjs";
@@ -467,6 +468,7 @@ if (!fault) {
 
 // ------------------------------------------------------------------ map view over HTTP/2, full screen
 md.push(...setupsSection(["mapview-1792x1024.json", "mapview-h2.json", "mapview-h2-1792x1024.json"].map(readJson), lose));
+md.push(...sessionSection(readJson("mapview-session.json"), lose));
 
 // ------------------------------------------------------------------ edge scale
 md.push(...edgeSection(readJson("edge.json"), lose));

@@ -20,7 +20,9 @@
 #                the fast server (--server fast-returning), where a tile's time goes there
 #                (bench/mapview-phases.mjs) and what starting a request costs the page
 #                (bench/request-start.mjs); healthy, OpenLayers, Leaflet and MapLibre at full
-#                screen and over HTTP/2 (--viewport 1792x1024, --protocol h2, both)
+#                screen and over HTTP/2 (--viewport 1792x1024, --protocol h2, both); a pan faster
+#                than a 300 ms server and a long session panning back and forth
+#                (bench/mapview-session.mjs)
 #      and, through the edge proxy in workerd, a slow upstream and a fixed-window quota
 #      (bench/slow-upstream.mjs; Node's side of both is in the fault benchmark)
 #   6. soak      100 000 fetchTile calls in one process (bench/soak.mjs)
@@ -79,6 +81,7 @@ phase mapview-mapproxy node bench/mapview.mjs --server mapproxy
 phase mapview-1792 node bench/mapview.mjs --scenarios ok --libs ol,leaflet,maplibre --viewport 1792x1024
 phase mapview-h2 node bench/mapview.mjs --scenarios ok --libs ol,leaflet,maplibre --protocol h2
 phase mapview-h2-1792 node bench/mapview.mjs --scenarios ok --libs ol,leaflet,maplibre --protocol h2 --viewport 1792x1024
+phase mapview-session node bench/mapview-session.mjs
 phase mapview-phases node bench/mapview-phases.mjs
 phase request-start node bench/request-start.mjs
 phase edge node bench/edge-scale.mjs
