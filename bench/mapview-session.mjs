@@ -92,7 +92,7 @@ async function fastPan(env, lib, loader, round) {
       keys: viewTiles(ZOOM, last).map((t) => t.key),
       limitMs: STEP_LIMIT_MS + PANS * PAN_EVERY_MS,
     });
-    return { lib: lib.id, loader, round, completeMs: r.completeMs, requests: env.srv.requests(run) - before };
+    return { lib: lib.id, loader, round, completeMs: r.completeMs, requests: env.srv.requests(run) - before, aborted: env.srv.aborted(run) };
   } finally {
     await page.closeContext();
   }
@@ -137,7 +137,7 @@ async function main() {
           const r = await fastPan(env, lib, loader, round);
           fast.push(r);
           process.stderr.write(
-            `  ${lib.id.padEnd(8)} fast pan  ${loader.padEnd(9)} last view complete ${r.completeMs === null ? "—" : Math.round(r.completeMs)} ms after the first pan, ${r.requests} requests\n`,
+            `  ${lib.id.padEnd(8)} fast pan  ${loader.padEnd(9)} last view complete ${r.completeMs === null ? "—" : Math.round(r.completeMs)} ms after the first pan, ${r.requests} requests (${r.aborted} aborted by the client)\n`,
           );
         }
       }

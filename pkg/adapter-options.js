@@ -7,10 +7,11 @@ import { fetchTile, TileClient } from "./browser.js";
  * Splits an adapter's `options`: `client`, the fetchTile options (keys for which `isFetchKey`
  * is true) and the rest (the adapter's or the map library's own). `load(url, signal, extra?)`
  * fetches through the client (or the default one) with the options, `extra` over them, and
- * `signal` joined with the caller's `signal` option. Throws a TypeError naming `adapter` for
+ * `signal` joined with the caller's `signal` option; `defaults`: fetchTile options the adapter
+ * asks for unless its options say otherwise. Throws a TypeError naming `adapter` for
  * options that are neither an object nor a TileClient, and for a `client` that is no TileClient.
  */
-export function adapterOptions(adapter, options, isFetchKey = () => true) {
+export function adapterOptions(adapter, options, isFetchKey = () => true, defaults = {}) {
   let client = null;
   const fetchOptions = {};
   const rest = {};
@@ -29,7 +30,7 @@ export function adapterOptions(adapter, options, isFetchKey = () => true) {
   }
   const load = (url, signal, extra) => {
     const userSignal = fetchOptions.signal ?? null;
-    const opts = { ...fetchOptions, ...extra, signal: userSignal ? AbortSignal.any([userSignal, signal]) : signal };
+    const opts = { ...defaults, ...fetchOptions, ...extra, signal: userSignal ? AbortSignal.any([userSignal, signal]) : signal };
     return client ? client.fetchTile(url, opts) : fetchTile(url, opts);
   };
   return { fetchOptions, rest, load };

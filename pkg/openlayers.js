@@ -18,7 +18,10 @@ import { loadTile } from "./without-cors.js";
  * @returns {{load: (url: string | string[], signal: AbortSignal, extra?: object) => Promise<import("./index.d.ts").Tile>, map: any, custom?: Function}}
  */
 function prepare(options) {
-  const { fetchOptions, rest, load } = adapterOptions("openlayers", options, (k) => k !== "map");
+  // OpenLayers' own loader never abandons an image it started: a tile the view no longer wants
+  // frees OpenLayers' queue at once (it is aborted for OpenLayers), and its request, already on
+  // the server, lands into the client's recent tiles (docs/map-libraries.md).
+  const { fetchOptions, rest, load } = adapterOptions("openlayers", options, (k) => k !== "map", { whenAbandoned: "land" });
   return { load, map: rest.map ?? null, custom: fetchOptions.fetch };
 }
 

@@ -24,6 +24,23 @@ const corsOrigins = new Set();
  * the origin's CORS answer is known, and what settles it.
  */
 const firstContacts = new Map();
+/**
+ * Tiles of origins that send CORS headers that were loaded as images all the same, while their
+ * origin's first contact was on its way (most of a first view), with their image: asked again
+ * (a map panned back, or redrawn), they are shown from it, as the library's own loader shows an
+ * image it has, where a fetch would ask the server once more (an image's bytes are not the
+ * client's to keep). The most recent few, the images a first view has.
+ */
+const shownAsImages = new Map();
+const SHOWN_AS_IMAGES_MAX = 64;
+
+function rememberShownAsImage(url, image) {
+  if (typeof url !== "string") return;
+  shownAsImages.delete(url);
+  shownAsImages.set(url, image);
+  if (shownAsImages.size > SHOWN_AS_IMAGES_MAX) shownAsImages.delete(shownAsImages.keys().next().value);
+}
+
 /** Loads through `fetch` in flight, by origin: each one's restart as an image load. */
 const fetching = new Map();
 
@@ -132,7 +149,8 @@ function imageFetch(into, crossOrigin, referrerPolicy) {
           return;
         }
         into.image = image;
-        resolve(new Response(STAND_IN, { status: 200, headers: { "content-type": "image/png" } }));
+        // no-store: the stand-in is no tile for the client to keep.
+        resolve(new Response(STAND_IN, { status: 200, headers: { "content-type": "image/png", "cache-control": "no-store" } }));
       };
       const onAbort = () => {
         settle(signal.reason);
@@ -195,6 +213,11 @@ export function loadTile(load, url, signal, { extra, crossOrigin = null, referre
   };
   recall(origin);
   if (loadsAsImage(origin)) return asImage();
+  const shown = corsOrigins.has(origin) ? shownAsImages.get(url) : undefined;
+  if (shown) {
+    rememberShownAsImage(url, shown);
+    return signal.aborted ? Promise.reject(signal.reason) : Promise.resolve({ image: shown });
+  }
   if (corsOrigins.has(origin)) {
     // A server that sent CORS headers: the plain load, nothing to move (a server that stops
     // sending them is found by its next tile, as a first contact would find it).
@@ -239,7 +262,11 @@ function whileUnknown(load, url, signal, extra, origin, { crossOrigin, referrerP
     return (custom ?? globalThis.fetch)(input, init);
   };
   return load(url, signal, { ...extra, fetch: attempt }).then(
-    (tile) => (into.image ? { image: into.image } : { tile }),
+    (tile) => {
+      if (!into.image) return { tile };
+      rememberShownAsImage(url, into.image);
+      return { image: into.image };
+    },
     (error) => {
       // A later attempt through fetch found the origin without CORS headers after all (it
       // stopped sending them): as a known origin's load does, the tile loads as an image.

@@ -168,7 +168,8 @@ mod tests {
     #[test]
     fn keys_that_differ_anywhere_are_different_entries() {
         let mut recent = RecentTiles::new(usize::MAX);
-        let keys = ["https://t/1/2/3.png", "https://t/1/2/3.pn", "https://t/1/3/2.png", "https://t/1/2/3.png\nx"];
+        let keys =
+            ["https://t/1/2/3.png", "https://t/1/2/3.pn", "https://t/1/3/2.png", "https://t/1/2/3.png\nx"];
         for (i, key) in keys.iter().enumerate() {
             recent.put(key, i, 1, f64::INFINITY);
         }

@@ -66,6 +66,8 @@ pub struct Options {
     pub referrer_policy: Option<&'static str>,
     /// `cache`; `None`: not sent.
     pub cache: Option<&'static str>,
+    /// `whenAbandoned` is `"land"`.
+    pub lands_abandoned: bool,
     /// `startJitterMs`.
     pub start_jitter_ms: f64,
     /// `maxAgeS`; `None`: off.
@@ -123,6 +125,7 @@ impl Key {
 
 const CREDENTIALS: [&str; 3] = ["omit", "same-origin", "include"];
 const MODES: [&str; 3] = ["cors", "no-cors", "same-origin"];
+const WHEN_ABANDONED: [&str; 2] = ["abort", "land"];
 const CACHES: [&str; 6] = ["default", "no-store", "reload", "no-cache", "force-cache", "only-if-cached"];
 const REFERRER_POLICIES: [&str; 9] = [
     "",
@@ -158,6 +161,7 @@ impl Options {
             mode: None,
             referrer_policy: None,
             cache: None,
+            lands_abandoned: Key::WhenAbandoned.default().text(batch) == WHEN_ABANDONED[1],
             start_jitter_ms: number(const { per_preset(Key::StartJitterMs) }),
             max_age_s: None,
             max_bytes: number(const { per_preset(Key::MaxBytes) }),
@@ -245,12 +249,13 @@ impl Options {
                     _ => self.max_age_s = Some(ms),
                 }
             }
-            Jitter | Credentials | Mode | ReferrerPolicy | Cache => {
+            Jitter | Credentials | Mode | ReferrerPolicy | Cache | WhenAbandoned => {
                 let allowed: &[&'static str] = match field {
                     Jitter => &crate::timing::backoff::Jitter::NAMES,
                     Credentials => &CREDENTIALS,
                     Mode => &MODES,
                     ReferrerPolicy => &REFERRER_POLICIES,
+                    WhenAbandoned => &WHEN_ABANDONED,
                     _ => &CACHES,
                 };
                 let chosen = text(key, value)
@@ -262,6 +267,7 @@ impl Options {
                     Credentials => self.credentials = name,
                     Mode => self.mode = name,
                     ReferrerPolicy => self.referrer_policy = name,
+                    WhenAbandoned => self.lands_abandoned = chosen == 1,
                     _ => self.cache = name,
                 }
             }

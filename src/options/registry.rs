@@ -232,6 +232,15 @@ registry! {
          (32 MiB; 64 MiB for preset `\"batch\"`). A larger declared `Content-Length` is refused \
          before the body is read; a body without one is cut as soon as it passes the bound. \
          Either rejects at once with kind `\"too-large\"`: not retried, not held against the host.";
+    WhenAbandoned "whenAbandoned": r#""abort" | "land""# = Text("abort", "abort"), Host,
+        "What a request in flight becomes once every caller of its tile has gone (its signal \
+         aborted, its deadline passed): `\"abort\"` aborts it; `\"land\"`, in a page, lets it \
+         finish when it has a connection (the server has it already) and its host's answers say \
+         it is due within half a second, and keeps its tile for the next identical call \
+         (`memoryCacheBytes`), which joins it while it is out; nothing more is started for it \
+         (no retry, no hedge). A map that pans faster than its server answers then spends no \
+         request twice. The OpenLayers adapter asks for `\"land\"` (OpenLayers' own loader \
+         never abandons an image it started); elsewhere, and in Node, it aborts.";
     Range "range": "ByteRange" = Unset("none: the whole resource"), Call,
         "Asks for `length` bytes from `offset` (a `Range` header), as a cloud-optimised archive \
          (PMTiles) is read. The answer is held to the range, not judged as an image: a 206 must \
@@ -384,8 +393,8 @@ pub const MEMORY_CACHE_BYTES: Setting = Setting {
           `no-cache` not reused; `max-age` (less `Age`) or `Expires` bounds the reuse, and a \
           tile that states neither is reused for 5 minutes. Such a tile comes with `attempts: \
           0`; a call whose `cache` option is `\"no-store\"`, `\"reload\"` or `\"no-cache\"` \
-          is not served from it, and a call with a `fetch` of its own neither. Each caller \
-          gets a copy of the bytes.",
+          is not served from it, and a call with a `fetch` of its own neither (what it gets is \
+          kept). Each caller gets a copy of the bytes.",
 };
 
 /// The settings only a client takes, not a `hosts` entry.

@@ -213,7 +213,11 @@ where
         let mut due = f64::INFINITY;
         let mut recheck = queue.is_some();
         if let Some(newest) =
-            newest.filter(|_| may_hedge && *hedges < MAX_HEDGES_PER_CALL && slot_wait.is_none())
+            // A call given up by its callers (`Cancel`) starts nothing more: the attempts out
+            // may still land, where the platform lets an abandoned request finish.
+            newest.filter(|_| {
+                may_hedge && *hedges < MAX_HEDGES_PER_CALL && slot_wait.is_none() && !fx.cancel.is_aborted()
+            })
         {
             let waited = now - newest.started_ms;
             let host = &route[newest.mirror];
@@ -306,6 +310,10 @@ where
             }
             Landed::Slot(permit) => {
                 let Some((mirror, _)) = slot_wait.take() else { continue };
+                if fx.cancel.is_aborted() {
+                    *hedges = MAX_HEDGES_PER_CALL;
+                    continue;
+                }
                 admitted = admit_hedge(route, mirror, options, deadline, fx.clock.now_ms());
                 match admitted.as_mut() {
                     Some(hedge) => hedge.permit = Some(permit),

@@ -29,6 +29,31 @@ pub fn attempt_timeout(options: &Options, host: &SharedHost) -> f64 {
     answered.percentile(0.99).map_or(cap, |p99| (p99 * TIMEOUT_P99_FACTOR).max(TIMEOUT_FLOOR_MS).min(cap))
 }
 
+/// How soon an attempt that every caller gave up must be due to land, by its host's p95 answer,
+/// to be left to land rather than aborted (see [`lets_land`]).
+pub const LAND_WITHIN_MS: f64 = 500.0;
+/// Answered attempts a host must have given before its p95 says an attempt is due soon: a map's
+/// first view (the first contact loads most of it as images, which the host's answers do not
+/// count).
+pub const LAND_MIN_ANSWERS: u64 = 8;
+
+/// Whether an attempt out to `host` since `sent_ms`, whose callers have all gone, is left to
+/// land (its tile kept for the next identical call: a map panned back, a tile asked again) rather
+/// than aborted. Only one that has a connection (`queue` served or none): the server has the
+/// request already, and aborting it spares the server nothing, where finishing it spares the
+/// next ask a request; and only one due within [`LAND_WITHIN_MS`] by the host's p95 answer once
+/// it has answered [`LAND_MIN_ANSWERS`]: a slow or hung one would hold a connection the next view
+/// needs.
+pub fn lets_land(host: &SharedHost, queue: Option<&ConnectionQueue>, sent_ms: f64, now_ms: f64) -> bool {
+    if queue.is_some_and(|q| !q.is_served(host)) {
+        return false;
+    }
+    let host = host.borrow();
+    let answered = &host.counters.attempt_latency;
+    answered.count() >= LAND_MIN_ANSWERS
+        && answered.percentile(0.95).is_some_and(|p95| sent_ms + p95 - now_ms <= LAND_WITHIN_MS)
+}
+
 /// Where an attempt stands in the queue for a connection to its host, from the client's side: a
 /// browser sends at most [`CONNECTIONS_PER_HOST`] requests to an HTTP/1.1 host at once and holds
 /// the rest until one ends, and the client's concurrency allows more than that out (the
@@ -65,6 +90,32 @@ mod tests {
     use crate::host::state::HostState;
     use crate::host::HostConfig;
     use crate::options::Value;
+
+    #[test]
+    fn an_abandoned_attempt_lands_only_with_a_connection_and_soon() {
+        let host = HostState::new("h.example", &HostConfig::DEFAULT, 0.0).shared();
+        assert!(!lets_land(&host, None, 0.0, 10.0), "no answers yet: nothing says it is soon");
+        for _ in 1..LAND_MIN_ANSWERS {
+            host.borrow_mut().counters.attempt_latency.record(300.0);
+        }
+        assert!(!lets_land(&host, None, 0.0, 10.0), "one answer short");
+        host.borrow_mut().counters.attempt_latency.record(300.0);
+        assert!(lets_land(&host, None, 0.0, 10.0), "due in about 300 ms");
+        // A p95 of about 2.5 s (a rendering WMS): due in more than half a second until it is
+        // near its end.
+        for _ in 0..LEARNED_TIMEOUT_SAMPLES * 4 {
+            host.borrow_mut().counters.attempt_latency.record(2_500.0);
+        }
+        assert!(!lets_land(&host, None, 0.0, 10.0));
+        assert!(lets_land(&host, None, 0.0, 2_400.0));
+        // Held back for a connection: the server has not got it.
+        let slots = host.borrow().slots.clone();
+        let mut held: Vec<_> = (0..=CONNECTIONS_PER_HOST).map(|_| slots.try_acquire().unwrap()).collect();
+        let queue = ConnectionQueue::at_send(&host, Some(CONNECTIONS_PER_HOST)).expect("held back");
+        assert!(!lets_land(&host, Some(&queue), 0.0, 2_400.0));
+        held.remove(0);
+        assert!(lets_land(&host, Some(&queue), 0.0, 2_400.0), "one ahead ended: it has one now");
+    }
 
     #[test]
     fn the_timeout_follows_the_hosts_p99_within_the_floor_and_the_option() {

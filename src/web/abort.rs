@@ -97,6 +97,12 @@ impl Stop {
     pub fn is_stopped(&self) -> bool {
         self.stopped.get()
     }
+
+    /// Takes a stop back, for a flight a new caller joins while it finishes its last attempt
+    /// (nothing that read the stop has ended anything yet: the attempt is still out).
+    pub fn resume(&self) {
+        self.stopped.set(false);
+    }
 }
 
 /// One call's view of its signal (or of no signal), or a flight's view of its [`Stop`].

@@ -14,7 +14,7 @@ use web_sys::Response;
 use super::abort::{AbortWatch, Stop};
 use super::effects::{AbortableSleep, JsClock, JsRandom, Timer};
 use super::js_options::{build_request, read_entries, read_urls, BuiltRequest};
-use super::transport::{FetchTransport, Fetched, WebBody};
+use super::transport::{holds_requests_per_host, FetchTransport, Fetched, WebBody};
 use super::wire::{
     add_host_stats, make_attempt_event, make_breaker_event, make_cors_event, make_give_up_event,
     make_hedge_event, make_host_settings, make_pacing_event, make_pause_event, make_queue_event,
@@ -30,7 +30,9 @@ use crate::redact::redact_url;
 use crate::response::byte_range::whole_to_range;
 use crate::response::freshness::{reuse_ms, FreshnessHeaders};
 use crate::retry::platform::Clock;
+use crate::retry::platform::Transport;
 use crate::retry::race::{race, Either};
+use crate::retry::serving::{lets_land, ConnectionQueue};
 use crate::retry::{fetch_with_retries, Cause, Delivered, Event, GaveUp, Runtime};
 use crate::text::pieces;
 use crate::Error;
@@ -99,7 +101,7 @@ impl ClientInner {
                 return Ok(make_tile(&tile.response, &tile.data, false, 0, 0.0, tile.empty));
             }
         }
-        let keeps = !own_fetch && options.cache != Some("no-store");
+        let keeps = options.cache != Some("no-store");
         let own_end = called + options.deadline_ms;
         let existing = self.flights.borrow().joinable(&key, own_end, options.deadline_ms);
         let joined = existing.is_some();
@@ -111,7 +113,11 @@ impl ClientInner {
                 flight
             }
             None => {
-                let flight = Rc::new(Flight::new(own_end));
+                let lands = options.lands_abandoned
+                    && keeps
+                    && holds_requests_per_host()
+                    && self.recent.borrow().is_on();
+                let flight = Rc::new(Flight::new(own_end, lands));
                 self.flights.borrow_mut().start(key.clone(), flight.clone());
                 let client = self.clone();
                 let task = flight.clone();
@@ -223,18 +229,30 @@ impl ClientInner {
 
     async fn run_flight(&self, flight: &Flight, run: FlightRun) -> Result<SharedTile, JsValue> {
         let abort = AbortWatch::of_stop(flight.stop.clone());
+        let abandon = AbortWatch::of_stop(flight.abandon.clone());
         let transport = FetchTransport::new(&run.request, &abort);
-        let sleeper = AbortableSleep { abort: &abort };
+        let sleeper = AbortableSleep { abort: &abandon, while_out: Some((&abort, &flight.out)) };
         let effects = Runtime {
             transport: &transport,
             clock: &JsClock,
             sleeper: &sleeper,
             random: &JsRandom,
-            cancel: &abort,
+            cancel: &abandon,
         };
+        let connections = transport.connections_per_host();
         let on_event = |event: Event| {
             if let Event::Attempt { attempt, .. } | Event::Hedge { attempt, .. } = &event {
                 flight.attempts.set(*attempt);
+            }
+            match &event {
+                Event::Attempt { host, .. } if flight.lands => {
+                    let host = run.route.iter().find(|h| h.borrow().name == *host);
+                    *flight.sent.borrow_mut() =
+                        host.map(|h| (h.clone(), ConnectionQueue::at_send(h, connections), JsClock.now_ms()));
+                    flight.out.set(true);
+                }
+                Event::Retry { .. } => flight.out.set(false),
+                _ => {}
             }
             if let (Event::Retry { info, .. }, Some(callback)) = (&event, &run.on_retry) {
                 let info = make_retry_info(
@@ -366,8 +384,10 @@ struct Prepared {
     headers: String,
     signal: Option<web_sys::AbortSignal>,
     on_retry: Option<Function>,
-    /// The call has a `fetch` of its own: its answers are not the client's to keep or reuse
-    /// (the function is no part of what makes calls identical).
+    /// The call has a `fetch` of its own: it is not served from the client's recent tiles (the
+    /// function is no part of what makes calls identical, and it may want its own answer: the
+    /// adapters' image loads, a first contact's CORS check). What it gets is kept: a stand-in
+    /// answer says `no-store`.
     own_fetch: bool,
 }
 
@@ -403,13 +423,23 @@ struct Flight {
     ends_at: f64,
     /// Attempts the shared loop has sent so far.
     attempts: Cell<u32>,
-    /// Stops the shared loop when every caller has gone.
+    /// Stops the shared loop when every caller has gone: aborts its requests.
     stop: Rc<Stop>,
+    /// Gives the shared loop up when every caller has gone, but lets an attempt out land (see
+    /// [`Flight::lets_land`]): it starts nothing more (no retry, hedge or wait).
+    abandon: Rc<Stop>,
+    /// Whether an attempt out may land once its callers have gone (`whenAbandoned: "land"`, in
+    /// a page, for a tile the client keeps: so that it serves the next identical call).
+    lands: bool,
+    /// Whether an attempt is out now.
+    out: Cell<bool>,
+    /// The attempt out: its host, its place in the queue for a connection, when it was sent.
+    sent: RefCell<Option<(SharedHost, Option<ConnectionQueue>, f64)>>,
     handed_out: Cell<bool>,
 }
 
 impl Flight {
-    fn new(ends_at: f64) -> Flight {
+    fn new(ends_at: f64, lands: bool) -> Flight {
         Flight {
             ends_at,
             outcome: RefCell::new(None),
@@ -417,8 +447,24 @@ impl Flight {
             callers: Callers::default(),
             attempts: Cell::new(0),
             stop: Rc::default(),
+            abandon: Rc::default(),
+            lands,
+            out: Cell::new(false),
+            sent: RefCell::new(None),
             handed_out: Cell::new(false),
         }
+    }
+
+    /// Whether, its callers all gone, the attempt it has out lands rather than being aborted
+    /// (`whenAbandoned: "land"`, when the core's rule says so: [`lets_land`]). The next view's ask
+    /// for it joins it, and a pan back finds it kept, where an abort would have wasted the
+    /// request the server has.
+    fn lets_land(&self) -> bool {
+        self.lands
+            && self.out.get()
+            && self.sent.borrow().as_ref().is_some_and(|(host, queue, sent_ms)| {
+                lets_land(host, queue.as_ref(), *sent_ms, JsClock.now_ms())
+            })
     }
 
     fn finish(&self, outcome: Result<SharedTile, JsValue>) {
@@ -473,14 +519,22 @@ struct Caller {
 impl Caller {
     fn join(flight: &Rc<Flight>) -> Caller {
         flight.callers.join();
+        // A flight left to land its attempt is the caller's again (nothing has read the
+        // abandonment yet but a hedge not sent: the attempt is still out).
+        flight.abandon.resume();
         Caller { flight: flight.clone() }
     }
 }
 
 impl Drop for Caller {
     fn drop(&mut self) {
-        if self.flight.callers.leave() && self.flight.outcome.borrow().is_none() {
-            self.flight.stop.stop();
+        let flight = &self.flight;
+        if flight.callers.leave() && flight.outcome.borrow().is_none() {
+            let lands = flight.lets_land();
+            flight.abandon.stop();
+            if !lands {
+                flight.stop.stop();
+            }
         }
     }
 }

@@ -183,7 +183,20 @@ impl Future for Backoff {
 
 /// Sleeps on a `setTimeout` that the caller's signal cuts short; the timer is cleared either way.
 pub struct AbortableSleep<'a> {
+    /// Ends every wait: the call is given up.
     pub abort: &'a AbortWatch,
+    /// While the call has an attempt out, a wait (a hedge's delay) ends on this one instead: a
+    /// call given up may let the attempt it has out land (see `Flight` in client.rs).
+    pub while_out: Option<(&'a AbortWatch, &'a Cell<bool>)>,
+}
+
+impl AbortableSleep<'_> {
+    fn watch(&self) -> &AbortWatch {
+        match self.while_out {
+            Some((watch, out)) if out.get() => watch,
+            _ => self.abort,
+        }
+    }
 }
 
 impl Sleep for AbortableSleep<'_> {
@@ -198,7 +211,7 @@ impl Sleep for AbortableSleep<'_> {
     }
 
     async fn sleep(&self, ms: f64) -> Woke {
-        match race(Timer::new(ms), self.abort.fired()).await {
+        match race(Timer::new(ms), self.watch().fired()).await {
             Either::Left(()) => Woke::Elapsed,
             Either::Right(()) => Woke::Aborted,
         }

@@ -95,6 +95,12 @@ extern "C" {
     fn status(this: &TooLarge) -> u16;
 }
 
+/// Whether this scope queues requests per host behind a few connections (a page, a worker),
+/// asked once per module.
+pub fn holds_requests_per_host() -> bool {
+    QUEUES_PER_HOST.with(|queues| *queues)
+}
+
 /// A received tile, left in the JS heap.
 pub struct WebBody {
     pub response: Response,

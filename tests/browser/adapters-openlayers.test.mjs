@@ -113,3 +113,60 @@ test("ImageTile + createImageTileLoader: 404 tiles end as errors within 200 ms, 
     },
   }),
 );
+
+// OpenLayers' own loader never abandons an image it started; the adapter frees OpenLayers' queue
+// at once and lets a request the server already has land (whenAbandoned: "land"): no request of
+// a view gone is aborted on the server, and a pan back shows those tiles from memory. With
+// whenAbandoned: "abort" the same script aborts them (the check below fails).
+test("XYZ + createTileLoadFunction (with map): a view left while loading lands its requests, and a pan back shows them from memory", {
+  timeout: 40_000,
+}, async (t) => {
+  const run = "ol-land";
+  const page = await env.open();
+  try {
+    const zoom = 5;
+    const a = [4096, 4096];
+    const b = [a[0] + 10 * 256, a[1]];
+    const c = [a[0] + 20 * 256, a[1]];
+    const bKeys = viewTiles(zoom, b).map((x) => `${run}/${x.key}`);
+    // Every answer 400 ms late, and no Cache-Control (most tile servers send none).
+    await page.evaluate((s) => window.harness.create(s), {
+      kind: "xyz",
+      template: `${env.srv.url}/tile/{z}/{x}/{y}.png?run=${run}&delay=400&cc=none`,
+      zoom,
+      center: a,
+    });
+    await waitSettled(
+      page,
+      viewTiles(zoom, a).map((x) => x.key),
+    );
+    await page.evaluate((p) => window.harness.jump(p), b);
+    const deadline = Date.now() + 5_000;
+    while (bKeys.filter((k) => env.srv.requests(k) > 0).length < 4 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    const sentForB = bKeys.filter((k) => env.srv.requests(k) > 0);
+    assert.ok(sentForB.length >= 4, `some of the view's requests are on the server when it moves on (${sentForB.length})`);
+    await page.evaluate((p) => window.harness.jump(p), c);
+    await waitSettled(
+      page,
+      viewTiles(zoom, c).map((x) => x.key),
+    );
+    await new Promise((r) => setTimeout(r, 600)); // the abandoned requests land
+    const aborted = bKeys.reduce((n, k) => n + env.srv.aborted(k), 0);
+    assert.equal(aborted, 0, "no request of the view left was aborted on the server");
+    const fromMemory = await page.evaluate(() => window.__defaultClientFromMemory());
+    const before = new Map(bKeys.map((k) => [k, env.srv.requests(k)]));
+    await page.evaluate((p) => window.harness.jump(p), b);
+    const states = await waitSettled(
+      page,
+      viewTiles(zoom, b).map((x) => x.key),
+    );
+    for (const x of viewTiles(zoom, b)) assert.equal(states[x.key].state, "loaded", x.key);
+    for (const k of sentForB) assert.equal(env.srv.requests(k), before.get(k), `${k}: shown again without a request`);
+    const served = (await page.evaluate(() => window.__defaultClientFromMemory())) - fromMemory;
+    assert.ok(served >= sentForB.length, `${served} tiles from memory, ${sentForB.length} landed`);
+    t.diagnostic(`${sentForB.length} of the view's ${bKeys.length} tiles were on the server when it moved on; ${served} shown again from memory`);
+    await screenshot(page, "ol-land");
+  } finally {
+    await page.closeContext();
+  }
+});

@@ -37,6 +37,7 @@ describe("invalid options", () => {
     ["{deadlineMs: Infinity}", () => [good(), { deadlineMs: Infinity }], "deadlineMs"],
     ['{deadlineMs: "6000"}', () => [good(), { deadlineMs: "6000" }], "deadlineMs"],
     ['{jitter: "fancy"}', () => [good(), { jitter: "fancy" }], "jitter"],
+    ['{whenAbandoned: "finish"}', () => [good(), { whenAbandoned: "finish" }], "whenAbandoned"],
     ["{retryOn: [99]}", () => [good(), { retryOn: [99] }], "retryOn"],
     ["{signal: 5}", () => [good(), { signal: 5 }], "signal"],
     ["{onRetry: 3}", () => [good(), { onRetry: 3 }], "onRetry"],
