@@ -16,6 +16,7 @@ import { SCENARIOS, windowFloorMs } from "./scenarios.mjs";
 import { slowUpstreamSection } from "./report-slow-upstream.mjs";
 import { pmtilesSection } from "./report-pmtiles.mjs";
 import { sessionSection } from "./report-mapview-session.mjs";
+import { politenessSection } from "./report-politeness.mjs";
 import { installedVersion, anchorClients, HERE, ROOT, OUT } from "./bundle.mjs";
 import { outagePlot } from "./svg.mjs";
 import { mapviewSection } from "./report-mapview.mjs";
@@ -432,6 +433,7 @@ if (!fault) {
       }
     }
   }
+  md.push(...politenessSection(fault, lose));
 }
 
 // ------------------------------------------------------------------ map view
