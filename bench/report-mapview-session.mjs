@@ -23,16 +23,25 @@ export function sessionSection(data, lose) {
     md.push("Not run (bench/out/mapview-session.json is missing).", "");
     return md;
   }
+  // The servers' answer times, read off the fault server's query the bench used.
+  const latency = (query) => {
+    const q = new URLSearchParams(query);
+    const delay = Number(q.get("delay") ?? 0);
+    const jitter = Number(q.get("delayjitter") ?? 0);
+    return jitter > 0 ? `${delay}–${delay + jitter} ms` : `${delay} ms`;
+  };
   md.push(
     'Reproduce: `node bench/mapview-session.mjs` (part of `bash scripts/bench.sh`). The pages of "Map view" above, healthy, ' +
       "each library with its own loader and with the tilefetch adapter (defaults). **Fast pan**: the map opens and loads, then " +
-      `a new view every ${data.panEveryMs} ms, ${data.pans} times one way, on a server answering every tile after 300 ms ` +
+      `a new view every ${data.panEveryMs} ms, ${data.pans} times one way, on a server answering every tile after ${latency(data.fastPanLatency)} ` +
       `(\`${data.fastPanLatency}\`), HTTP/1.1; from the first pan until the last view is complete, and the requests the server ` +
       `saw in that time (tiles of views already gone that still went out); ${data.rounds} round${data.rounds === 1 ? "" : "s"} each, medians. **Long session**: ` +
-      `${data.moves} moves back and forth among five places 500 px apart, each waiting for its view, on the 30–80 ms server ` +
-      "sending tiles without a `Cache-Control` header (`cc=none`, as most tile servers send), twice per loader; the server's " +
-      "requests per view tile shown, over both. The own `<img>` loader shows a tile it has shown before from the page's image memory; the adapters from " +
-      "the client's recent tiles (`memoryCacheBytes`); OpenLayers and MapLibre keep tiles of their own too.",
+      `${data.moves} moves back and forth among five places (\`sessionMoves\` in the bench), each waiting for its view, on a server answering in ` +
+      `${latency(data.sessionLatency)} and sending tiles without a \`Cache-Control\` header (\`cc=none\`, as most tile servers send), twice per loader; ` +
+      "the server's requests per view tile shown, over both. The own `<img>` loader shows a tile it has shown before from the page's image memory; " +
+      "the adapters from the client's recent tiles (`memoryCacheBytes`); OpenLayers and MapLibre keep tiles of their own too. The OpenLayers " +
+      'adapter lets a request of a view gone land (`whenAbandoned: "land"`), as OpenLayers\' own loader lets an image finish; the Leaflet and ' +
+      "MapLibre adapters abort it, as their libraries' own loaders do.",
     "",
   );
   const where = "Map sessions";
