@@ -83,6 +83,7 @@ async function fastPan(env, lib, loader, round) {
     const opened = await page.evaluate(stepInPage, { step: open, spec, keys: viewTiles(ZOOM, START).map((t) => t.key), level: null, limitMs: STEP_LIMIT_MS });
     if (opened.completeMs === null) throw new Error(`${lib.id} ${loader}: the first view did not load`);
     const before = env.srv.requests(run);
+    const abortedBefore = env.srv.aborted(run);
     const centers = Array.from({ length: PANS }, (_, i) => [START[0] + PAN_PX[0] * (i + 1), START[1] + PAN_PX[1] * (i + 1)]);
     const last = centers.at(-1);
     const r = await page.evaluate(panInPage, {
@@ -92,7 +93,7 @@ async function fastPan(env, lib, loader, round) {
       keys: viewTiles(ZOOM, last).map((t) => t.key),
       limitMs: STEP_LIMIT_MS + PANS * PAN_EVERY_MS,
     });
-    return { lib: lib.id, loader, round, completeMs: r.completeMs, requests: env.srv.requests(run) - before, aborted: env.srv.aborted(run) };
+    return { lib: lib.id, loader, round, completeMs: r.completeMs, requests: env.srv.requests(run) - before, aborted: env.srv.aborted(run) - abortedBefore };
   } finally {
     await page.closeContext();
   }

@@ -31,14 +31,28 @@ const firstContacts = new Map();
  * image it has, where a fetch would ask the server once more (an image's bytes are not the
  * client's to keep). The most recent few, the images a first view has.
  */
-const shownAsImages = new Map();
+const shownAsImages = new Map(); // url -> { image, at }
 const SHOWN_AS_IMAGES_MAX = 64;
+// For as long as the client's recent tiles reuse a tile that states nothing of its freshness
+// (src/response/freshness.rs): an image's headers cannot be read.
+const SHOWN_AS_IMAGES_MS = 5 * 60_000;
 
 function rememberShownAsImage(url, image) {
   if (typeof url !== "string") return;
   shownAsImages.delete(url);
-  shownAsImages.set(url, image);
+  shownAsImages.set(url, { image, at: Date.now() });
   if (shownAsImages.size > SHOWN_AS_IMAGES_MAX) shownAsImages.delete(shownAsImages.keys().next().value);
+}
+
+/** The image `url` was shown as lately, if any; a call that asks the network gets none. */
+function shownAsImage(url, extra) {
+  const shown = shownAsImages.get(url);
+  if (!shown) return null;
+  if (Date.now() - shown.at > SHOWN_AS_IMAGES_MS) {
+    shownAsImages.delete(url);
+    return null;
+  }
+  return ["reload", "no-store", "no-cache"].includes(extra?.cache) ? null : shown.image;
 }
 
 /** Loads through `fetch` in flight, by origin: each one's restart as an image load. */
@@ -213,11 +227,8 @@ export function loadTile(load, url, signal, { extra, crossOrigin = null, referre
   };
   recall(origin);
   if (loadsAsImage(origin)) return asImage();
-  const shown = corsOrigins.has(origin) ? shownAsImages.get(url) : undefined;
-  if (shown) {
-    rememberShownAsImage(url, shown);
-    return signal.aborted ? Promise.reject(signal.reason) : Promise.resolve({ image: shown });
-  }
+  const shown = corsOrigins.has(origin) ? shownAsImage(url, extra) : null;
+  if (shown) return signal.aborted ? Promise.reject(signal.reason) : Promise.resolve({ image: shown });
   if (corsOrigins.has(origin)) {
     // A server that sent CORS headers: the plain load, nothing to move (a server that stops
     // sending them is found by its next tile, as a first contact would find it).

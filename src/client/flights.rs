@@ -12,11 +12,26 @@ use crate::options::Options;
 /// [`FlightTable::joinable`]). `url_lines` has the mirrors one per line; `headers` is the
 /// headers as sent (the call's or the client's, with `accept`), `name:value;` each.
 pub fn flight_key(url_lines: &str, options: &Options, headers: &str) -> String {
+    flight_key_of(&tile_key(url_lines, options, headers), options.cache)
+}
+
+/// The flight key of a call whose [`tile_key`] is `tile_key`, with the fetch `cache` mode.
+pub fn flight_key_of(tile_key: &str, cache: Option<&str>) -> String {
+    let mut key = String::from(tile_key);
+    key.push('\n');
+    key.push_str(cache.unwrap_or(""));
+    key
+}
+
+/// What identifies a tile's answer among the client's recent tiles: the flight key less the
+/// fetch `cache` mode, so that a call with `cache: "reload"` replaces the answer plain calls
+/// are served.
+pub fn tile_key(url_lines: &str, options: &Options, headers: &str) -> String {
     let mut key = String::from(url_lines);
     // What decides whether a response is a tile must match too.
     key.push('\n');
     key.push_str(&options.verdict_key());
-    for field in [options.credentials, options.mode, options.cache, options.referrer_policy] {
+    for field in [options.credentials, options.mode, options.referrer_policy] {
         key.push('\n');
         key.push_str(field.unwrap_or(""));
     }
@@ -198,5 +213,8 @@ mod tests {
         assert_ne!(flight_key(url, &options(&[("mode", Value::Text("cors".into()))]), ""), base);
         let statuses = Value::List(vec![Value::Number(503.0)]);
         assert_ne!(flight_key(url, &options(&[("retryOn", statuses)]), ""), base);
+        let reload = options(&[("cache", Value::Text("reload".into()))]);
+        assert_ne!(flight_key(url, &reload, ""), base, "a reload is its own flight");
+        assert_eq!(tile_key(url, &reload, ""), tile_key(url, &options(&[]), ""), "and the same tile");
     }
 }

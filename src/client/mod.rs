@@ -8,7 +8,7 @@ pub mod hosts;
 pub mod recent;
 pub mod snapshot;
 
-pub use flights::{flight_key, Callers, FlightTable, Joinable};
+pub use flights::{flight_key, flight_key_of, tile_key, Callers, FlightTable, Joinable};
 pub use hosts::{HostRegistry, MAX_HOSTS};
 pub use recent::RecentTiles;
 pub use snapshot::HostSnapshot;

@@ -4,10 +4,27 @@
 //! past its freshness ([`crate::response::freshness`]) is never handed out. Keyed by the flight
 //! key, so only an identical call is served (same URL, headers, fields and verdict rules), held
 //! as two 64-bit hashes of it: an entry's size is fixed (a store that is full allocates no more,
-//! whatever its URLs), and no URL, nor a secret in one, is kept.
+//! whatever its URLs), and the store's keys hold no URL, nor a secret in one.
+//!
+//! Which calls it serves and which answers it keeps are [`serves`] and [`keeps`].
 
 /// The most entries kept, however small: a look-up reads every entry's key.
 pub const MAX_ENTRIES: usize = 2048;
+
+/// Whether a call may be served from the recent tiles: not one whose fetch `cache` mode asks the
+/// network for a fresh answer, one with a `fetch` of its own (the function is no part of what
+/// makes calls identical, and it may want its own answer: the adapters' image loads, a first
+/// contact's CORS check), nor one with `maxAgeS` (its tile's age is the server's to say).
+pub fn serves(cache: Option<&str>, own_fetch: bool, max_age_s: Option<f64>) -> bool {
+    !own_fetch && max_age_s.is_none() && !matches!(cache, Some("no-store" | "reload" | "no-cache"))
+}
+
+/// Whether a call's answer may be kept: not with `cache: "no-store"`, nor with `maxAgeS` (an
+/// answer it took because a refetch past every cache failed is one a cache held too long).
+/// What a call with a `fetch` of its own gets is kept; a stand-in answer says `no-store`.
+pub fn keeps(cache: Option<&str>, max_age_s: Option<f64>) -> bool {
+    max_age_s.is_none() && cache != Some("no-store")
+}
 /// No one tile takes more than this share of the bound: one large answer does not empty it.
 const LARGEST_SHARE: usize = 4;
 
@@ -29,8 +46,9 @@ pub struct RecentTiles<T> {
     entries: Vec<Entry<T>>,
 }
 
-/// A key as two independent 64-bit hashes (FNV-1a, and a multiply-rotate hash seeded with the
-/// length): two distinct keys of one page's tiles agree in both by chance about once in 2^128.
+/// A key as two 64-bit hashes (FNV-1a, and a multiply-rotate hash seeded with the length): two
+/// distinct keys are taken for each other only when both collide. Not a defence against keys
+/// made to collide: every key is the page's own calls'.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 struct KeyHash(u64, u64);
 
@@ -79,14 +97,14 @@ impl<T: Clone> RecentTiles<T> {
     }
 
     /// Keeps `value` (`bytes` long) under `key` until `fresh_until_ms`, in place of any older
-    /// one, dropping the least recently used to stay within the bounds. A tile larger than a
-    /// quarter of the bound is not kept.
-    pub fn put(&mut self, key: &str, value: T, bytes: usize, fresh_until_ms: f64) {
+    /// one, dropping the least recently used to stay within the bounds; whether it was kept (a
+    /// tile larger than a quarter of the bound is not, and the older one is forgotten all the
+    /// same).
+    pub fn put(&mut self, key: &str, value: T, bytes: usize, fresh_until_ms: f64) -> bool {
+        // A newer answer replaces the one kept, whether or not it is kept itself.
+        self.remove(key);
         if !self.is_on() || bytes > self.max_bytes / LARGEST_SHARE {
-            return;
-        }
-        if let Some(i) = self.find(key) {
-            self.forget(i);
+            return false;
         }
         while self.bytes + bytes > self.max_bytes || self.entries.len() >= MAX_ENTRIES {
             let oldest = (0..self.entries.len()).min_by_key(|&i| self.entries[i].used);
@@ -99,6 +117,14 @@ impl<T: Clone> RecentTiles<T> {
         self.bytes += bytes;
         let (key, used) = (hash_of(key), self.uses);
         self.entries.push(Entry { key, value, bytes, fresh_until_ms, used });
+        true
+    }
+
+    /// Forgets the tile kept under `key`, if any (a newer answer that may not be kept).
+    pub fn remove(&mut self, key: &str) {
+        if let Some(i) = self.find(key) {
+            self.forget(i);
+        }
     }
 
     /// The bytes kept now.
@@ -157,8 +183,12 @@ mod tests {
     #[test]
     fn a_large_tile_is_not_kept_and_a_zero_bound_keeps_nothing() {
         let mut recent = RecentTiles::new(1000);
-        recent.put("big", 1, 251, f64::INFINITY);
-        assert_eq!(recent.get("big", 0.0), None);
+        assert!(recent.put("big", 1, 200, f64::INFINITY));
+        assert!(!recent.put("big", 2, 251, f64::INFINITY));
+        assert_eq!(recent.get("big", 0.0), None, "the older answer is forgotten too");
+        recent.put("a", 1, 10, f64::INFINITY);
+        recent.remove("a");
+        assert_eq!((recent.get("a", 0.0), recent.len()), (None, 0));
         let mut off = RecentTiles::new(0);
         assert!(!off.is_on());
         off.put("a", 1, 0, f64::INFINITY);
@@ -177,6 +207,22 @@ mod tests {
             assert_eq!(recent.get(key, 0.0), Some(i), "{key}");
         }
         assert_eq!(recent.get("", 0.0), None);
+    }
+
+    #[test]
+    fn calls_that_ask_the_network_are_not_served_and_no_store_is_not_kept() {
+        assert!(
+            serves(None, false, None)
+                && serves(Some("default"), false, None)
+                && serves(Some("force-cache"), false, None)
+        );
+        for cache in ["no-store", "reload", "no-cache"] {
+            assert!(!serves(Some(cache), false, None), "{cache}");
+        }
+        assert!(!serves(None, true, None), "a fetch of its own");
+        assert!(!serves(None, false, Some(60.0)), "maxAgeS");
+        assert!(keeps(None, None) && keeps(Some("reload"), None) && keeps(Some("no-cache"), None));
+        assert!(!keeps(Some("no-store"), None) && !keeps(None, Some(60.0)));
     }
 
     #[test]

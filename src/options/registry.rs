@@ -234,13 +234,15 @@ registry! {
          Either rejects at once with kind `\"too-large\"`: not retried, not held against the host.";
     WhenAbandoned "whenAbandoned": r#""abort" | "land""# = Text("abort", "abort"), Host,
         "What a request in flight becomes once every caller of its tile has gone (its signal \
-         aborted, its deadline passed): `\"abort\"` aborts it; `\"land\"`, in a page, lets it \
+         aborted, its deadline passed): `\"abort\"` aborts it; `\"land\"`, in a page or a \
+         worker (where the browser holds requests per host), lets it \
          finish when it has a connection (the server has it already) and its host's answers say \
          it is due within half a second, and keeps its tile for the next identical call \
          (`memoryCacheBytes`), which joins it while it is out; nothing more is started for it \
          (no retry, no hedge). A map that pans faster than its server answers then spends no \
-         request twice. The OpenLayers adapter asks for `\"land\"` (OpenLayers' own loader \
-         never abandons an image it started); elsewhere, and in Node, it aborts.";
+         request twice. The OpenLayers adapter asks for `\"land\"` in its calls (OpenLayers' \
+         own loader never abandons an image it started), unless its options say otherwise (a \
+         `TileClient`'s own setting does not: a call's option wins); in Node it aborts.";
     Range "range": "ByteRange" = Unset("none: the whole resource"), Call,
         "Asks for `length` bytes from `offset` (a `Range` header), as a cloud-optimised archive \
          (PMTiles) is read. The answer is held to the range, not judged as an image: a 206 must \
@@ -390,11 +392,13 @@ pub const MEMORY_CACHE_BYTES: Setting = Setting {
           without a request, to an identical call (16 MiB; 0, off, for preset `\"batch\"`): a \
           map panned back shows its tiles at once, as a page's `<img>` loader reuses the images \
           it has shown. A response with `Cache-Control: no-store` is not kept, one with \
-          `no-cache` not reused; `max-age` (less `Age`) or `Expires` bounds the reuse, and a \
-          tile that states neither is reused for 5 minutes. Such a tile comes with `attempts: \
-          0`; a call whose `cache` option is `\"no-store\"`, `\"reload\"` or `\"no-cache\"` \
-          is not served from it, and a call with a `fetch` of its own neither (what it gets is \
-          kept). Each caller gets a copy of the bytes.",
+          `no-cache` not reused; `max-age` (less `Age`) or `Expires` bounds the reuse, and 5 \
+          minutes bound it whatever they say. Such a tile comes with `attempts: 0`; a call whose \
+          `cache` option is `\"no-store\"`, `\"reload\"` or `\"no-cache\"` is not served from \
+          it, nor a call with a `fetch` of its own (what it gets is kept), nor a call with \
+          `maxAgeS` (nor is its tile kept). At most 2048 tiles, none larger than a quarter of the \
+          bound, least recently used out first; each caller gets a copy of the bytes. Up to \
+          1 GiB.",
 };
 
 /// The settings only a client takes, not a `hosts` entry.

@@ -11,8 +11,9 @@ use crate::timing::http_date::parse_http_date;
 /// pans back and forth, short enough that a tile changed on the server shows within minutes.
 pub const UNSTATED_REUSE_MS: f64 = 300_000.0;
 
-/// The response headers freshness is read from (CORS-safelisted: readable on any answer a page
-/// may read at all).
+/// The response headers freshness is read from. `Cache-Control` and `Expires` are
+/// CORS-safelisted, readable on any answer a page may read at all; `Age` only where the server
+/// exposes it, so across origins a tile's reuse may run from its arrival.
 pub struct FreshnessHeaders<'a> {
     /// `Cache-Control`.
     pub cache_control: Option<&'a str>,

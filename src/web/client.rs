@@ -21,7 +21,9 @@ use super::wire::{
     make_retry_event, make_retry_info, make_tile, Named,
 };
 use super::{early_error, failure_to_js};
-use crate::client::{flight_key, Callers, FlightTable, HostRegistry, HostSnapshot, Joinable, RecentTiles};
+use crate::client::{
+    flight_key_of, recent, tile_key, Callers, FlightTable, HostRegistry, HostSnapshot, Joinable, RecentTiles,
+};
 use crate::host::state::{Hold, SharedHost};
 use crate::host::{host_key, HostState};
 use crate::options::client_config::ClientConfig;
@@ -90,18 +92,21 @@ impl ClientInner {
         }
         let now = JsClock.now_ms();
         let called = called_ms.filter(|at| at.is_finite()).map_or(now, |at| at.min(now));
-        let key = flight_key(&url_lines, &options, &headers);
-        if !own_fetch && serves_from_memory(options.cache) {
-            let kept = self.recent.borrow_mut().get(&key, now);
+        let kept_key = tile_key(&url_lines, &options, &headers);
+        let key = flight_key_of(&kept_key, options.cache);
+        if recent::serves(options.cache, own_fetch, options.max_age_s) {
+            let kept = self.recent.borrow_mut().get(&kept_key, now);
             if let Some(tile) = kept {
-                let mut primary = route[0].borrow_mut();
-                primary.counters.requests += 1;
-                primary.counters.successes += 1;
-                primary.counters.from_memory += 1;
+                {
+                    let mut primary = route[0].borrow_mut();
+                    primary.counters.requests += 1;
+                    primary.counters.successes += 1;
+                    primary.counters.from_memory += 1;
+                }
                 return Ok(make_tile(&tile.response, &tile.data, false, 0, 0.0, tile.empty));
             }
         }
-        let keeps = options.cache != Some("no-store");
+        let keeps = recent::keeps(options.cache, options.max_age_s);
         let own_end = called + options.deadline_ms;
         let existing = self.flights.borrow().joinable(&key, own_end, options.deadline_ms);
         let joined = existing.is_some();
@@ -133,7 +138,7 @@ impl ClientInner {
                     let outcome = client.run_flight(&task, run).await;
                     client.flights.borrow_mut().finish(&key, &task);
                     if let (Ok(tile), true) = (&outcome, keeps) {
-                        client.keep(key, tile, &task);
+                        client.keep(kept_key, tile, &task);
                     }
                     task.finish(outcome);
                 });
@@ -183,13 +188,19 @@ impl ClientInner {
         reuse_ms(&freshness, JsClock.epoch_ms())
     }
 
-    /// Keeps a delivered `tile` for identical calls, for as long as its response allows; its
-    /// flight's callers then each get a copy (the kept bytes are never handed out).
+    /// Keeps a delivered `tile` for identical calls, for as long as its response allows (else
+    /// forgets any older one); its flight's callers then each get a copy (the kept bytes are
+    /// never handed out).
     fn keep(&self, key: String, tile: &SharedTile, flight: &Flight) {
-        if let Some(ms) = tile.reuse_ms {
-            let bytes = tile.data.length() as usize;
-            self.recent.borrow_mut().put(&key, tile.clone(), bytes, JsClock.now_ms() + ms);
-            flight.handed_out.set(true);
+        let mut recent = self.recent.borrow_mut();
+        match tile.reuse_ms {
+            Some(ms) => {
+                let bytes = tile.data.length() as usize;
+                if recent.put(&key, tile.clone(), bytes, JsClock.now_ms() + ms) {
+                    flight.body_taken.set(true);
+                }
+            }
+            None => recent.remove(&key),
         }
     }
 
@@ -276,7 +287,9 @@ impl ClientInner {
                     .range
                     .and_then(|r| whole_to_range(&r, response.status(), data.length()))
                 {
-                    Some((start, end)) => data.subarray(start as u32, end as u32),
+                    // A copy, not a view: a kept range holds only its own bytes, not the
+                    // whole body a server that ignores Range sent.
+                    Some((start, end)) => data.slice(start as u32, end as u32),
                     None => data,
                 };
                 let reuse_ms = if empty { None } else { self.reuse_ms(&fetched) };
@@ -384,10 +397,7 @@ struct Prepared {
     headers: String,
     signal: Option<web_sys::AbortSignal>,
     on_retry: Option<Function>,
-    /// The call has a `fetch` of its own: it is not served from the client's recent tiles (the
-    /// function is no part of what makes calls identical, and it may want its own answer: the
-    /// adapters' image loads, a first contact's CORS check). What it gets is kept: a stand-in
-    /// answer says `no-store`.
+    /// The call has a `fetch` of its own (see [`recent::serves`]).
     own_fetch: bool,
 }
 
@@ -435,7 +445,9 @@ struct Flight {
     out: Cell<bool>,
     /// The attempt out: its host, its place in the queue for a connection, when it was sent.
     sent: RefCell<Option<(SharedHost, Option<ConnectionQueue>, f64)>>,
-    handed_out: Cell<bool>,
+    /// Whether the body as received has gone (to the first caller, or to the recent tiles):
+    /// every caller after it gets a copy.
+    body_taken: Cell<bool>,
 }
 
 impl Flight {
@@ -451,7 +463,7 @@ impl Flight {
             lands,
             out: Cell::new(false),
             sent: RefCell::new(None),
-            handed_out: Cell::new(false),
+            body_taken: Cell::new(false),
         }
     }
 
@@ -480,7 +492,7 @@ impl Flight {
 
     /// The first caller gets the body as received; later ones a copy each (see `makeTile`).
     fn tile_for_caller(&self, tile: &SharedTile) -> JsValue {
-        let first = !self.handed_out.replace(true);
+        let first = !self.body_taken.replace(true);
         make_tile(&tile.response, &tile.data, first, tile.attempts, tile.elapsed_ms, tile.empty)
     }
 }
@@ -537,12 +549,6 @@ impl Drop for Caller {
             }
         }
     }
-}
-
-/// Whether a call with this fetch `cache` mode may be served from the client's recent tiles:
-/// not one that asks the network for a fresh answer.
-fn serves_from_memory(cache: Option<&str>) -> bool {
-    !matches!(cache, Some("no-store" | "reload" | "no-cache"))
 }
 
 fn give_up_to_js(gave_up: GaveUp<JsValue>, url: &str) -> JsValue {

@@ -110,6 +110,42 @@ describe("memoryCacheBytes", () => {
     assert.equal(srv.requests(keyOf("mem-stand-in", [5, 1, 2])), 1);
   });
 
+  test("a newer answer that may not be kept forgets the one kept; maxAgeS calls neither served nor kept", async () => {
+    let answers = 0;
+    // The client's own fetch (not a call's): the same URL answers without Cache-Control, then no-store.
+    const fetch = () => {
+      answers += 1;
+      const cc = answers === 2 ? "no-store" : null;
+      return Promise.resolve(new Response(tilePng(5, 1, 2), { headers: { "content-type": "image/png", ...(cc ? { "cache-control": cc } : {}) } }));
+    };
+    const client = new TileClient({ fetch });
+    const url = "https://tiles.example/5/1/2.png";
+    await client.fetchTile(url);
+    await client.fetchTile(url);
+    assert.equal(answers, 1, "kept");
+    await client.fetchTile(url, { cache: "reload" });
+    await client.fetchTile(url);
+    assert.equal(answers, 3, "the no-store answer forgot the kept one");
+    const aged = new TileClient({ fetch: () => Promise.resolve(new Response(tilePng(5, 1, 2), { headers: { "content-type": "image/png", age: "10" } })) });
+    await aged.fetchTile(url, { maxAgeS: 60 });
+    await aged.fetchTile(url, { maxAgeS: 60 });
+    await aged.fetchTile(url);
+    assert.equal(aged.stats()["tiles.example"].fromMemory, 0, "a call with maxAgeS is neither served nor kept");
+  });
+
+  test("a range cut from a whole body holds only its own bytes", async () => {
+    const client = new TileClient({});
+    // The fault server ignores Range: the whole tile comes, and the range is cut from it.
+    const url = tileUrl(srv, "mem-range", [5, 1, 2], { cc: "none" });
+    const tile = await client.fetchTile(url, { range: { offset: 8, length: 8 } });
+    assert.equal(tile.data.length, 8);
+    assert.equal(tile.data.buffer.byteLength, 8, "a copy, not a view of the whole body");
+    assert.ok(Buffer.from(tile.data).equals(tilePng(5, 1, 2).subarray(8, 16)));
+    const again = await client.fetchTile(url, { range: { offset: 8, length: 8 } });
+    assert.equal(again.attempts, 0);
+    assert.equal(again.data.buffer.byteLength, 8);
+  });
+
   test("bounded in bytes: 0 keeps nothing, preset batch keeps nothing, and a small bound forgets the oldest", async () => {
     const off = new TileClient({ memoryCacheBytes: 0 });
     const batch = new TileClient({ preset: "batch" });
