@@ -44,7 +44,10 @@ function rememberShownAsImage(url, image) {
   if (shownAsImages.size > SHOWN_AS_IMAGES_MAX) shownAsImages.delete(shownAsImages.keys().next().value);
 }
 
-/** The image `url` was shown as lately, if any; a call that asks the network gets none. */
+/**
+ * The image `url` was shown as lately, if any; a call that asks the network gets none (the
+ * cache modes the client's recent tiles serve no call with: `serves` in src/client/recent.rs).
+ */
 function shownAsImage(url, extra) {
   const shown = shownAsImages.get(url);
   if (!shown) return null;

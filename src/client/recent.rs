@@ -88,6 +88,10 @@ impl<T: Clone> RecentTiles<T> {
     }
 
     fn find(&self, key: &str) -> Option<usize> {
+        // An empty store (off, or a server whose answers say no-store) costs a call no hashing.
+        if self.entries.is_empty() {
+            return None;
+        }
         let key = hash_of(key);
         self.entries.iter().position(|e| e.key == key)
     }

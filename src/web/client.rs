@@ -106,7 +106,7 @@ impl ClientInner {
                 return Ok(make_tile(&tile.response, &tile.data, false, 0, 0.0, tile.empty));
             }
         }
-        let keeps = recent::keeps(options.cache, options.max_age_s);
+        let keeps = recent::keeps(options.cache, options.max_age_s) && self.recent.borrow().is_on();
         let own_end = called + options.deadline_ms;
         let existing = self.flights.borrow().joinable(&key, own_end, options.deadline_ms);
         let joined = existing.is_some();
@@ -118,10 +118,7 @@ impl ClientInner {
                 flight
             }
             None => {
-                let lands = options.lands_abandoned
-                    && keeps
-                    && holds_requests_per_host()
-                    && self.recent.borrow().is_on();
+                let lands = options.lands_abandoned && keeps && holds_requests_per_host();
                 let flight = Rc::new(Flight::new(own_end, lands));
                 self.flights.borrow_mut().start(key.clone(), flight.clone());
                 let client = self.clone();
@@ -133,6 +130,7 @@ impl ClientInner {
                     request,
                     on_retry,
                     url: redacted_url.clone(),
+                    keeps,
                 };
                 super::task::spawn(async move {
                     let outcome = client.run_flight(&task, run).await;
@@ -171,21 +169,6 @@ impl ClientInner {
                 Err(caller_error(error, None, flight.attempts.get(), elapsed, &redacted_url))
             }
         }
-    }
-
-    /// For how long a tile that came in `fetched` may be handed out again, when the client
-    /// keeps tiles at all.
-    fn reuse_ms(&self, fetched: &Fetched) -> Option<f64> {
-        if !self.recent.borrow().is_on() {
-            return None;
-        }
-        let (cache_control, age, expires) = (fetched.cache_control(), fetched.age(), fetched.expires());
-        let freshness = FreshnessHeaders {
-            cache_control: cache_control.as_deref(),
-            age: age.as_deref(),
-            expires: expires.as_deref(),
-        };
-        reuse_ms(&freshness, JsClock.epoch_ms())
     }
 
     /// Keeps a delivered `tile` for identical calls, for as long as its response allows (else
@@ -292,7 +275,8 @@ impl ClientInner {
                     Some((start, end)) => data.slice(start as u32, end as u32),
                     None => data,
                 };
-                let reuse_ms = if empty { None } else { self.reuse_ms(&fetched) };
+                // Read only for a call that keeps its tile (an empty one is never kept).
+                let reuse_ms = if run.keeps && !empty { reuse_ms_of(&fetched) } else { None };
                 Ok(SharedTile { response, data, empty, attempts, elapsed_ms, reuse_ms })
             }
             // Every caller has gone (that is what stopped it): nobody reads the error, and a JS
@@ -409,6 +393,8 @@ struct FlightRun {
     request: BuiltRequest,
     on_retry: Option<Function>,
     url: String,
+    /// Whether its tile is kept for identical calls (`recent::keeps`, the client keeping tiles).
+    keeps: bool,
 }
 
 /// A tile shared by the callers of one flight.
@@ -416,8 +402,8 @@ struct FlightRun {
 struct SharedTile {
     response: Response,
     data: Uint8Array,
-    /// For how long it may be handed out again from the client's recent tiles (`None`: not
-    /// kept).
+    /// For how long it may be handed out again from the client's recent tiles (`None`: not,
+    /// and any older one is forgotten).
     reuse_ms: Option<f64>,
     empty: bool,
     attempts: u32,
@@ -549,6 +535,17 @@ impl Drop for Caller {
             }
         }
     }
+}
+
+/// For how long a tile that came in `fetched` may be handed out again.
+fn reuse_ms_of(fetched: &Fetched) -> Option<f64> {
+    let (cache_control, age, expires) = (fetched.cache_control(), fetched.age(), fetched.expires());
+    let freshness = FreshnessHeaders {
+        cache_control: cache_control.as_deref(),
+        age: age.as_deref(),
+        expires: expires.as_deref(),
+    };
+    reuse_ms(&freshness, JsClock.epoch_ms())
 }
 
 fn give_up_to_js(gave_up: GaveUp<JsValue>, url: &str) -> JsValue {
