@@ -19,7 +19,7 @@
 // requests[i] = { method, url (path+query as received, /as200/ and /fail-first/ included),
 //   upstreamUrl (what was forwarded), headers (as received), as200, failed ("503", "reset" or
 //   null), t (ms since start), status (sent to the client; null until the upstream answered),
-//   upstreamStatus }.
+//   upstreamStatus, clientGone (true when the client left before the answer was sent) }.
 
 import http from "node:http";
 import { listenOnLoopback } from "./loopback.mjs";
@@ -61,6 +61,7 @@ export async function startFrontProxy(upstreamUrl) {
       t: performance.now() - t0,
       status: null,
       upstreamStatus: null,
+      clientGone: false,
     };
     requests.push(entry);
     if (failed) {
@@ -98,7 +99,9 @@ export async function startFrontProxy(upstreamUrl) {
     });
     // A client that gives up (a timeout, an abort) ends the upstream request too.
     res.on("close", () => {
-      if (!res.writableFinished) up.destroy();
+      if (res.writableFinished) return;
+      entry.clientGone = true;
+      up.destroy();
     });
     req.pipe(up);
   });

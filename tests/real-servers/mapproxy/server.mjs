@@ -78,6 +78,10 @@ export async function startMapProxy({ config = path.join(here, "mapproxy.yaml") 
   return {
     url,
     pid: child.pid,
+    /** The tail of what the server wrote to stderr (its errors and tracebacks). */
+    get stderr() {
+      return stderr;
+    },
     stop() {
       stopping ??= (async () => {
         if (child.exitCode === null && child.signalCode === null) {
