@@ -50,8 +50,9 @@ export function setupsSection(sets, lose) {
   md.push("serves (a self-signed certificate Chromium is told to trust; the browser then multiplexes every tile request on one");
   md.push("connection, where over HTTP/1.1 it holds all but six a host). Each adapter run is paired with the own loader's run of");
   md.push("the same round; a ratio is the adapter's time over the own loader's. **limit**: the adapter's concurrency limit per host");
-  md.push("at each step's end (`maxInFlight` in `stats()`; the default's 16 unless the host has earned more, see");
-  md.push("docs/tile-client.md), the median over rounds.");
+  md.push("at each step's end (`maxInFlight` in `stats()`: a page meets a host at 64, and goes to the default's 16 once the");
+  md.push("browser is seen to hold requests for its HTTP/1.1 connections, see `maxConcurrent` in docs/tile-client.md), the median");
+  md.push("over rounds.");
   md.push("");
   const rows = [];
   for (const data of present) {

@@ -5,7 +5,8 @@
 mod sim;
 
 use sim::*;
-use tilefetch::host::HostConfig;
+use tilefetch::host::state::SharedHost;
+use tilefetch::host::{HostConfig, HostState};
 use tilefetch::retry::{fetch_with_retries, Event, Runtime};
 use tilefetch::Options;
 
@@ -18,7 +19,11 @@ fn view(sim: &Sim, n: usize) -> (Vec<(u32, f64)>, Vec<Event>) {
 /// Runs `n` calls, `at_once` at a time (each caller asks for the next tile when its last one
 /// ends), against one host with `config`.
 fn pool(sim: &Sim, n: usize, at_once: usize, config: &HostConfig) -> (Vec<(u32, f64)>, Vec<Event>) {
-    let h = host("tiles.test", config);
+    pool_on(sim, n, at_once, host("tiles.test", config))
+}
+
+/// [`pool`] on a host made by the caller.
+fn pool_on(sim: &Sim, n: usize, at_once: usize, h: SharedHost) -> (Vec<(u32, f64)>, Vec<Event>) {
     let fx = Runtime { transport: sim, clock: sim, sleeper: sim, random: sim, cancel: sim };
     let options = Options::parse(&[]).unwrap();
     let start = sim.now.get();
@@ -144,4 +149,36 @@ fn a_fixed_window_quota_is_spent_and_then_waited_for() {
     assert_eq!(delivered, TILES);
     assert!(refused * 100 <= requests, "{refused} of {requests} refused");
     assert!(wall <= 1.1 * floor_ms + 100.0, "{wall:.0} ms against the windows' {floor_ms} ms");
+}
+
+/// A full-screen first view, 48 tiles at once, from a host a browser meets for the first time,
+/// answering in 30–80 ms over HTTP/2 (the simulated platform counts six connections a host but
+/// holds nothing back): the whole view goes at once, as the map's own loader sends it, and ends
+/// within one answer's time, where the default's 16 at a time takes three rounds; the requests
+/// past six that overtake the ones before them keep the limit at its highest.
+#[test]
+fn a_first_view_in_a_browser_goes_at_once_over_http2() {
+    let view_of = |h: SharedHost| {
+        let mut n = 0u32;
+        let sim = Sim::serving(Box::new(move |_| {
+            n += 1;
+            (30.0 + f64::from((n * 17) % 50), Reply::Ok)
+        }));
+        let (ends, events) = pool_on(&sim, 48, 48, h.clone());
+        assert!(ends.iter().all(|(attempts, _)| *attempts == 1), "{ends:?}");
+        assert!(!events.iter().any(|e| matches!(e, Event::Hedge { .. })));
+        let last = ends.iter().map(|(_, at)| *at).fold(0.0, f64::max);
+        let limit = h.borrow().slots.limit();
+        (last, limit)
+    };
+    let (browser, limit) =
+        view_of(HostState::new("tiles.test", &HostConfig::DEFAULT, 0.0).in_a_browser().shared());
+    assert!(browser < 90.0, "the view in {browser} ms");
+    assert_eq!(limit, 64);
+    let (elsewhere, limit) = view_of(host("tiles.test", &HostConfig::DEFAULT));
+    assert!(elsewhere > 150.0, "16 at a time: {elsewhere} ms");
+    assert_eq!(limit, 16);
+    let fixed = HostConfig { fixed_concurrency: true, ..HostConfig::DEFAULT };
+    let (_, limit) = view_of(HostState::new("tiles.test", &fixed, 0.0).in_a_browser().shared());
+    assert_eq!(limit, 16, "a maxConcurrent set stays as set");
 }

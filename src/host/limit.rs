@@ -11,7 +11,15 @@
 //! fast over HTTP/2, where the browser holds nothing back, and the limit goes to its highest at
 //! once (the map's own loader sends a whole view together there).
 //!
-//! It grows a step at a time only after the host has answered [`WARM_UP_ANSWERS`] tiles at the
+//! In a browser (a page, a worker) a host not met before opens wide, at its highest: there the
+//! browser holds back what an HTTP/1.1 host cannot take at once (its few connections), and over
+//! HTTP/2 the map's own image loader sends a whole view together, so the first view goes as the
+//! map asks, as with the own loader. It stays there until [`MULTIPLEXED_EVIDENCE`] answers to
+//! the attempts past the browser's connections have come with none of them overtaking the
+//! attempts before it (the browser holds them: HTTP/1.1), a failure or a throttle, or a bound:
+//! then it is at the default, and goes on as below.
+//!
+//! Elsewhere it grows a step at a time only after the host has answered [`WARM_UP_ANSWERS`] tiles at the
 //! default over [`WARM_UP_MS`] at least, and jumps only on a browser's multiplexing read from
 //! [`MULTIPLEXED_EVIDENCE`] answers after that first second; it never goes below the default,
 //! and goes back to it on a failure or a throttle (and stays there for [`CALM_MS`]), and while
@@ -60,6 +68,10 @@ pub struct Answer {
     /// connections to the host (by the client's count of those out); `None` where the platform
     /// holds none back.
     pub held_back: Option<bool>,
+    /// Held back, and answered before as many attempts ahead of it had ended as a browser
+    /// holding it for a connection would have waited for: the browser did not hold it
+    /// (HTTP/2), or a cache answered it.
+    pub overtook: bool,
     /// The limit when its attempt was sent: an answer tells what the host takes at the
     /// default only when it went at the default.
     pub limit_at_send: usize,
@@ -86,6 +98,12 @@ pub struct AdaptiveLimit {
     /// The limit went to its highest at once, on a browser seen to multiplex (once until the
     /// next failure or throttle: a server that queues later gets its steps).
     jumped: bool,
+    /// Opened wide (see [`AdaptiveLimit::opened_wide`]) and not at the default since.
+    wide: bool,
+    /// Answers to attempts held back for a connection while wide, and how many of them
+    /// overtook the attempts before them.
+    wide_held_answers: u32,
+    wide_overtaking: u32,
     /// Until when (monotonic ms) the limit does not grow.
     calm_until_ms: f64,
 }
@@ -113,8 +131,20 @@ impl AdaptiveLimit {
             held_ms: f64::NAN,
             default_ms: f64::NAN,
             jumped: false,
+            wide: false,
+            wide_held_answers: 0,
+            wide_overtaking: 0,
             calm_until_ms: f64::NEG_INFINITY,
         }
+    }
+
+    /// A limit at its highest, [`GROWTH`] times `floor`, for a host not met before in a
+    /// browser (see the module's notes); it goes to `floor` on a failure or a throttle.
+    pub fn opened_wide(floor: usize) -> AdaptiveLimit {
+        let mut limit = AdaptiveLimit::new(floor);
+        limit.limit = limit.floor * GROWTH;
+        limit.wide = true;
+        limit
     }
 
     /// The limit now.
@@ -133,7 +163,7 @@ impl AdaptiveLimit {
     /// `may_grow`: nothing else bounds the host now (when something does, the limit is the
     /// default). Returns the new limit when it changed.
     pub fn on_answer(&mut self, answer: Answer, waiting: bool, may_grow: bool) -> Option<usize> {
-        let Answer { at_ms: now_ms, took_ms, held_back, limit_at_send } = answer;
+        let Answer { at_ms: now_ms, took_ms, held_back, overtook, limit_at_send } = answer;
         let took_ms = took_ms.max(0.0);
         if self.first_answer_ms.is_nan() {
             self.first_answer_ms = now_ms;
@@ -153,6 +183,10 @@ impl AdaptiveLimit {
                 if seasoned {
                     self.held_answers = self.held_answers.saturating_add(1);
                 }
+                if self.wide {
+                    self.wide_held_answers = self.wide_held_answers.saturating_add(1);
+                    self.wide_overtaking = self.wide_overtaking.saturating_add(u32::from(overtook));
+                }
                 self.held_ms = smooth(self.held_ms, took_ms, SMOOTHING);
             }
         } else {
@@ -170,8 +204,16 @@ impl AdaptiveLimit {
         let telling = held_back != Some(false);
         let calm = now_ms >= self.calm_until_ms;
         let warm = self.answers_at_default > WARM_UP_ANSWERS && seasoned;
+        // Over HTTP/1.1 no attempt held for a connection overtakes those it waits for.
+        let held_by_browser = self.wide_held_answers >= MULTIPLEXED_EVIDENCE && self.wide_overtaking == 0;
         let next = if !may_grow {
             self.floor
+        } else if self.wide {
+            if held_by_browser {
+                self.floor
+            } else {
+                self.limit
+            }
         } else if queueing {
             self.limit.saturating_sub(1).max(self.floor)
         } else if calm && holds && !self.jumped && self.multiplexed() {
@@ -195,6 +237,9 @@ impl AdaptiveLimit {
     }
 
     fn set(&mut self, limit: usize) -> Option<usize> {
+        if limit == self.floor {
+            self.wide = false;
+        }
         let changed = limit != self.limit;
         self.limit = limit;
         changed.then_some(limit)
@@ -207,7 +252,7 @@ mod tests {
 
     /// An answer at `at_ms` that took `took_ms`, to an attempt sent at `l`'s limit now.
     fn answer(l: &AdaptiveLimit, at_ms: f64, took_ms: f64, held_back: Option<bool>) -> Answer {
-        Answer { at_ms, took_ms, held_back, limit_at_send: l.limit() }
+        Answer { at_ms, took_ms, held_back, overtook: false, limit_at_send: l.limit() }
     }
 
     /// `l` takes in an answer (see `answer`), attempts waiting or not, the host bounded or not.
@@ -359,5 +404,62 @@ mod tests {
             "a quota, a rate, a breaker"
         );
         assert_eq!(AdaptiveLimit::new(0).limit(), 1);
+    }
+
+    /// A limit opened wide (a browser) stays at its highest while the attempts past the
+    /// connections overtake those before them (HTTP/2), however slow the page makes their
+    /// answers; it goes to the default once eight of them have come with none overtaking
+    /// (HTTP/1.1), or on the first failure or throttle, or a bound.
+    #[test]
+    fn opened_wide_it_stays_only_where_nothing_holds_the_view_back() {
+        let serve_ms = 50.0;
+        let held = |l: &mut AdaptiveLimit, at: f64, took: f64, overtook: bool| {
+            let answer = Answer {
+                at_ms: at,
+                took_ms: took,
+                held_back: Some(true),
+                overtook,
+                limit_at_send: l.limit(),
+            };
+            l.on_answer(answer, true, true)
+        };
+        // HTTP/1.1: the seventh to the sixteenth each waited for an answer before its own.
+        let mut h1 = AdaptiveLimit::opened_wide(16);
+        assert_eq!(h1.limit(), 64);
+        answers(&mut h1, 0.0, 6, serve_ms, Some(false));
+        for i in 0..MULTIPLEXED_EVIDENCE - 1 {
+            assert_eq!(held(&mut h1, 100.0 + f64::from(i), 2.0 * serve_ms, false), None);
+        }
+        assert_eq!(held(&mut h1, 200.0, 2.0 * serve_ms, false), Some(16));
+        // Then as any limit at the default: no jump on those answers.
+        answers(&mut h1, 300.0, 20, serve_ms, Some(false));
+        assert_eq!(h1.limit(), 16);
+
+        // HTTP/2: some overtake, even with answers the page made three times slower.
+        let mut h2 = AdaptiveLimit::opened_wide(16);
+        answers(&mut h2, 0.0, 6, serve_ms, Some(false));
+        for i in 0..40 {
+            assert_eq!(held(&mut h2, 100.0 + f64::from(i), 3.0 * serve_ms, i % 5 == 0), None);
+        }
+        assert_eq!(h2.limit(), 64);
+        // A cache's quick copies overtake too: no evidence either way.
+        let mut cached = AdaptiveLimit::opened_wide(16);
+        answers(&mut cached, 0.0, 6, serve_ms, Some(false));
+        for i in 0..MULTIPLEXED_EVIDENCE {
+            assert_eq!(held(&mut cached, 100.0 + f64::from(i), 1.0, true), None);
+        }
+        for i in 0..MULTIPLEXED_EVIDENCE {
+            held(&mut cached, 200.0 + f64::from(i), 2.0 * serve_ms, false);
+        }
+        assert_eq!(cached.limit(), 16, "only the answers with a connection count");
+
+        assert_eq!(h2.on_trouble(1_000.0), Some(16));
+        assert_eq!(held(&mut h2, 1_100.0, serve_ms, true), None, "calm: no growth, no reopening");
+        let mut bounded = AdaptiveLimit::opened_wide(16);
+        assert_eq!(
+            on(&mut bounded, 0.0, serve_ms, None, true, false),
+            Some(16),
+            "a quota, a rate, a breaker"
+        );
     }
 }

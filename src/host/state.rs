@@ -360,6 +360,16 @@ impl HostState {
         Decision::Go { probe }
     }
 
+    /// The host as a browser meets it: an adaptive limit opens wide (see
+    /// [`AdaptiveLimit::opened_wide`]); a fixed `maxConcurrent` stays as set.
+    pub fn in_a_browser(mut self) -> HostState {
+        if let Some(limit) = self.limit.as_mut() {
+            *limit = AdaptiveLimit::opened_wide(self.slots.limit());
+            self.slots.set_limit(limit.limit());
+        }
+        self
+    }
+
     /// A failure or a throttle: the concurrency limit goes back to its default for a while.
     fn calm_limit(&mut self, now_ms: f64) {
         if let Some(limit) = self.limit.as_mut().and_then(|l| l.on_trouble(now_ms)) {
@@ -755,7 +765,13 @@ mod tests {
             }
             for i in 0..WARM_UP_ANSWERS + 8 {
                 let at_ms = if i == 0 { 0.0 } else { WARM_UP_MS + f64::from(i) };
-                let answer = Answer { at_ms, took_ms: 40.0, held_back: None, limit_at_send: h.slots.limit() };
+                let answer = Answer {
+                    at_ms,
+                    took_ms: 40.0,
+                    held_back: None,
+                    overtook: false,
+                    limit_at_send: h.slots.limit(),
+                };
                 h.tile_answered(u64::from(i) + 1, answer);
             }
             drop((held, waiters));

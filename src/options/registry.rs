@@ -288,8 +288,11 @@ pub const MAX_CONCURRENT: Setting = Setting {
     doc: "Attempts in flight at once to one host; the rest wait in a queue. Unset, the limit starts \
           here and grows, up to four times, while the host answers as fast with more out (HTTP/2, \
           a runtime that holds no request back), and falls back on a failure, a throttle or slower \
-          answers; set, it is fixed. Aborting a queued call removes it at once; time queued counts \
-          against the deadline.",
+          answers; in a page or a worker a host starts at four times, as the map's own loader sends \
+          a whole view (the browser holds back what an HTTP/1.1 host cannot take), and comes down \
+          here once the browser is seen to hold requests back, or on a failure or a throttle; set, \
+          it is fixed. Aborting a queued call removes it at once; time queued counts against the \
+          deadline.",
 };
 /// `queueOrder`.
 pub const QUEUE_ORDER: Setting = Setting {

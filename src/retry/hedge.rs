@@ -323,7 +323,8 @@ where
             }
             Landed::First(outcome) => {
                 request.set(None);
-                let Some(sent) = first.take() else { continue };
+                let Some(mut sent) = first.take() else { continue };
+                sent.overtook = queue.is_some_and(|waiting| !waiting.is_served(&route[sent.mirror]));
                 (sent, outcome, true)
             }
             Landed::Hedge(i, outcome) => (racing.remove(i).0, outcome, false),
@@ -412,6 +413,7 @@ fn admit_hedge(
         at_ms: now,
         started_ms: now,
         held_back: None,
+        overtook: false,
         limit_at_send,
         seq,
     })

@@ -32,6 +32,9 @@ pub(super) struct Sent {
     /// Whether the platform held it back for one of its few connections to the host (by the
     /// client's count; see `serving`); `None` where the platform holds none back.
     pub(super) held_back: Option<bool>,
+    /// Held back, and answered before it could have had a connection: fewer attempts sent
+    /// before it had ended than its place behind the connections (see `serving`).
+    pub(super) overtook: bool,
     /// The host's concurrency limit when it was sent (see `AdaptiveLimit`).
     pub(super) limit_at_send: usize,
     /// Its number among the attempts sent to its host (`counters.attempts` once it was counted):
@@ -140,6 +143,7 @@ pub(super) fn landed<B, C>(
                     at_ms: now,
                     took_ms: now - sent.at_ms,
                     held_back: sent.held_back,
+                    overtook: sent.overtook,
                     limit_at_send: sent.limit_at_send,
                 },
             );
@@ -236,6 +240,7 @@ mod tests {
             at_ms,
             started_ms,
             held_back: None,
+            overtook: false,
             limit_at_send: 16,
             seq: 1,
         }

@@ -67,7 +67,14 @@ impl ClientInner {
     }
 
     fn host(&self, key: &str) -> SharedHost {
-        let make = || HostState::new(key, &self.config.host_config(key), JsClock.now_ms());
+        let make = || {
+            let host = HostState::new(key, &self.config.host_config(key), JsClock.now_ms());
+            if holds_requests_per_host() {
+                host.in_a_browser()
+            } else {
+                host
+            }
+        };
         self.hosts.borrow_mut().get_or_add(key, make)
     }
 
