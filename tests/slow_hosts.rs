@@ -151,11 +151,11 @@ fn a_fixed_window_quota_is_spent_and_then_waited_for() {
     assert!(wall <= 1.1 * floor_ms + 100.0, "{wall:.0} ms against the windows' {floor_ms} ms");
 }
 
-/// A full-screen first view, 48 tiles at once, from a host a browser meets for the first time,
-/// answering in 30–80 ms over HTTP/2 (the simulated platform counts six connections a host but
-/// holds nothing back): the whole view goes at once, as the map's own loader sends it, and ends
-/// within one answer's time, where the default's 16 at a time takes three rounds; the requests
-/// past six that overtake the ones before them keep the limit at its highest.
+/// A full-screen first view from a host a browser meets for the first time, over HTTP/2 (the
+/// simulated platform counts a browser's connections a host but holds nothing back): the whole
+/// view goes at once, as the map's own loader sends it, and ends within about one answer's
+/// time, where the default's limit takes several rounds; the requests past the connections
+/// that overtake the ones before them keep the limit at its highest.
 #[test]
 fn a_first_view_in_a_browser_goes_at_once_over_http2() {
     let view_of = |h: SharedHost| {

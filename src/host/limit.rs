@@ -14,26 +14,28 @@
 //! In a browser (a page, a worker) a host not met before opens wide, at its highest: there the
 //! browser holds back what an HTTP/1.1 host cannot take at once (its few connections), and over
 //! HTTP/2 the map's own image loader sends a whole view together, so the first view goes as the
-//! map asks, as with the own loader. It stays there until [`MULTIPLEXED_EVIDENCE`] answers to
-//! the attempts past the browser's connections have come with none of them overtaking the
-//! attempts before it (the browser holds them: HTTP/1.1), a failure or a throttle, or a bound:
-//! then it is at the default, and goes on as below.
+//! map asks, as with the own loader (and a server under strain meets that first view as the own
+//! loader sends it). The first [`OPENING_EVIDENCE`] answers to the attempts past the browser's
+//! connections decide: where fewer than [`OVERTAKING_EVIDENCE`] of them overtook the attempts
+//! before them and they took longer than those with a connection at once, the browser held
+//! them (HTTP/1.1) and the limit goes to the default; else it stays, as the own loader goes on
+//! sending whole views, until a failure or a throttle, or a bound, and goes on as below.
 //!
 //! Elsewhere it grows a step at a time only after the host has answered [`WARM_UP_ANSWERS`] tiles at the
 //! default over [`WARM_UP_MS`] at least, and jumps only on a browser's multiplexing read from
 //! [`MULTIPLEXED_EVIDENCE`] answers after that first second; it never goes below the default,
 //! and goes back to it on a failure or a throttle (and stays there for [`CALM_MS`]), and while
-//! a quota, a learned rate, a pause or a breaker bounds the host: a server under strain sees no
-//! more at once than the fixed default sent it.
+//! a quota, a learned rate, a pause or a breaker bounds the host: outside a browser, a server
+//! under strain sees no more at once than the fixed default sent it.
 
 /// How far the limit may grow, as a multiple of the default: a full-screen view and the
 /// ring of tiles around it.
 pub const GROWTH: usize = 4;
 /// Answers at the default that tell what the host's answers take then, before it grows.
 pub const WARM_UP_ANSWERS: u32 = 16;
-/// How long after its first answer a host may get more than the default: a record of its
-/// answers, not one burst of them, earns it (a server that fails soon after a client's first
-/// tiles meets no more at once than the default sent it).
+/// How long after its first answer a host may grow past the default: a record of its answers,
+/// not one burst of them, earns it (outside a browser, a server that fails soon after a
+/// client's first tiles meets no more at once than the default sent it).
 pub const WARM_UP_MS: f64 = 1_000.0;
 /// Answers within this many times their time at the default (plus [`SLACK_MS`]) hold: more
 /// out costs them nothing.
@@ -46,6 +48,13 @@ const SLOWER_FACTOR: f64 = 1.5;
 const HELD_BACK_FACTOR: f64 = 1.3;
 /// What smoothed answer times vary by without any queue (scheduling, a timer's tick).
 const SLACK_MS: f64 = 5.0;
+/// Answers to attempts past a browser's connections that decide whether a limit opened wide
+/// stays (see the module's notes).
+const OPENING_EVIDENCE: u32 = 16;
+/// Of those, how many must have overtaken the attempts before them to show the browser held
+/// none back: more than one, as one may be a cache's copy a little slower than half a served
+/// answer.
+const OVERTAKING_EVIDENCE: u32 = 2;
 /// Answers to attempts past a browser's connections, as fast as the others, that show the
 /// host's connection holds nothing back (HTTP/2, HTTP/3).
 const MULTIPLEXED_EVIDENCE: u32 = 8;
@@ -70,11 +79,23 @@ pub struct Answer {
     pub held_back: Option<bool>,
     /// Held back, and answered before as many attempts ahead of it had ended as a browser
     /// holding it for a connection would have waited for: the browser did not hold it
-    /// (HTTP/2), or a cache answered it.
-    pub overtook: bool,
+    /// (HTTP/2), or a cache answered it. `None`: not known (a caller's own `fetch` sent it).
+    pub overtook: Option<bool>,
     /// The limit when its attempt was sent: an answer tells what the host takes at the
     /// default only when it went at the default.
     pub limit_at_send: usize,
+}
+
+/// Where a limit opened wide stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Opening {
+    /// Not opened wide, or at the default since.
+    Closed,
+    /// At its highest; answers to attempts held back for a connection (after the first answer
+    /// with one), and how many of them overtook the attempts before them.
+    Deciding { held: u32, overtaking: u32 },
+    /// At its highest, the browser seen to hold none back.
+    Multiplexed,
 }
 
 /// One host's adaptive limit.
@@ -98,12 +119,8 @@ pub struct AdaptiveLimit {
     /// The limit went to its highest at once, on a browser seen to multiplex (once until the
     /// next failure or throttle: a server that queues later gets its steps).
     jumped: bool,
-    /// Opened wide (see [`AdaptiveLimit::opened_wide`]) and not at the default since.
-    wide: bool,
-    /// Answers to attempts held back for a connection while wide, and how many of them
-    /// overtook the attempts before them.
-    wide_held_answers: u32,
-    wide_overtaking: u32,
+    /// Where a limit opened wide stands (see [`AdaptiveLimit::opened_wide`]).
+    opening: Opening,
     /// Until when (monotonic ms) the limit does not grow.
     calm_until_ms: f64,
 }
@@ -131,19 +148,17 @@ impl AdaptiveLimit {
             held_ms: f64::NAN,
             default_ms: f64::NAN,
             jumped: false,
-            wide: false,
-            wide_held_answers: 0,
-            wide_overtaking: 0,
+            opening: Opening::Closed,
             calm_until_ms: f64::NEG_INFINITY,
         }
     }
 
     /// A limit at its highest, [`GROWTH`] times `floor`, for a host not met before in a
-    /// browser (see the module's notes); it goes to `floor` on a failure or a throttle.
+    /// browser: how long it stays there is in the module's notes.
     pub fn opened_wide(floor: usize) -> AdaptiveLimit {
         let mut limit = AdaptiveLimit::new(floor);
         limit.limit = limit.floor * GROWTH;
-        limit.wide = true;
+        limit.opening = Opening::Deciding { held: 0, overtaking: 0 };
         limit
     }
 
@@ -183,9 +198,12 @@ impl AdaptiveLimit {
                 if seasoned {
                     self.held_answers = self.held_answers.saturating_add(1);
                 }
-                if self.wide {
-                    self.wide_held_answers = self.wide_held_answers.saturating_add(1);
-                    self.wide_overtaking = self.wide_overtaking.saturating_add(u32::from(overtook));
+                // Only once an answer with a connection says what a cache's copy is not.
+                if let (Opening::Deciding { held, overtaking }, Some(overtook), false) =
+                    (&mut self.opening, overtook, self.connected_ms.is_nan())
+                {
+                    *held += 1;
+                    *overtaking += u32::from(overtook);
                 }
                 self.held_ms = smooth(self.held_ms, took_ms, SMOOTHING);
             }
@@ -204,11 +222,20 @@ impl AdaptiveLimit {
         let telling = held_back != Some(false);
         let calm = now_ms >= self.calm_until_ms;
         let warm = self.answers_at_default > WARM_UP_ANSWERS && seasoned;
-        // Over HTTP/1.1 no attempt held for a connection overtakes those it waits for.
-        let held_by_browser = self.wide_held_answers >= MULTIPLEXED_EVIDENCE && self.wide_overtaking == 0;
+        // Over HTTP/1.1 no attempt held for a connection overtakes those it waits for, and each
+        // waits for one: both, or the map asks for too few at once to tell (and then the limit
+        // does not bind).
+        let mut held_by_browser = false;
+        if let Opening::Deciding { held, overtaking } = self.opening {
+            if held >= OPENING_EVIDENCE {
+                held_by_browser = overtaking < OVERTAKING_EVIDENCE
+                    && self.held_ms > self.connected_ms * HELD_BACK_FACTOR + SLACK_MS;
+                self.opening = Opening::Multiplexed;
+            }
+        }
         let next = if !may_grow {
             self.floor
-        } else if self.wide {
+        } else if self.opening != Opening::Closed {
             if held_by_browser {
                 self.floor
             } else {
@@ -238,7 +265,7 @@ impl AdaptiveLimit {
 
     fn set(&mut self, limit: usize) -> Option<usize> {
         if limit == self.floor {
-            self.wide = false;
+            self.opening = Opening::Closed;
         }
         let changed = limit != self.limit;
         self.limit = limit;
@@ -252,7 +279,7 @@ mod tests {
 
     /// An answer at `at_ms` that took `took_ms`, to an attempt sent at `l`'s limit now.
     fn answer(l: &AdaptiveLimit, at_ms: f64, took_ms: f64, held_back: Option<bool>) -> Answer {
-        Answer { at_ms, took_ms, held_back, overtook: false, limit_at_send: l.limit() }
+        Answer { at_ms, took_ms, held_back, overtook: Some(false), limit_at_send: l.limit() }
     }
 
     /// `l` takes in an answer (see `answer`), attempts waiting or not, the host bounded or not.
@@ -406,10 +433,11 @@ mod tests {
         assert_eq!(AdaptiveLimit::new(0).limit(), 1);
     }
 
-    /// A limit opened wide (a browser) stays at its highest while the attempts past the
-    /// connections overtake those before them (HTTP/2), however slow the page makes their
-    /// answers; it goes to the default once eight of them have come with none overtaking
-    /// (HTTP/1.1), or on the first failure or throttle, or a bound.
+    /// A limit opened wide (a browser) stays at its highest where attempts past the connections
+    /// overtake those before them (HTTP/2), however slow the page makes their answers; it goes
+    /// to the default once the deciding answers came with too few overtaking and slower
+    /// (HTTP/1.1), on a failure or throttle, or a bound. Answers before any with a connection,
+    /// a cache's quick copies and answers through a caller's own fetch decide nothing.
     #[test]
     fn opened_wide_it_stays_only_where_nothing_holds_the_view_back() {
         let serve_ms = 50.0;
@@ -418,16 +446,25 @@ mod tests {
                 at_ms: at,
                 took_ms: took,
                 held_back: Some(true),
-                overtook,
+                overtook: Some(overtook),
                 limit_at_send: l.limit(),
             };
             l.on_answer(answer, true, true)
         };
-        // HTTP/1.1: the seventh to the sixteenth each waited for an answer before its own.
+        // HTTP/1.1: each held attempt waited for an answer before its own; one cache's copy a
+        // little slower than half an answer overtook.
         let mut h1 = AdaptiveLimit::opened_wide(16);
-        assert_eq!(h1.limit(), 64);
-        answers(&mut h1, 0.0, 6, serve_ms, Some(false));
-        for i in 0..MULTIPLEXED_EVIDENCE - 1 {
+        assert_eq!(h1.limit(), 16 * GROWTH);
+        for i in 0..OPENING_EVIDENCE {
+            assert_eq!(
+                held(&mut h1, f64::from(i), 2.0 * serve_ms, true),
+                None,
+                "no answer with a connection yet"
+            );
+        }
+        answers(&mut h1, 50.0, 6, serve_ms, Some(false));
+        assert_eq!(held(&mut h1, 90.0, 0.6 * serve_ms, true), None);
+        for i in 0..OPENING_EVIDENCE - 2 {
             assert_eq!(held(&mut h1, 100.0 + f64::from(i), 2.0 * serve_ms, false), None);
         }
         assert_eq!(held(&mut h1, 200.0, 2.0 * serve_ms, false), Some(16));
@@ -435,20 +472,40 @@ mod tests {
         answers(&mut h1, 300.0, 20, serve_ms, Some(false));
         assert_eq!(h1.limit(), 16);
 
-        // HTTP/2: some overtake, even with answers the page made three times slower.
+        // HTTP/2: some overtake, with answers the page made far slower.
         let mut h2 = AdaptiveLimit::opened_wide(16);
         answers(&mut h2, 0.0, 6, serve_ms, Some(false));
-        for i in 0..40 {
-            assert_eq!(held(&mut h2, 100.0 + f64::from(i), 3.0 * serve_ms, i % 5 == 0), None);
+        for i in 0..5 * OPENING_EVIDENCE {
+            assert_eq!(held(&mut h2, 100.0 + f64::from(i), 3.0 * serve_ms, i % 4 == 0), None);
         }
-        assert_eq!(h2.limit(), 64);
+        assert_eq!(h2.limit(), 16 * GROWTH);
+        // HTTP/2 with a map that asks for few at once: none overtakes, none is slower.
+        let mut few = AdaptiveLimit::opened_wide(16);
+        answers(&mut few, 0.0, 6, serve_ms, Some(false));
+        for i in 0..2 * OPENING_EVIDENCE {
+            assert_eq!(held(&mut few, 100.0 + f64::from(i), serve_ms, false), None);
+        }
+        assert_eq!(few.limit(), 16 * GROWTH);
+        // Sent through a caller's own fetch (an image load in its stead): its order tells nothing.
+        let mut own = AdaptiveLimit::opened_wide(16);
+        answers(&mut own, 0.0, 6, serve_ms, Some(false));
+        for i in 0..2 * OPENING_EVIDENCE {
+            let answer = Answer {
+                at_ms: 100.0 + f64::from(i),
+                took_ms: 2.0 * serve_ms,
+                held_back: Some(true),
+                overtook: None,
+                limit_at_send: own.limit(),
+            };
+            assert_eq!(own.on_answer(answer, true, true), None);
+        }
         // A cache's quick copies overtake too: no evidence either way.
         let mut cached = AdaptiveLimit::opened_wide(16);
         answers(&mut cached, 0.0, 6, serve_ms, Some(false));
-        for i in 0..MULTIPLEXED_EVIDENCE {
+        for i in 0..OPENING_EVIDENCE {
             assert_eq!(held(&mut cached, 100.0 + f64::from(i), 1.0, true), None);
         }
-        for i in 0..MULTIPLEXED_EVIDENCE {
+        for i in 0..OPENING_EVIDENCE {
             held(&mut cached, 200.0 + f64::from(i), 2.0 * serve_ms, false);
         }
         assert_eq!(cached.limit(), 16, "only the answers with a connection count");

@@ -236,8 +236,10 @@ registry! {
         "What a request in flight becomes once every caller of its tile has gone (its signal \
          aborted, its deadline passed): `\"abort\"` aborts it; `\"land\"`, in a page or a \
          worker (where the browser holds requests per host), lets it \
-         finish when it has a connection (the server has it already) and its host's answers say \
-         it is due within half a second, and keeps its tile for the next identical call \
+         finish when it has a connection (the server has it already), its host's answers say \
+         it is due within half a second and the host's last tile allowed its reuse (a host that \
+         says `no-store` or `no-cache` gains nothing from it), and keeps its tile for the next \
+         identical call \
          (`memoryCacheBytes`), which joins it while it is out; nothing more is started for it \
          (no retry, no hedge). A map that pans faster than its server answers then spends no \
          request twice. The OpenLayers adapter asks for `\"land\"` in its calls (OpenLayers' \
@@ -290,7 +292,8 @@ pub const MAX_CONCURRENT: Setting = Setting {
           a runtime that holds no request back), and falls back on a failure, a throttle or slower \
           answers; in a page or a worker a host starts at four times, as the map's own loader sends \
           a whole view (the browser holds back what an HTTP/1.1 host cannot take), and comes down \
-          here once the browser is seen to hold requests back, or on a failure or a throttle; set, \
+          here once the browser is seen to hold requests back, or on a failure or a throttle (a \
+          server under strain meets that first view as the own loader sends it); set, \
           it is fixed. Aborting a queued call removes it at once; time queued counts against the \
           deadline.",
 };

@@ -324,7 +324,10 @@ where
             Landed::First(outcome) => {
                 request.set(None);
                 let Some(mut sent) = first.take() else { continue };
-                sent.overtook = queue.is_some_and(|waiting| !waiting.is_served(&route[sent.mirror]));
+                sent.overtook = fx
+                    .transport
+                    .tells_connections()
+                    .then(|| queue.is_some_and(|waiting| !waiting.is_served(&route[sent.mirror])));
                 (sent, outcome, true)
             }
             Landed::Hedge(i, outcome) => (racing.remove(i).0, outcome, false),
@@ -413,7 +416,7 @@ fn admit_hedge(
         at_ms: now,
         started_ms: now,
         held_back: None,
-        overtook: false,
+        overtook: None,
         limit_at_send,
         seq,
     })

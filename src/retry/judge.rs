@@ -33,8 +33,9 @@ pub(super) struct Sent {
     /// client's count; see `serving`); `None` where the platform holds none back.
     pub(super) held_back: Option<bool>,
     /// Held back, and answered before it could have had a connection: fewer attempts sent
-    /// before it had ended than its place behind the connections (see `serving`).
-    pub(super) overtook: bool,
+    /// before it had ended than its place behind the connections (see `serving`); `None` when
+    /// the transport's answers do not tell (`Transport::tells_connections`) or it was not read.
+    pub(super) overtook: Option<bool>,
     /// The host's concurrency limit when it was sent (see `AdaptiveLimit`).
     pub(super) limit_at_send: usize,
     /// Its number among the attempts sent to its host (`counters.attempts` once it was counted):
@@ -240,7 +241,7 @@ mod tests {
             at_ms,
             started_ms,
             held_back: None,
-            overtook: false,
+            overtook: None,
             limit_at_send: 16,
             seq: 1,
         }

@@ -195,7 +195,7 @@ where
             at_ms,
             started_ms: at_ms,
             held_back: None,
-            overtook: false,
+            overtook: None,
             limit_at_send,
             seq,
         };

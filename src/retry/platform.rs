@@ -95,6 +95,11 @@ pub trait Transport {
     fn connections_per_host(&self) -> Option<usize> {
         Some(crate::retry::serving::CONNECTIONS_PER_HOST)
     }
+    /// Whether its answers' order tells how the platform holds requests for its connections:
+    /// not through a caller's own `fetch` (an image load in its stead, a cache of its own).
+    fn tells_connections(&self) -> bool {
+        true
+    }
     /// Sends one request to mirror number `mirror` and reads its whole body within `timeout_ms`;
     /// `cache_bust` adds a query parameter no cache has seen. A `hedge` must not wait for the
     /// attempt it hedges: a browser's HTTP cache holds a second request for a URL behind the

@@ -125,7 +125,12 @@ impl ClientInner {
                 flight
             }
             None => {
-                let lands = options.lands_abandoned && keeps && holds_requests_per_host();
+                // Letting an abandoned request land holds its connection: worth it only where
+                // the tile will be kept, as the host's last one was.
+                let lands = options.lands_abandoned
+                    && keeps
+                    && holds_requests_per_host()
+                    && route[0].borrow().answers_reusable();
                 let flight = Rc::new(Flight::new(own_end, lands));
                 self.flights.borrow_mut().start(key.clone(), flight.clone());
                 let client = self.clone();
@@ -138,11 +143,19 @@ impl ClientInner {
                     on_retry,
                     url: redacted_url.clone(),
                     keeps,
+                    own_fetch,
                 };
                 super::task::spawn(async move {
                     let outcome = client.run_flight(&task, run).await;
                     client.flights.borrow_mut().finish(&key, &task);
                     if let (Ok(tile), true) = (&outcome, keeps) {
+                        // An empty tile says nothing of what the host's tiles allow, nor does
+                        // a refusal from a caller's own fetch (the adapters' stand-in for an
+                        // image load says no-store for reasons of its own).
+                        let reusable = tile.reuse_ms.is_some();
+                        if !tile.empty && (reusable || !own_fetch) {
+                            route[0].borrow_mut().note_reusable(reusable);
+                        }
                         client.keep(kept_key, tile, &task);
                     }
                     task.finish(outcome);
@@ -231,7 +244,7 @@ impl ClientInner {
     async fn run_flight(&self, flight: &Flight, run: FlightRun) -> Result<SharedTile, JsValue> {
         let abort = AbortWatch::of_stop(flight.stop.clone());
         let abandon = AbortWatch::of_stop(flight.abandon.clone());
-        let transport = FetchTransport::new(&run.request, &abort);
+        let transport = FetchTransport::new(&run.request, &abort, run.own_fetch);
         let sleeper = AbortableSleep { abort: &abandon, while_out: Some((&abort, &flight.out)) };
         let effects = Runtime {
             transport: &transport,
@@ -402,6 +415,8 @@ struct FlightRun {
     url: String,
     /// Whether its tile is kept for identical calls (`recent::keeps`, the client keeping tiles).
     keeps: bool,
+    /// Whether the call brought a `fetch` of its own.
+    own_fetch: bool,
 }
 
 /// A tile shared by the callers of one flight.

@@ -114,11 +114,13 @@ pub struct FetchTransport<'a> {
     /// attempt sends, the `fetch` option and `maxBytes`.
     request: &'a BuiltRequest,
     abort: &'a AbortWatch,
+    /// The call's `fetch` option is its own, not the platform's.
+    own_fetch: bool,
 }
 
 impl<'a> FetchTransport<'a> {
-    pub fn new(request: &'a BuiltRequest, abort: &'a AbortWatch) -> FetchTransport<'a> {
-        FetchTransport { request, abort }
+    pub fn new(request: &'a BuiltRequest, abort: &'a AbortWatch, own_fetch: bool) -> FetchTransport<'a> {
+        FetchTransport { request, abort, own_fetch }
     }
 
     async fn request(
@@ -142,6 +144,10 @@ impl Transport for FetchTransport<'_> {
 
     fn connections_per_host(&self) -> Option<usize> {
         QUEUES_PER_HOST.with(|queues| queues.then_some(CONNECTIONS_PER_HOST))
+    }
+
+    fn tells_connections(&self) -> bool {
+        !self.own_fetch
     }
 
     async fn attempt(

@@ -170,3 +170,46 @@ test("XYZ + createTileLoadFunction (with map): a view left while loading lands i
     await page.closeContext();
   }
 });
+
+// A request left to land holds its connection: worth it only where its tile will be kept. A
+// server that says no-store (the fault server's default) gains nothing from it, and a view left
+// while loading aborts its requests there, as the other adapters do.
+test("XYZ + createTileLoadFunction (with map): a view left while loading on a no-store server aborts its requests", {
+  timeout: 40_000,
+}, async (t) => {
+  const run = "ol-land-no-store";
+  const page = await env.open();
+  try {
+    const zoom = 5;
+    const a = [4096, 4096];
+    const b = [a[0] + 10 * 256, a[1]];
+    const c = [a[0] + 20 * 256, a[1]];
+    const bKeys = viewTiles(zoom, b).map((x) => `${run}/${x.key}`);
+    await page.evaluate((s) => window.harness.create(s), {
+      kind: "xyz",
+      template: `${env.srv.url}/tile/{z}/{x}/{y}.png?run=${run}&delay=400`,
+      zoom,
+      center: a,
+    });
+    await waitSettled(
+      page,
+      viewTiles(zoom, a).map((x) => x.key),
+    );
+    await page.evaluate((p) => window.harness.jump(p), b);
+    const deadline = Date.now() + 5_000;
+    while (bKeys.filter((k) => env.srv.requests(k) > 0).length < 4 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    const sentForB = bKeys.filter((k) => env.srv.requests(k) > 0);
+    assert.ok(sentForB.length >= 4, `some of the view's requests are on the server when it moves on (${sentForB.length})`);
+    await page.evaluate((p) => window.harness.jump(p), c);
+    await waitSettled(
+      page,
+      viewTiles(zoom, c).map((x) => x.key),
+    );
+    await new Promise((r) => setTimeout(r, 600));
+    const aborted = bKeys.reduce((n, k) => n + env.srv.aborted(k), 0);
+    assert.ok(aborted > 0, "the view's requests were aborted on the server");
+    t.diagnostic(`${sentForB.length} of the view's ${bKeys.length} tiles were on the server when it moved on; ${aborted} aborted`);
+  } finally {
+    await page.closeContext();
+  }
+});
