@@ -154,8 +154,7 @@ fn a_fixed_window_quota_is_spent_and_then_waited_for() {
 /// A full-screen first view from a host a browser meets for the first time, over HTTP/2 (the
 /// simulated platform counts a browser's connections a host but holds nothing back): the whole
 /// view goes at once, as the map's own loader sends it, and ends within about one answer's
-/// time, where the default's limit takes several rounds; the requests past the connections
-/// that overtake the ones before them keep the limit at its highest.
+/// time, where the default's limit takes several rounds; the limit stays at its highest.
 #[test]
 fn a_first_view_in_a_browser_goes_at_once_over_http2() {
     let view_of = |h: SharedHost| {

@@ -14,14 +14,18 @@
 //! In a browser (a page, a worker) a host not met before opens wide, at its highest: there the
 //! browser holds back what an HTTP/1.1 host cannot take at once (its few connections), and over
 //! HTTP/2 the map's own image loader sends a whole view together, so the first view goes as the
-//! map asks, as with the own loader (and a server under strain meets that first view as the own
-//! loader sends it). The first [`OPENING_EVIDENCE`] answers to the attempts past the browser's
-//! connections decide: where fewer than [`OVERTAKING_EVIDENCE`] of them overtook the attempts
-//! before them and they took longer than those with a connection at once, the browser held
-//! them (HTTP/1.1) and the limit goes to the default; else it stays, as the own loader goes on
-//! sending whole views, until a failure or a throttle, or a bound, and goes on as below.
+//! map asks, as with the own loader (a server under strain meets that first view as the own
+//! loader sends it). It reads the answers to the attempts past the browser's connections: only
+//! once an answer with a connection has come (which tells a cache's quick copy, not counted),
+//! and only those whose order tells (not through a caller's own `fetch`, whose answer may be an
+//! image load's). Of each [`OPENING_EVIDENCE`] of them: where [`OVERTAKING_EVIDENCE`] overtook
+//! the attempts before them, the browser holds none back (HTTP/2) and the limit stays, as the
+//! own loader goes on sending whole views, until a failure, a throttle or a bound; else the
+//! browser held them (HTTP/1.1: past its connections, the browser's queue, not the client's,
+//! would order them), or the map asks for too few at once for the limit to bind, and the limit
+//! goes to the default. A host whose answers never tell moves on the delay readings below.
 //!
-//! Elsewhere it grows a step at a time only after the host has answered [`WARM_UP_ANSWERS`] tiles at the
+//! Otherwise (and in a browser once the opening is over) it grows a step at a time only after the host has answered [`WARM_UP_ANSWERS`] tiles at the
 //! default over [`WARM_UP_MS`] at least, and jumps only on a browser's multiplexing read from
 //! [`MULTIPLEXED_EVIDENCE`] answers after that first second; it never goes below the default,
 //! and goes back to it on a failure or a throttle (and stays there for [`CALM_MS`]), and while
@@ -48,12 +52,12 @@ const SLOWER_FACTOR: f64 = 1.5;
 const HELD_BACK_FACTOR: f64 = 1.3;
 /// What smoothed answer times vary by without any queue (scheduling, a timer's tick).
 const SLACK_MS: f64 = 5.0;
-/// Answers to attempts past a browser's connections that decide whether a limit opened wide
-/// stays (see the module's notes).
+/// Answers to attempts past a browser's connections, whose order tells, that a limit opened
+/// wide reads at a time (see the module's notes).
 const OPENING_EVIDENCE: u32 = 16;
 /// Of those, how many must have overtaken the attempts before them to show the browser held
 /// none back: more than one, as one may be a cache's copy a little slower than half a served
-/// answer.
+/// answer (a cache's quicker copies are not counted at all).
 const OVERTAKING_EVIDENCE: u32 = 2;
 /// Answers to attempts past a browser's connections, as fast as the others, that show the
 /// host's connection holds nothing back (HTTP/2, HTTP/3).
@@ -79,7 +83,8 @@ pub struct Answer {
     pub held_back: Option<bool>,
     /// Held back, and answered before as many attempts ahead of it had ended as a browser
     /// holding it for a connection would have waited for: the browser did not hold it
-    /// (HTTP/2), or a cache answered it. `None`: not known (a caller's own `fetch` sent it).
+    /// (HTTP/2), or a cache answered it. `None`: not read (a hedge), or its order does not tell
+    /// (a caller's own `fetch` sent it).
     pub overtook: Option<bool>,
     /// The limit when its attempt was sent: an answer tells what the host takes at the
     /// default only when it went at the default.
@@ -89,12 +94,14 @@ pub struct Answer {
 /// Where a limit opened wide stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Opening {
-    /// Not opened wide, or at the default since.
+    /// Not opened wide, or no longer: the delay readings move it, as any limit.
     Closed,
-    /// At its highest; answers to attempts held back for a connection (after the first answer
-    /// with one), and how many of them overtook the attempts before them.
-    Deciding { held: u32, overtaking: u32 },
-    /// At its highest, the browser seen to hold none back.
+    /// At its highest, reading the answers to attempts held back for a connection: those whose
+    /// order tells (see the module's notes), how many of them overtook the attempts before
+    /// them, and those whose order does not (a caller's own `fetch` sent them).
+    Deciding { held: u32, overtaking: u32, unknown: u32 },
+    /// At its highest, attempts past the connections seen overtaking: the browser holds none
+    /// back.
     Multiplexed,
 }
 
@@ -158,7 +165,7 @@ impl AdaptiveLimit {
     pub fn opened_wide(floor: usize) -> AdaptiveLimit {
         let mut limit = AdaptiveLimit::new(floor);
         limit.limit = limit.floor * GROWTH;
-        limit.opening = Opening::Deciding { held: 0, overtaking: 0 };
+        limit.opening = Opening::Deciding { held: 0, overtaking: 0, unknown: 0 };
         limit
     }
 
@@ -199,11 +206,16 @@ impl AdaptiveLimit {
                     self.held_answers = self.held_answers.saturating_add(1);
                 }
                 // Only once an answer with a connection says what a cache's copy is not.
-                if let (Opening::Deciding { held, overtaking }, Some(overtook), false) =
-                    (&mut self.opening, overtook, self.connected_ms.is_nan())
+                if let (Opening::Deciding { held, overtaking, unknown }, false) =
+                    (&mut self.opening, self.connected_ms.is_nan())
                 {
-                    *held += 1;
-                    *overtaking += u32::from(overtook);
+                    match overtook {
+                        Some(overtook) => {
+                            *held += 1;
+                            *overtaking += u32::from(overtook);
+                        }
+                        None => *unknown += 1,
+                    }
                 }
                 self.held_ms = smooth(self.held_ms, took_ms, SMOOTHING);
             }
@@ -222,25 +234,28 @@ impl AdaptiveLimit {
         let telling = held_back != Some(false);
         let calm = now_ms >= self.calm_until_ms;
         let warm = self.answers_at_default > WARM_UP_ANSWERS && seasoned;
-        // Over HTTP/1.1 no attempt held for a connection overtakes those it waits for, and each
-        // waits for one: both, or the map asks for too few at once to tell (and then the limit
-        // does not bind).
+        // Over HTTP/1.1 no attempt held for a connection overtakes those it waits for. Where
+        // the map asks for too few at once for any to overtake, the default does not bind it,
+        // and the delay readings below earn a jump back once a view overtakes.
         let mut held_by_browser = false;
-        if let Opening::Deciding { held, overtaking } = self.opening {
-            if held >= OPENING_EVIDENCE {
-                held_by_browser = overtaking < OVERTAKING_EVIDENCE
-                    && self.held_ms > self.connected_ms * HELD_BACK_FACTOR + SLACK_MS;
-                self.opening = Opening::Multiplexed;
-            }
+        if let Opening::Deciding { held, overtaking, unknown } = self.opening {
+            self.opening = if held >= OPENING_EVIDENCE && overtaking >= OVERTAKING_EVIDENCE {
+                Opening::Multiplexed
+            } else if held >= OPENING_EVIDENCE {
+                held_by_browser = true;
+                Opening::Closed
+            } else if unknown >= OPENING_EVIDENCE * GROWTH as u32 {
+                // A host whose answers never tell (every tile an image load): its limit moves
+                // on the delay readings, as any limit's.
+                Opening::Closed
+            } else {
+                self.opening
+            };
         }
-        let next = if !may_grow {
+        let next = if !may_grow || held_by_browser {
             self.floor
         } else if self.opening != Opening::Closed {
-            if held_by_browser {
-                self.floor
-            } else {
-                self.limit
-            }
+            self.limit
         } else if queueing {
             self.limit.saturating_sub(1).max(self.floor)
         } else if calm && holds && !self.jumped && self.multiplexed() {
@@ -434,12 +449,13 @@ mod tests {
     }
 
     /// A limit opened wide (a browser) stays at its highest where attempts past the connections
-    /// overtake those before them (HTTP/2), however slow the page makes their answers; it goes
-    /// to the default once the deciding answers came with too few overtaking and slower
-    /// (HTTP/1.1), on a failure or throttle, or a bound. Answers before any with a connection,
-    /// a cache's quick copies and answers through a caller's own fetch decide nothing.
+    /// overtake those before them (HTTP/2), however slow the page makes their answers; goes to
+    /// the default where too few overtake (HTTP/1.1, or a map asking for few at once), on a
+    /// failure or throttle, or a bound. Answers before any with a connection and a cache's
+    /// quick copies count for nothing; answers through a caller's own fetch only end the
+    /// opening, after which the delay readings move the limit.
     #[test]
-    fn opened_wide_it_stays_only_where_nothing_holds_the_view_back() {
+    fn opened_wide_it_reads_the_answers_past_the_connections() {
         let serve_ms = 50.0;
         let held = |l: &mut AdaptiveLimit, at: f64, took: f64, overtook: bool| {
             let answer = Answer {
@@ -479,26 +495,30 @@ mod tests {
             assert_eq!(held(&mut h2, 100.0 + f64::from(i), 3.0 * serve_ms, i % 4 == 0), None);
         }
         assert_eq!(h2.limit(), 16 * GROWTH);
-        // HTTP/2 with a map that asks for few at once: none overtakes, none is slower.
+        // HTTP/2 with a map that asks for few at once: none overtakes; the limit would not bind.
         let mut few = AdaptiveLimit::opened_wide(16);
         answers(&mut few, 0.0, 6, serve_ms, Some(false));
-        for i in 0..2 * OPENING_EVIDENCE {
+        for i in 0..OPENING_EVIDENCE - 1 {
             assert_eq!(held(&mut few, 100.0 + f64::from(i), serve_ms, false), None);
         }
-        assert_eq!(few.limit(), 16 * GROWTH);
+        assert_eq!(held(&mut few, 200.0, serve_ms, false), Some(16));
         // Sent through a caller's own fetch (an image load in its stead): its order tells nothing.
         let mut own = AdaptiveLimit::opened_wide(16);
         answers(&mut own, 0.0, 6, serve_ms, Some(false));
-        for i in 0..2 * OPENING_EVIDENCE {
+        let unknown = |l: &mut AdaptiveLimit, at: f64| {
             let answer = Answer {
-                at_ms: 100.0 + f64::from(i),
+                at_ms: at,
                 took_ms: 2.0 * serve_ms,
                 held_back: Some(true),
                 overtook: None,
-                limit_at_send: own.limit(),
+                limit_at_send: l.limit(),
             };
-            assert_eq!(own.on_answer(answer, true, true), None);
+            l.on_answer(answer, true, true)
+        };
+        for i in 0..OPENING_EVIDENCE * GROWTH as u32 - 1 {
+            assert_eq!(unknown(&mut own, 100.0 + f64::from(i)), None);
         }
+        assert_eq!(unknown(&mut own, 200.0), Some(16 * GROWTH - 1), "the opening over, a step down");
         // A cache's quick copies overtake too: no evidence either way.
         let mut cached = AdaptiveLimit::opened_wide(16);
         answers(&mut cached, 0.0, 6, serve_ms, Some(false));
@@ -508,7 +528,7 @@ mod tests {
         for i in 0..OPENING_EVIDENCE {
             held(&mut cached, 200.0 + f64::from(i), 2.0 * serve_ms, false);
         }
-        assert_eq!(cached.limit(), 16, "only the answers with a connection count");
+        assert_eq!(cached.limit(), 16, "only the answers from the server count");
 
         assert_eq!(h2.on_trouble(1_000.0), Some(16));
         assert_eq!(held(&mut h2, 1_100.0, serve_ms, true), None, "calm: no growth, no reopening");

@@ -208,8 +208,6 @@ pub struct HostState {
     answered_at: f64,
     /// The host's last answer came without CORS headers (see [`Report::CorsRefused`]).
     cors_refused: bool,
-    /// See [`HostState::answers_reusable`].
-    answers_reusable: bool,
     version: u64,
     watchers: Vec<Waker>,
 }
@@ -244,7 +242,6 @@ impl HostState {
             doubt_next: false,
             answered_at: f64::NEG_INFINITY,
             cors_refused: false,
-            answers_reusable: false,
             version: 0,
             watchers: Vec::new(),
         }
@@ -451,20 +448,6 @@ impl HostState {
     /// Whether the host's last answer came without the CORS headers a browser needs.
     pub fn cors_refused(&self) -> bool {
         self.cors_refused
-    }
-
-    /// Whether the last tile (not empty; a refusal counts only through the platform's fetch)
-    /// that a client keeping tiles asked of this host, as a call's first host, allowed its
-    /// reuse (see `response::freshness`): a request whose
-    /// callers have gone is worth letting land only where its tile will be kept (a host that
-    /// says `no-store` gains nothing from it, and its connection is held).
-    pub fn answers_reusable(&self) -> bool {
-        self.answers_reusable
-    }
-
-    /// Notes whether the host's last tile a client keeping tiles asked for allowed its reuse.
-    pub fn note_reusable(&mut self, reusable: bool) {
-        self.answers_reusable = reusable;
     }
 
     /// Learns from one attempt. `unit` ∈ [0, 1) jitters a new open time.

@@ -237,9 +237,7 @@ registry! {
          aborted, its deadline passed): `\"abort\"` aborts it; `\"land\"`, in a page or a \
          worker (where the browser holds requests per host), lets it \
          finish when it has a connection (the server has it already), its host's answers say \
-         it is due within half a second and the host's last tile allowed its reuse (a host that \
-         says `no-store` or `no-cache` gains nothing from it), and keeps its tile for the next \
-         identical call \
+         it is due within half a second, and keeps its tile for the next identical call \
          (`memoryCacheBytes`), which joins it while it is out; nothing more is started for it \
          (no retry, no hedge). A map that pans faster than its server answers then spends no \
          request twice. The OpenLayers adapter asks for `\"land\"` in its calls (OpenLayers' \
@@ -291,9 +289,10 @@ pub const MAX_CONCURRENT: Setting = Setting {
           here and grows, up to four times, while the host answers as fast with more out (HTTP/2, \
           a runtime that holds no request back), and falls back on a failure, a throttle or slower \
           answers; in a page or a worker a host starts at four times, as the map's own loader sends \
-          a whole view (the browser holds back what an HTTP/1.1 host cannot take), and comes down \
-          here once the browser is seen to hold requests back, or on a failure or a throttle (a \
-          server under strain meets that first view as the own loader sends it); set, \
+          a whole view (the browser holds back what an HTTP/1.1 host cannot take; a server under \
+          strain meets a first view as the own loader sends it), and comes down here when its \
+          first answers show the browser holding requests back, on a failure or a throttle, or \
+          while a quota, a learned rate, a pause or a breaker bounds the host; set, \
           it is fixed. Aborting a queued call removes it at once; time queued counts against the \
           deadline.",
 };

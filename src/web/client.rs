@@ -125,12 +125,7 @@ impl ClientInner {
                 flight
             }
             None => {
-                // Letting an abandoned request land holds its connection: worth it only where
-                // the tile will be kept, as the host's last one was.
-                let lands = options.lands_abandoned
-                    && keeps
-                    && holds_requests_per_host()
-                    && route[0].borrow().answers_reusable();
+                let lands = options.lands_abandoned && keeps && holds_requests_per_host();
                 let flight = Rc::new(Flight::new(own_end, lands));
                 self.flights.borrow_mut().start(key.clone(), flight.clone());
                 let client = self.clone();
@@ -149,13 +144,6 @@ impl ClientInner {
                     let outcome = client.run_flight(&task, run).await;
                     client.flights.borrow_mut().finish(&key, &task);
                     if let (Ok(tile), true) = (&outcome, keeps) {
-                        // An empty tile says nothing of what the host's tiles allow, nor does
-                        // a refusal from a caller's own fetch (the adapters' stand-in for an
-                        // image load says no-store for reasons of its own).
-                        let reusable = tile.reuse_ms.is_some();
-                        if !tile.empty && (reusable || !own_fetch) {
-                            route[0].borrow_mut().note_reusable(reusable);
-                        }
                         client.keep(kept_key, tile, &task);
                     }
                     task.finish(outcome);
