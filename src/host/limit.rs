@@ -206,8 +206,8 @@ impl AdaptiveLimit {
                     self.held_answers = self.held_answers.saturating_add(1);
                 }
                 // Only once an answer with a connection says what a cache's copy is not.
-                if let (Opening::Deciding { held, overtaking, unknown }, false) =
-                    (&mut self.opening, self.connected_ms.is_nan())
+                let reading = !self.connected_ms.is_nan();
+                if let (Opening::Deciding { held, overtaking, unknown }, true) = (&mut self.opening, reading)
                 {
                     match overtook {
                         Some(overtook) => {
@@ -237,20 +237,18 @@ impl AdaptiveLimit {
         // Over HTTP/1.1 no attempt held for a connection overtakes those it waits for. Where
         // the map asks for too few at once for any to overtake, the default does not bind it,
         // and the delay readings below earn a jump back once a view overtakes.
+        // Going to the default (`set`) ends the opening.
         let mut held_by_browser = false;
         if let Opening::Deciding { held, overtaking, unknown } = self.opening {
-            self.opening = if held >= OPENING_EVIDENCE && overtaking >= OVERTAKING_EVIDENCE {
-                Opening::Multiplexed
+            if held >= OPENING_EVIDENCE && overtaking >= OVERTAKING_EVIDENCE {
+                self.opening = Opening::Multiplexed;
             } else if held >= OPENING_EVIDENCE {
                 held_by_browser = true;
-                Opening::Closed
             } else if unknown >= OPENING_EVIDENCE * GROWTH as u32 {
                 // A host whose answers never tell (every tile an image load): its limit moves
                 // on the delay readings, as any limit's.
-                Opening::Closed
-            } else {
-                self.opening
-            };
+                self.opening = Opening::Closed;
+            }
         }
         let next = if !may_grow || held_by_browser {
             self.floor
