@@ -721,6 +721,47 @@ if (!startup) {
   }
 }
 
+// ------------------------------------------------------------------ first request
+const firstRequest = readJson("first-request.json");
+md.push("### A map's first tile request");
+md.push("");
+if (!firstRequest) {
+  md.push("Not run (bench/out/first-request.json is missing).");
+} else {
+  const { summarise: summariseFirst } = await import("./first-request.mjs");
+  md.push("When a map's first tile request leaves (`node bench/first-request.mjs`): each library's test page built by Vite and served as");
+  md.push("a site serves its build (the HTML asked again each visit, the hashed assets kept), opened at an address that makes the");
+  md.push("map as soon as the page's modules have run; the first tile request's start (Resource Timing) from the navigation's start,");
+  md.push("through the adapter and through the library's own loader. **Cold**: a fresh browser context; **warm**: the same page");
+  md.push("again in that context (its assets from the HTTP cache, what the adapters learned of the tile server kept), on tiles of");
+  md.push(`its own. ${firstRequest.rounds} rounds per library, the loaders alternating first; medians, and the median of the rounds'`);
+  md.push("differences (adapter − own loader). Target: warm ≤ 20 ms.");
+  md.push("");
+  const title = firstRequest.titles ?? {};
+  const rows = [];
+  for (const lib of firstRequest.libs) {
+    const s = summariseFirst(firstRequest.runs, lib);
+    const cell = (v) => `${fixed(v.laterMs, 1)} (${fixed(v.laterRange[0], 1)} to ${fixed(v.laterRange[1], 1)})`;
+    rows.push([
+      title[lib] ?? lib,
+      `${fixed(s.warm.ownRequestMs, 1)} / ${fixed(s.warm.adapterRequestMs, 1)}`,
+      cell(s.warm),
+      `${fixed(s.cold.ownRequestMs, 1)} / ${fixed(s.cold.adapterRequestMs, 1)}`,
+      cell(s.cold),
+      fixed(s.warm.moduleReadyMs, 1),
+    ]);
+    if (s.warm.laterMs > 20)
+      lose("first tile request, warm HTTP cache", `${title[lib] ?? lib}: ${fixed(s.warm.laterMs, 1)} ms after the own loader's (target ≤ 20 ms)`);
+  }
+  md.push(
+    table(
+      ["library", "warm: own / adapter ms", "warm: adapter later by ms", "cold: own / adapter ms", "cold: adapter later by ms", "warm: module ready ms"],
+      rows,
+    ),
+  );
+  md.push("");
+}
+
 // ------------------------------------------------------------------ soak
 const soak = readJson("soak.json");
 md.push("## Soak");

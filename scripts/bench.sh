@@ -3,7 +3,9 @@
 # BENCH_SKIP_BUILD=1 skips both), then runs every benchmark and writes their raw output to
 # bench/out/ (git-ignored):
 #   1. size      gzip -9 of the wasm, the glue, each adapter, each anchor bundled (bench/size.mjs)
-#   2. startup   import to first fetchTile call, Node and Chromium (bench/startup.mjs)
+#   2. startup   import to first fetchTile call, Node and Chromium (bench/startup.mjs); when a map's
+#                first tile request leaves through each adapter against its own loader, on a cold
+#                and a warm HTTP cache (bench/first-request.mjs)
 #   3. overhead  healthy tiles, every client in alternating rounds, Node and Chromium (bench/overhead.mjs;
 #      in Node beside the wasm floor that bench/floor/build.sh builds; the profile, own-work and
 #      crossings benches also run tilefetch as it was at the boundary issue's start, which
@@ -66,6 +68,7 @@ if [ -z "${BENCH_SKIP_BUILD:-}" ]; then
 fi
 phase size node bench/size.mjs
 phase startup node bench/startup.mjs
+phase first-request node bench/first-request.mjs
 phase floor bash bench/floor/build.sh
 # Not fatal: without the old commit (a shallow clone) the benches leave its column out.
 phase before bash -c 'bash bench/before/build.sh || echo "bench/before: not built; its column is left out"' 

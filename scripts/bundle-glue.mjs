@@ -11,18 +11,24 @@ const [glue] = process.argv.slice(2);
 // The bundle also exports the TileError class itself (from the wire.js snippet), so that
 // pkg/browser.js can export it before the wasm module has loaded.
 const snippets = path.join(path.dirname(glue), "snippets");
-const objects = fs
-  .readdirSync(snippets, { recursive: true })
-  .map((f) => path.join(snippets, String(f)))
-  .find((f) => f.endsWith(path.join("src", "web", "wire.js")));
-if (!objects) {
-  console.error(`bundle-glue: no wire.js snippet under ${snippets}`);
-  process.exit(1);
-}
+// The lazy loading's calls made before the module is ready send their first request through the
+// transport and request snippets (sendEarly, resolveUrls, buildRequest): the same modules the glue imports.
+const snippetFiles = fs.readdirSync(snippets, { recursive: true }).map((f) => path.join(snippets, String(f)));
+const snippet = (name) => {
+  const file = snippetFiles.find((f) => f.endsWith(path.join("src", "web", name)));
+  if (!file) {
+    console.error(`bundle-glue: no ${name} snippet under ${snippets}`);
+    process.exit(1);
+  }
+  return file;
+};
+const objects = snippet("wire.js");
 const input = path.join(path.dirname(glue), "bundle-entry.js");
 const relative = (f) => `./${path.relative(path.dirname(input), f).split(path.sep).join("/")}`;
 const glueSpec = JSON.stringify(relative(glue));
 const objectsSpec = JSON.stringify(relative(objects));
+const transportSpec = JSON.stringify(relative(snippet("transport.js")));
+const requestSpec = JSON.stringify(relative(snippet("request.js")));
 // The browser entry's lazy loading (src/web/lazy.js) over this bundle's own exports, minified with
 // them; pkg/browser.js starts it. The other entries import the same bundle and never start it.
 const lazySpec = JSON.stringify(relative(path.join(path.dirname(glue), "..", "..", "src", "web", "lazy.js")));
@@ -34,8 +40,10 @@ fs.writeFileSync(
     `export { TileError } from ${objectsSpec};`,
     `import init, { fetchTileCalledAt, stats, TileClient } from ${glueSpec};`,
     `import { TileError } from ${objectsSpec};`,
+    `import { sendEarly } from ${transportSpec};`,
+    `import { buildRequest, resolveUrls } from ${requestSpec};`,
     `import { lazyApi } from ${lazySpec};`,
-    "const lazy = lazyApi({ init, fetchTileCalledAt, stats, TileClient, TileError });",
+    "const lazy = lazyApi({ init, fetchTileCalledAt, stats, TileClient, TileError, resolveUrls, buildRequest, sendEarly });",
     "export const startLoading = lazy.startLoading;",
     "export const lazyFetchTile = lazy.fetchTile;",
     "export const lazyStats = lazy.stats;",

@@ -7,10 +7,26 @@
 // until `startLoading`: the Node and workerd entries import the same bundle and never call it.
 
 /**
- * The lazy API over the glue's exports (`init`, `fetchTileCalledAt`, `stats`, `TileClient`) and
- * the TileError class of the same bundle.
+ * The fetchTile options that hold a call's first request back (a start jitter) or that only the
+ * core makes a request of (a range): a call that sets one waits for the module to send it. Every
+ * other leaves the first request as `buildRequest` builds it from the call's fields, what
+ * `sendEarly` sends (tests/js/early.test.mjs holds the registry's options to this).
  */
-export function lazyApi({ init, fetchTileCalledAt, stats: coreStats, TileClient: CoreTileClient, TileError }) {
+export const LATE_OPTIONS = Object.freeze(["startJitterMs", "range"]);
+
+/** The call's fields that `buildRequest` (request.js) makes its request of, with `headers`. */
+const REQUEST_FIELDS = ["accept", "cache", "credentials", "mode", "referrerPolicy"];
+
+// How many calls at most send their first request before the module is ready: a first view's
+// (the browser bounds what an HTTP/1.1 host is sent), not a burst nobody bounds.
+const EARLY_MAX = 64;
+
+/**
+ * The lazy API over the glue's exports (`init`, `fetchTileCalledAt`, `stats`, `TileClient`), the
+ * TileError class of the same bundle, and the request snippets' `resolveUrls`, `buildRequest`
+ * and `sendEarly`.
+ */
+export function lazyApi({ init, fetchTileCalledAt, stats: coreStats, TileClient: CoreTileClient, TileError, resolveUrls, buildRequest, sendEarly }) {
   let ready = false; // the module is compiled and instantiated
   let failure = null; // why it could not be loaded
   let loading = null; // settles once the module is ready or has failed
@@ -84,11 +100,61 @@ export function lazyApi({ init, fetchTileCalledAt, stats: coreStats, TileClient:
     });
   }
 
+  let sentEarly = 0;
+
+  /**
+   * A call of the default client made before the module is ready: its first request sent now
+   * (`sendEarly`) when the core would send it as it is (a URL of one mirror that the core takes,
+   * none of LATE_OPTIONS, request fields the platform takes, a signal not aborted, a `fetch`
+   * option that is a function); what to call
+   * once the call has settled, or null.
+   */
+  function early(url, options) {
+    if (failure || sentEarly >= EARLY_MAX || typeof url !== "string" || url.includes("{s}")) return null;
+    let fetchOption;
+    let signal;
+    let headers;
+    let deadlineMs;
+    const fields = [];
+    try {
+      if (options != null) {
+        if (typeof options !== "object" || Object.getPrototypeOf(options) !== Object.prototype) return null;
+        if (Object.keys(options).some((key) => LATE_OPTIONS.includes(key))) return null;
+        ({ fetch: fetchOption, signal, headers, deadlineMs } = options);
+        for (const name of REQUEST_FIELDS) {
+          const value = options[name];
+          if (value === undefined) continue;
+          if (typeof value !== "string" || value.includes("\n")) return null; // the core refuses it
+          fields.push(`${name}=${value}`);
+        }
+      }
+      if (fetchOption !== undefined && typeof fetchOption !== "function") return null;
+      if (signal != null && (!(signal instanceof AbortSignal) || signal.aborted)) return null;
+    } catch {
+      return null; // a getter that throws: the core's validation says so
+    }
+    const href = resolveUrls(url, "");
+    if (typeof href !== "string") return null;
+    const request = buildRequest(href, headers ?? undefined, fields.join("\n"), fetchOption, 0);
+    if (request.refusedField !== undefined) return null;
+    // Not past the call's deadline: once it has passed, no attempt takes the answer.
+    if (Number.isFinite(deadlineMs) && deadlineMs > 0) {
+      const timeout = AbortSignal.timeout(Math.min(deadlineMs, 2 ** 31 - 1));
+      signal = signal == null ? timeout : AbortSignal.any([signal, timeout]);
+    }
+    const release = sendEarly(request, fetchOption, signal ?? undefined);
+    if (release) sentEarly += 1;
+    return release;
+  }
+
   /** As the core's fetchTile. */
   function fetchTile(url, options) {
     const called = now();
     if (ready) return fetchTileCalledAt(called, url, options);
-    return loading.then(() => (ready ? fetchTileCalledAt(called, url, options) : Promise.reject(unavailable(called))));
+    const release = early(url, options);
+    const call = loading.then(() => (ready ? fetchTileCalledAt(called, url, options) : Promise.reject(unavailable(called))));
+    if (release) call.then(release, release);
+    return call;
   }
 
   /** As the core's stats. */

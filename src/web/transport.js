@@ -23,11 +23,72 @@
  */
 
 /**
+ * Requests sent before the module was ready, by URL (`sendEarly`): `{ custom, request, response,
+ * controller }`, the `fetch` that sent it, what it sent (`buildRequest`'s), its answer's promise
+ * and what aborts it.
+ */
+const early = new Map();
+
+/**
+ * Sends a call's first request now, before the module is ready (the browser entry loads it in
+ * the background: src/web/lazy.js), as the core's first attempt will send it: `request`, what
+ * `buildRequest` built for the call, through `custom` (the call's `fetch` option) or the
+ * platform's `fetch`. That attempt, once the module is ready, takes its answer (`fetchWhole`)
+ * instead of asking again: a map's first view leaves when the map asks, as its own loader's
+ * would. `signal` (the caller's) aborts it. Returns what to call once the call has settled: a
+ * request no attempt took by then is aborted. Null when a request for the URL is out already
+ * (identical calls join one flight in the core).
+ */
+export function sendEarly(request, custom, signal) {
+  const [input] = request.inputs;
+  const href = typeof input === "string" ? input : input.url;
+  if (early.has(href)) return null;
+  const controller = new AbortController();
+  const stop = () => controller.abort(signal.reason);
+  signal?.addEventListener("abort", stop, { once: true });
+  let response;
+  try {
+    response = Promise.resolve((custom ?? globalThis.fetch)(input, { ...request.init, signal: controller.signal }));
+  } catch (error) {
+    response = Promise.reject(error);
+  }
+  response.catch(() => {}); // an answer no attempt takes is nobody's error
+  const entry = { custom, request, response, controller };
+  early.set(href, entry);
+  return () => {
+    signal?.removeEventListener("abort", stop);
+    if (early.get(href) !== entry) return;
+    early.delete(href);
+    controller.abort(new DOMException("no attempt took the early request", "AbortError"));
+  };
+}
+
+/**
+ * The early request an attempt may take in place of its own (`sendEarly`): one for the URL of
+ * `input` that sent what this attempt would (`sent`, under the call's `request`), through the
+ * same `fetch`. From then on `signal`, the attempt's, aborts it.
+ */
+function takeEarly(input, request, sent, signal) {
+  const href = typeof input === "string" ? input : input.url;
+  const entry = early.get(href);
+  if (!entry || (entry.custom ?? null) !== (request.custom ?? null) || entry.request.headers !== request.headers) return null;
+  const fields = (init) => Object.keys(init).filter((key) => key !== "signal" && key !== "headers");
+  const before = entry.request.init;
+  const now = fields(sent);
+  if (now.length !== fields(before).length || now.some((key) => sent[key] !== before[key])) return null;
+  early.delete(href);
+  if (signal.aborted) entry.controller.abort(signal.reason);
+  else signal.addEventListener("abort", () => entry.controller.abort(signal.reason), { once: true });
+  return entry.response;
+}
+
+/**
  * Fetches mirror `index` of a call's request (what `buildRequest` in request.js built: its
  * `inputs`, URL strings or Requests, and `init`) under `signal`, with the call's `custom` (the
  * `fetch` option) or else the platform's `fetch`, past every cache when `bust`, past the
  * platform's HTTP cache when `hedge` (see `pastLocalCache`), its body bounded by the request's
- * `maxBytes` (see `readBounded`). Rejects as `fetch` or the body read does.
+ * `maxBytes` (see `readBounded`); or takes the call's early request (`sendEarly`). Rejects as
+ * `fetch` or the body read does.
  * @returns {Promise<Fetched>}
  */
 export async function fetchWhole(request, index, signal, bust, hedge) {
@@ -42,7 +103,8 @@ export async function fetchWhole(request, index, signal, bust, hedge) {
   const sent = hedge ? pastLocalCache(init) : init;
   let response;
   try {
-    response = await (custom ? custom(input, sent) : scope.fetch(input, sent));
+    const sentEarly = early.size > 0 ? takeEarly(input, request, sent, signal) : null;
+    response = await (sentEarly ?? (custom ? custom(input, sent) : scope.fetch(input, sent)));
   } catch (error) {
     // fetch's network error is a TypeError, whoever called it (the `fetch` option may wrap it).
     if (error instanceof TypeError && (await answersWithoutCors(scope, input, sent, ranged))) throw new CorsRefusal(error);

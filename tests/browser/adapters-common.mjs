@@ -36,10 +36,17 @@ function buildPage(entry, outDir) {
 const PAGE_FILES = { cesium: [["node_modules/cesium/Build/Cesium", "cesium"]] };
 
 /**
+ * How a site serves a built page: the HTML asked again each visit, the rest (Vite's hashed
+ * assets, a library's own build) kept by the browser.
+ */
+export const SITE_CACHING = (pathname) => (pathname.endsWith(".html") ? "no-cache" : "public, max-age=31536000, immutable");
+
+/**
  * Starts the fault server, builds and serves `entry`'s page and launches Chromium. Returns an
  * object with `srv`, `open()` (a new page at the map, with window.harness ready) and `close()`.
+ * `cacheControl`: the page server's (startStaticServer's), e.g. SITE_CACHING.
  */
-export async function setUp(entry, { webgl = false, tls = null } = {}) {
+export async function setUp(entry, { webgl = false, tls = null, cacheControl } = {}) {
   assertBuilt();
   const env = { srv: null, web: null, browser: null, tmp: null };
   env.close = async () => {
@@ -60,7 +67,7 @@ export async function setUp(entry, { webgl = false, tls = null } = {}) {
     if (started.status === "fulfilled") env.srv = started.value;
     for (const r of [built, launched, started]) if (r.status === "rejected") throw r.reason;
     for (const [from, to] of PAGE_FILES[entry] ?? []) fs.cpSync(path.join(ROOT, from), path.join(outDir, to), { recursive: true });
-    env.web = await startStaticServer(outDir, { allow: ["/"] });
+    env.web = await startStaticServer(outDir, { allow: ["/"], cacheControl });
   } catch (e) {
     await env.close();
     throw e;

@@ -40,11 +40,12 @@ const MIME = {
  * Serves files of `root` whose URL path starts with one of `allow` (e.g. ["/pkg/"]); everything
  * else is 404, as are `..` segments, encoded slashes/backslashes/NULs, and anything whose real
  * path (symlinks resolved) leaves `root`. `index: true` serves `index.html` for directory paths.
- * `served` lists the URL paths answered with 200, in order.
+ * `served` lists the URL paths answered with 200, in order. `cacheControl(pathname)`: each answer's
+ * Cache-Control (no-store unless given: a test's page is built again for each run).
  *
  * @returns {Promise<{url: string, served: string[], close(): Promise<void>}>}
  */
-export async function startStaticServer(root, { allow = ["/"], index = false } = {}) {
+export async function startStaticServer(root, { allow = ["/"], index = false, cacheControl = () => "no-store" } = {}) {
   const realRoot = fs.realpathSync(root);
   const served = [];
   const sockets = new Set();
@@ -97,7 +98,7 @@ export async function startStaticServer(root, { allow = ["/"], index = false } =
     res.writeHead(200, {
       "Content-Type": MIME[path.extname(file).toLowerCase()] ?? "application/octet-stream",
       "Content-Length": String(stat.size),
-      "Cache-Control": "no-store",
+      "Cache-Control": cacheControl(pathname),
       "X-Content-Type-Options": "nosniff",
     });
     if (req.method === "HEAD") return res.end();

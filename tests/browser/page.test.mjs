@@ -132,9 +132,32 @@ test("calls made at import wait for the module inside their own deadline; a modu
     // elapsedMs counts from the call: the wait for the module is in it.
     assert.ok(r.elapsedMs >= 400, `${name}: elapsedMs ${r.elapsedMs} includes the 400 ms wait for the module`);
   }
-  // A deadline shorter than the wait runs out inside it: nothing is sent.
+  // A deadline shorter than the wait runs out inside it: its request, sent at the call, is
+  // aborted at the deadline, before the answer.
   assert.deepEqual([results.short.ok, results.short.kind, results.short.attempts], [false, "deadline", 0], JSON.stringify(results.short));
-  assert.equal(srv.requests(`${run}/2/3/3`), 0);
+  assert.equal(srv.requests(`${run}/2/3/3`), 1);
+  assert.equal(srv.aborted(`${run}/2/3/3`), 1, "the early request of a call past its deadline is aborted");
+  // The default client's calls send their first request at the call, before the module is
+  // ready (its answer is the first attempt's: one request each); a start jitter waits for the
+  // module, and so does a TileClient's call.
+  for (const name of ["early", "withFields"]) {
+    assert.ok(
+      results.sent[name] !== null && results.sent[name] < results.readyAt - 200,
+      `${name} sent at ${results.sent[name]} ms, the module ready at ${results.readyAt} ms`,
+    );
+  }
+  assert.equal(results.withFields.ok, true, JSON.stringify(results.withFields));
+  assert.equal(results.withFields.attempts, 1);
+  assert.equal(srv.requests(`${run}/2/1/1`), 1, "the early request is the first attempt, not one more");
+  assert.equal(srv.requests(`${run}/2/0/1`), 1);
+  assert.equal(srv.log.find((e) => e.key === `${run}/2/0/1`)?.headers?.["accept-language"], "fr", "the early request sent the call's headers");
+  for (const name of ["jittered", "viaClient"]) {
+    assert.ok(results.sent[name] > results.readyAt - 50, `${name} sent at ${results.sent[name]} ms, the module ready at ${results.readyAt} ms`);
+  }
+  assert.deepEqual([results.jittered.ok, results.jittered.attempts], [true, 1], JSON.stringify(results.jittered));
+  // A call aborted while it waits for the module: its early request is aborted too.
+  assert.deepEqual([results.aborted.ok, results.aborted.kind], [false, "aborted"], JSON.stringify(results.aborted));
+  assert.equal(srv.aborted(`${run}/2/1/3`), 1, "the early request of an aborted call is aborted");
   assert.equal(results.threwAtImport, null, "a config is checked once the module is ready");
   assert.equal(results.refusedCall.kind, "invalid-options");
   assert.match(results.refusedCall.message, /maxConcurent/);
@@ -158,7 +181,8 @@ test("calls made at import wait for the module inside their own deadline; a modu
     assert.deepEqual([r.ok, r.isTileError, r.name, r.kind, r.attempts], [false, true, "TileError", "network", 0], `${name}: ${JSON.stringify(r)}`);
     assert.match(r.message, /could not load its WebAssembly module/);
   }
-  assert.equal(srv.requests("lazy-blocked"), 0);
+  // What the default client's calls sent at once; nothing more once the module has failed.
+  assert.ok(srv.requests("lazy-blocked") <= 5, `${srv.requests("lazy-blocked")} requests`);
   assert.deepEqual(
     blocked.problems().filter((p) => p.startsWith("pageerror")),
     [],
