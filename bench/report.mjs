@@ -722,6 +722,8 @@ if (!startup) {
 }
 
 // ------------------------------------------------------------------ first request
+// The issue's bound on how much later an adapter's first tile request may leave (warm cache).
+const FIRST_REQUEST_TARGET_MS = 20;
 const firstRequest = readJson("first-request.json");
 md.push("### A map's first tile request");
 md.push("");
@@ -735,7 +737,7 @@ if (!firstRequest) {
   md.push("through the adapter and through the library's own loader. **Cold**: a fresh browser context; **warm**: the same page");
   md.push("again in that context (its assets from the HTTP cache, what the adapters learned of the tile server kept), on tiles of");
   md.push(`its own. ${firstRequest.rounds} rounds per library, the loaders alternating first; medians, and the median of the rounds'`);
-  md.push("differences (adapter − own loader). Target: warm ≤ 20 ms.");
+  md.push(`differences (adapter − own loader). Target: warm ≤ ${FIRST_REQUEST_TARGET_MS} ms.`);
   md.push("");
   const title = firstRequest.titles ?? {};
   const rows = [];
@@ -750,8 +752,12 @@ if (!firstRequest) {
       cell(s.cold),
       fixed(s.warm.moduleReadyMs, 1),
     ]);
-    if (s.warm.laterMs > 20)
-      lose("first tile request, warm HTTP cache", `${title[lib] ?? lib}: ${fixed(s.warm.laterMs, 1)} ms after the own loader's (target ≤ 20 ms)`);
+    if (s.warm.laterMs > FIRST_REQUEST_TARGET_MS) {
+      lose(
+        "first tile request, warm HTTP cache",
+        `${title[lib] ?? lib}: ${fixed(s.warm.laterMs, 1)} ms after the own loader's (target ≤ ${FIRST_REQUEST_TARGET_MS} ms)`,
+      );
+    }
   }
   md.push(
     table(

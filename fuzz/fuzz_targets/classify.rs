@@ -37,6 +37,7 @@ fuzz_target!(|data: &[u8]| {
         body_len,
         head,
         tail,
+        sent_early: false,
     };
     let mut options =
         Options::preset(if bytes.byte().is_multiple_of(2) { Preset::Interactive } else { Preset::Batch });

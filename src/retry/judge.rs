@@ -117,8 +117,9 @@ impl<B, C> Judged<B, C> {
     }
 }
 
-/// Judges an attempt that landed; a tile's time teaches its host what a healthy answer takes,
-/// and any answer's stated rate limit how to pace it.
+/// Judges an attempt that landed; a tile's time teaches its host what a healthy answer takes
+/// (unless the request went before its attempt: its time is not known), and any answer's
+/// stated rate limit how to pace it.
 pub(super) fn landed<B, C>(
     sent: Sent,
     outcome: Attempt<B, C>,
@@ -129,12 +130,14 @@ pub(super) fn landed<B, C>(
 ) -> (Sent, Judged<B, C>) {
     let now = clock.now_ms();
     let host = &route[sent.mirror];
+    let mut timed = true;
     if let Attempt::Response(facts, _) = &outcome {
         take_stated_limit(facts, host, options, now, clock.epoch_ms(), &sent, on_event);
+        timed = !facts.sent_early;
     }
     let mut judged = judge(outcome, options, &sent, clock.epoch_ms());
     match &mut judged {
-        Judged::Tile { .. } => {
+        Judged::Tile { .. } if timed => {
             let mut host = host.borrow_mut();
             host.counters.attempt_latency.record(now - sent.started_ms);
             // From when it was sent: time waiting for a connection is what the limit reads.
@@ -152,7 +155,8 @@ pub(super) fn landed<B, C>(
         Judged::NotTile { report, verdict: Ok((_, retry_after_ms @ Some(_))) } => {
             weigh_retry_after(report, retry_after_ms, host, options, now);
         }
-        Judged::NotTile { .. } => {}
+        // A tile answered to a request sent before its attempt: its time is not known.
+        Judged::Tile { .. } | Judged::NotTile { .. } => {}
     }
     (sent, judged)
 }
@@ -301,6 +305,39 @@ mod tests {
                 &mut |e| events.push(e),
             );
             assert_eq!(route[0].borrow().stated(1.0).is_some(), taken, "Age {age:?}");
+        }
+    }
+
+    #[test]
+    fn an_answer_sent_before_its_attempt_teaches_no_answer_time() {
+        let options = Options::parse(&[]).unwrap();
+        struct Later;
+        impl Clock for Later {
+            fn now_ms(&self) -> f64 {
+                500.0
+            }
+            fn epoch_ms(&self) -> f64 {
+                0.0
+            }
+        }
+        for (sent_early, recorded) in [(false, 1), (true, 0)] {
+            let route = [HostState::new("h", &HostConfig::DEFAULT, 0.0).shared()];
+            let Attempt::Response(mut facts, ()) = response(200, None, PNG) else { unreachable!() };
+            facts.sent_early = sent_early;
+            let (_, judged) = landed(
+                sent(4000.0),
+                Attempt::<(), ()>::Response(facts, ()),
+                &route,
+                &options,
+                &Later,
+                &mut |_| {},
+            );
+            assert!(matches!(judged, Judged::Tile { .. }), "still a tile");
+            assert_eq!(
+                route[0].borrow().counters.attempt_latency.count(),
+                recorded,
+                "sent early: {sent_early}"
+            );
         }
     }
 

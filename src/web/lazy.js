@@ -14,9 +14,6 @@
  */
 export const LATE_OPTIONS = Object.freeze(["startJitterMs", "range"]);
 
-/** The call's fields that `buildRequest` (request.js) makes its request of, with `headers`. */
-const REQUEST_FIELDS = ["accept", "cache", "credentials", "mode", "referrerPolicy"];
-
 // How many calls at most send their first request before the module is ready: a first view's
 // (the browser bounds what an HTTP/1.1 host is sent), not a burst nobody bounds.
 const EARLY_MAX = 64;
@@ -100,17 +97,16 @@ export function lazyApi({ init, fetchTileCalledAt, stats: coreStats, TileClient:
     });
   }
 
-  let sentEarly = 0;
+  let earlyCount = 0;
 
   /**
    * A call of the default client made before the module is ready: its first request sent now
    * (`sendEarly`) when the core would send it as it is (a URL of one mirror that the core takes,
    * none of LATE_OPTIONS, request fields the platform takes, a signal not aborted, a `fetch`
-   * option that is a function); what to call
-   * once the call has settled, or null.
+   * option that is a function); what to call once the call has settled, or null.
    */
   function early(url, options) {
-    if (failure || sentEarly >= EARLY_MAX || typeof url !== "string" || url.includes("{s}")) return null;
+    if (failure || earlyCount >= EARLY_MAX || typeof url !== "string" || url.includes("{s}")) return null;
     let fetchOption;
     let signal;
     let headers;
@@ -121,10 +117,11 @@ export function lazyApi({ init, fetchTileCalledAt, stats: coreStats, TileClient:
         if (typeof options !== "object" || Object.getPrototypeOf(options) !== Object.prototype) return null;
         if (Object.keys(options).some((key) => LATE_OPTIONS.includes(key))) return null;
         ({ fetch: fetchOption, signal, headers, deadlineMs } = options);
-        for (const name of REQUEST_FIELDS) {
-          const value = options[name];
-          if (value === undefined) continue;
-          if (typeof value !== "string" || value.includes("\n")) return null; // the core refuses it
+        // Every text option as a field line, as the core passes them: `buildRequest` takes the
+        // request's fields among them and leaves the rest.
+        for (const [name, value] of Object.entries(options)) {
+          if (typeof value !== "string") continue;
+          if (value.includes("\n")) return null; // no field's value: the core refuses it
           fields.push(`${name}=${value}`);
         }
       }
@@ -139,11 +136,12 @@ export function lazyApi({ init, fetchTileCalledAt, stats: coreStats, TileClient:
     if (request.refusedField !== undefined) return null;
     // Not past the call's deadline: once it has passed, no attempt takes the answer.
     if (Number.isFinite(deadlineMs) && deadlineMs > 0) {
+      // A timer's longest delay: a longer one fires at once.
       const timeout = AbortSignal.timeout(Math.min(deadlineMs, 2 ** 31 - 1));
       signal = signal == null ? timeout : AbortSignal.any([signal, timeout]);
     }
-    const release = sendEarly(request, fetchOption, signal ?? undefined);
-    if (release) sentEarly += 1;
+    const release = sendEarly(request, signal ?? undefined);
+    if (release) earlyCount += 1;
     return release;
   }
 

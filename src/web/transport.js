@@ -18,65 +18,78 @@
  * @property {string | undefined} date
  * @property {string | undefined} rateLimit the rate-limit fields the response has, one
  *   `name: value` line each (`rateLimitFields`), or undefined when it has none
+ * @property {boolean} early whether the request was sent before the module was ready
+ *   (`sendEarly`): when its answer arrived is not known
  * @property {string | undefined} cacheControl read when asked (a delivered tile's freshness)
  * @property {string | undefined} expires the same
  */
 
 /**
- * Requests sent before the module was ready, by URL (`sendEarly`): `{ custom, request, response,
- * controller }`, the `fetch` that sent it, what it sent (`buildRequest`'s), its answer's promise
- * and what aborts it.
+ * Requests sent before the module was ready, by URL (`sendEarly`): `{ fetcher, request, response,
+ * controller, release }`, the `fetch` that sent it, what it sent (`buildRequest`'s), its answer's
+ * promise, what aborts it, and what lets the caller's signal go once an attempt has it.
  */
-const early = new Map();
+const earlyRequests = new Map();
 
 /**
  * Sends a call's first request now, before the module is ready (the browser entry loads it in
  * the background: src/web/lazy.js), as the core's first attempt will send it: `request`, what
- * `buildRequest` built for the call, through `custom` (the call's `fetch` option) or the
+ * `buildRequest` built for the call, through its `custom` (the call's `fetch` option) or the
  * platform's `fetch`. That attempt, once the module is ready, takes its answer (`fetchWhole`)
  * instead of asking again: a map's first view leaves when the map asks, as its own loader's
- * would. `signal` (the caller's) aborts it. Returns what to call once the call has settled: a
- * request no attempt took by then is aborted. Null when a request for the URL is out already
- * (identical calls join one flight in the core).
+ * would. Until an attempt has it, `signal` (the caller's, with its deadline) aborts it. Returns
+ * what to call once the call has settled: a request no attempt took by then is aborted. Null when
+ * a request for the URL is out already (identical calls join one flight in the core).
  */
-export function sendEarly(request, custom, signal) {
+export function sendEarly(request, signal) {
   const [input] = request.inputs;
   const href = typeof input === "string" ? input : input.url;
-  if (early.has(href)) return null;
+  if (earlyRequests.has(href)) return null;
+  const fetcher = request.custom ?? globalThis.fetch;
   const controller = new AbortController();
-  const stop = () => controller.abort(signal.reason);
+  let entry;
+  const forget = () => {
+    if (earlyRequests.get(href) === entry) earlyRequests.delete(href);
+  };
+  const stop = () => {
+    forget();
+    controller.abort(signal.reason);
+  };
   signal?.addEventListener("abort", stop, { once: true });
+  const release = () => signal?.removeEventListener("abort", stop);
   let response;
   try {
-    response = Promise.resolve((custom ?? globalThis.fetch)(input, { ...request.init, signal: controller.signal }));
+    response = Promise.resolve(fetcher(input, { ...request.init, signal: controller.signal }));
   } catch (error) {
     response = Promise.reject(error);
   }
   response.catch(() => {}); // an answer no attempt takes is nobody's error
-  const entry = { custom, request, response, controller };
-  early.set(href, entry);
+  entry = { fetcher, request, response, controller, release };
+  earlyRequests.set(href, entry);
   return () => {
-    signal?.removeEventListener("abort", stop);
-    if (early.get(href) !== entry) return;
-    early.delete(href);
+    release();
+    if (earlyRequests.get(href) !== entry) return;
+    forget();
     controller.abort(new DOMException("no attempt took the early request", "AbortError"));
   };
 }
 
 /**
- * The early request an attempt may take in place of its own (`sendEarly`): one for the URL of
- * `input` that sent what this attempt would (`sent`, under the call's `request`), through the
- * same `fetch`. From then on `signal`, the attempt's, aborts it.
+ * The early request an attempt may take in place of its own (`sendEarly`): one still out for
+ * the URL of `input` that sent what this attempt would (`sent`, under the call's `request`),
+ * through the same `fetch`. It may be another call's that asks the same (a TileClient's): the
+ * answer is the same. From then on `signal`, the attempt's, aborts it, not the caller's.
  */
 function takeEarly(input, request, sent, signal) {
   const href = typeof input === "string" ? input : input.url;
-  const entry = early.get(href);
-  if (!entry || (entry.custom ?? null) !== (request.custom ?? null) || entry.request.headers !== request.headers) return null;
-  const fields = (init) => Object.keys(init).filter((key) => key !== "signal" && key !== "headers");
+  const entry = earlyRequests.get(href);
+  if (!entry || entry.fetcher !== (request.custom ?? globalThis.fetch) || entry.request.headers !== request.headers) return null;
+  const named = (init) => Object.keys(init).filter((key) => key !== "signal" && key !== "headers");
   const before = entry.request.init;
-  const now = fields(sent);
-  if (now.length !== fields(before).length || now.some((key) => sent[key] !== before[key])) return null;
-  early.delete(href);
+  const fields = named(sent);
+  if (fields.length !== named(before).length || fields.some((key) => sent[key] !== before[key])) return null;
+  earlyRequests.delete(href);
+  entry.release();
   if (signal.aborted) entry.controller.abort(signal.reason);
   else signal.addEventListener("abort", () => entry.controller.abort(signal.reason), { once: true });
   return entry.response;
@@ -102,9 +115,10 @@ export async function fetchWhole(request, index, signal, bust, hedge) {
   if (bust) input = busted(input, init);
   const sent = hedge ? pastLocalCache(init) : init;
   let response;
+  let earlyResponse = null;
   try {
-    const sentEarly = early.size > 0 ? takeEarly(input, request, sent, signal) : null;
-    response = await (sentEarly ?? (custom ? custom(input, sent) : scope.fetch(input, sent)));
+    earlyResponse = earlyRequests.size > 0 ? takeEarly(input, request, sent, signal) : null;
+    response = await (earlyResponse ?? (custom ? custom(input, sent) : scope.fetch(input, sent)));
   } catch (error) {
     // fetch's network error is a TypeError, whoever called it (the `fetch` option may wrap it).
     if (error instanceof TypeError && (await answersWithoutCors(scope, input, sent, ranged))) throw new CorsRefusal(error);
@@ -126,6 +140,7 @@ export async function fetchWhole(request, index, signal, bust, hedge) {
     age: header("age"),
     date: header("date"),
     rateLimit: rateLimitFields(headers),
+    early: earlyResponse !== null,
     get cacheControl() {
       return header("cache-control");
     },

@@ -57,6 +57,8 @@ extern "C" {
     fn date(this: &Fetched) -> Option<String>;
     #[wasm_bindgen(method, getter, js_name = rateLimit)]
     fn rate_limit(this: &Fetched) -> Option<String>;
+    #[wasm_bindgen(method, getter)]
+    fn early(this: &Fetched) -> bool;
     /// `Cache-Control`, read only when the tile is delivered (its freshness).
     #[wasm_bindgen(method, getter, js_name = cacheControl)]
     pub fn cache_control(this: &Fetched) -> Option<String>;
@@ -239,6 +241,7 @@ fn facts(fetched: &Fetched, data: &Uint8Array) -> ResponseFacts {
         age: fetched.age(),
         date: fetched.date(),
         rate_limit: fetched.rate_limit(),
+        sent_early: fetched.early(),
         body_len: len as usize,
         head: data.subarray(0, head_end).to_vec(),
         tail: data.subarray(tail_start, len).to_vec(),
