@@ -276,20 +276,23 @@ mod tests {
         }
     }
 
+    /// A clock stopped at `.0` ms (its epoch at 0).
+    struct Stopped(f64);
+
+    impl Clock for Stopped {
+        fn now_ms(&self) -> f64 {
+            self.0
+        }
+        fn epoch_ms(&self) -> f64 {
+            0.0
+        }
+    }
+
     /// A statement paces its host, unless a cache held the answer (an `Age` over 0).
     #[test]
     fn a_stated_limit_is_taken_from_a_fresh_answer_only() {
         let options = Options::parse(&[]).unwrap();
-        struct Still;
-        impl Clock for Still {
-            fn now_ms(&self) -> f64 {
-                0.0
-            }
-            fn epoch_ms(&self) -> f64 {
-                0.0
-            }
-        }
-        let clock = Still;
+        let clock = Stopped(0.0);
         for (age, taken) in [(None, true), (Some("0"), true), (Some(" 00 "), true), (Some("5"), false)] {
             let route = [HostState::new("h", &HostConfig::DEFAULT, 0.0).shared()];
             let Attempt::Response(mut facts, ()) = response(200, None, PNG) else { unreachable!() };
@@ -311,15 +314,6 @@ mod tests {
     #[test]
     fn an_answer_sent_before_its_attempt_teaches_no_answer_time() {
         let options = Options::parse(&[]).unwrap();
-        struct Later;
-        impl Clock for Later {
-            fn now_ms(&self) -> f64 {
-                500.0
-            }
-            fn epoch_ms(&self) -> f64 {
-                0.0
-            }
-        }
         for (sent_early, recorded) in [(false, 1), (true, 0)] {
             let route = [HostState::new("h", &HostConfig::DEFAULT, 0.0).shared()];
             let Attempt::Response(mut facts, ()) = response(200, None, PNG) else { unreachable!() };
@@ -329,7 +323,7 @@ mod tests {
                 Attempt::<(), ()>::Response(facts, ()),
                 &route,
                 &options,
-                &Later,
+                &Stopped(500.0),
                 &mut |_| {},
             );
             assert!(matches!(judged, Judged::Tile { .. }), "still a tile");
