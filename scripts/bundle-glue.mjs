@@ -12,7 +12,8 @@ const [glue] = process.argv.slice(2);
 // pkg/browser.js can export it before the wasm module has loaded.
 const snippets = path.join(path.dirname(glue), "snippets");
 // The lazy loading's calls made before the module is ready send their first request through the
-// transport and request snippets (sendEarly, resolveUrls, buildRequest): the same modules the glue imports.
+// transport and request snippets (sendEarly, resolveUrls, buildRequest): the same modules the
+// glue imports.
 const snippetFiles = fs.readdirSync(snippets, { recursive: true }).map((f) => path.join(snippets, String(f)));
 const snippet = (name) => {
   const file = snippetFiles.find((f) => f.endsWith(path.join("src", "web", name)));

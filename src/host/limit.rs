@@ -207,15 +207,13 @@ impl AdaptiveLimit {
                 }
                 // Only once an answer with a connection says what a cache's copy is not.
                 let reading = !self.connected_ms.is_nan();
-                if let (Opening::Deciding { held, overtaking, unknown }, true) = (&mut self.opening, reading)
-                {
-                    match overtook {
-                        Some(overtook) => {
-                            *held += 1;
-                            *overtaking += u32::from(overtook);
-                        }
-                        None => *unknown += 1,
+                match (&mut self.opening, overtook) {
+                    (Opening::Deciding { held, overtaking, .. }, Some(overtook)) if reading => {
+                        *held += 1;
+                        *overtaking += u32::from(overtook);
                     }
+                    (Opening::Deciding { unknown, .. }, None) if reading => *unknown += 1,
+                    _ => {}
                 }
                 self.held_ms = smooth(self.held_ms, took_ms, SMOOTHING);
             }

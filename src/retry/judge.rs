@@ -130,10 +130,9 @@ pub(super) fn landed<B, C>(
 ) -> (Sent, Judged<B, C>) {
     let now = clock.now_ms();
     let host = &route[sent.mirror];
-    let mut timed = true;
+    let timed = !matches!(&outcome, Attempt::Response(facts, _) if facts.sent_early);
     if let Attempt::Response(facts, _) = &outcome {
         take_stated_limit(facts, host, options, now, clock.epoch_ms(), &sent, on_event);
-        timed = !facts.sent_early;
     }
     let mut judged = judge(outcome, options, &sent, clock.epoch_ms());
     match &mut judged {

@@ -24,6 +24,9 @@
  * @property {string | undefined} expires the same
  */
 
+/** The URL of a fetch input: a URL string or a `Request`. */
+const urlOf = (input) => (typeof input === "string" ? input : input.url);
+
 /**
  * Requests sent before the module was ready, by URL (`sendEarly`): `{ fetcher, request, response,
  * controller, release }`, the `fetch` that sent it, what it sent (`buildRequest`'s), its answer's
@@ -43,7 +46,7 @@ const earlyRequests = new Map();
  */
 export function sendEarly(request, signal) {
   const [input] = request.inputs;
-  const href = typeof input === "string" ? input : input.url;
+  const href = urlOf(input);
   if (earlyRequests.has(href)) return null;
   const fetcher = request.custom ?? globalThis.fetch;
   const controller = new AbortController();
@@ -68,8 +71,8 @@ export function sendEarly(request, signal) {
   earlyRequests.set(href, entry);
   return () => {
     release();
-    if (earlyRequests.get(href) !== entry) return;
-    forget();
+    if (earlyRequests.get(href) !== entry) return; // taken, or aborted already
+    earlyRequests.delete(href);
     controller.abort(new DOMException("no attempt took the early request", "AbortError"));
   };
 }
@@ -81,7 +84,7 @@ export function sendEarly(request, signal) {
  * answer is the same. From then on `signal`, the attempt's, aborts it, not the caller's.
  */
 function takeEarly(input, request, sent, signal) {
-  const href = typeof input === "string" ? input : input.url;
+  const href = urlOf(input);
   const entry = earlyRequests.get(href);
   if (!entry || entry.fetcher !== (request.custom ?? globalThis.fetch) || entry.request.headers !== request.headers) return null;
   const named = (init) => Object.keys(init).filter((key) => key !== "signal" && key !== "headers");
@@ -218,7 +221,7 @@ async function answersWithoutCors(scope, input, init, ranged) {
   try {
     const here = scope.location?.origin;
     if (typeof here !== "string") return false;
-    const url = new URL(typeof input === "string" ? input : input.url, scope.location.href);
+    const url = new URL(urlOf(input), scope.location.href);
     if (url.origin === here || (url.protocol !== "http:" && url.protocol !== "https:")) return false;
     origin = url.origin;
   } catch {
@@ -229,7 +232,7 @@ async function answersWithoutCors(scope, input, init, ranged) {
   if (seen !== undefined && Date.now() - seen < CORS_RECHECK_MS) return true;
   let check = checking.get(origin);
   if (!check) {
-    const url = typeof input === "string" ? input : input.url;
+    const url = urlOf(input);
     const noCors = () =>
       scope.fetch(url, { mode: "no-cors", credentials: init.credentials, referrerPolicy: init.referrerPolicy, cache: "no-store" }).then(
         (response) => response.type === "opaque",
