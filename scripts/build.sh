@@ -2,37 +2,22 @@
 # Builds the npm package in pkg/: the wasm module twice (for browsers and Node; with the `edge`
 # feature for workerd), each with its wasm-bindgen glue in pkg/gen/, then wasm-opt -Oz from npm's
 # binaryen. Prints the gzip -9 size of what a page downloads and fails above SIZE_BUDGET_BYTES.
-#
-# The release module is built with nightly's build-std, panic=immediate-abort and std's
-# optimize_for_size: std's panic formatting and location strings are gzip that no caller can ever
-# see (a panic traps either way, and no caller input may reach one). Tests, clippy and the
-# wasm-bindgen tests use stable. Without the reference-types feature wasm-bindgen keeps JS values
-# in a table of its glue instead of an externref table, which downloads smaller. MIR inlining (off
-# by default at opt-level "z"), with every small function inlinable across crates and no shared
-# generic copies, lets LLVM fold the async state machines and std's helpers into less code; the
-# hint threshold 35 sits mid-way in a flat range. What each saves: ARCHITECTURE.md's ledger.
+# The release flags and why: scripts/wasm-release.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/wasm-release.sh
 
 # build_module NAME [CARGO_FEATURES]: pkg/gen/NAME.js (glue, bundled and minified) and
 # pkg/gen/NAME_bg.wasm. "tilefetch" is what browsers and Node load; "tilefetch_edge" adds the
 # exports of the `edge` feature, and pkg/workerd.js loads it.
 build_module() {
   local name=$1 features=${2:-}
-  RUSTFLAGS="-Zunstable-options -Cpanic=immediate-abort -Zlocation-detail=none -Zfmt-debug=none \
-    -Ctarget-feature=-reference-types,-multivalue -Zinline-mir=yes -Zinline-mir-threshold=800 -Zinline-mir-hint-threshold=35 \
-    -Zcross-crate-inline-threshold=always -Zshare-generics=no" \
-    cargo +nightly build --quiet --release --target wasm32-unknown-unknown ${features:+--features "$features"} \
-    -Zbuild-std=std,panic_abort -Zbuild-std-features=optimize_for_size --target-dir target/release-wasm
+  cargo_wasm_release "$features"
   # --omit-default-module-path: every entry says where its .wasm is.
   wasm-bindgen --target web --no-typescript --omit-default-module-path --out-dir pkg/gen --out-name "$name" \
-    target/release-wasm/wasm32-unknown-unknown/release/tilefetch.wasm
+    "$CARGO_WASM_RELEASE_OUT"
   local wasm=pkg/gen/${name}_bg.wasm
-  node_modules/.bin/wasm-opt -Oz --converge --low-memory-unused --zero-filled-memory \
-    --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
-    --enable-mutable-globals --enable-reference-types --enable-multivalue \
-    --strip-producers --strip-target-features \
-    "$wasm" -o "$wasm"
+  wasm_opt_release "$wasm" --strip-producers --strip-target-features
   # Its own run: under --converge the renaming pass would run again and print a second mapping.
   node_modules/.bin/wasm-opt --minify-imports-and-exports-and-modules --enable-bulk-memory \
     --enable-nontrapping-float-to-int --enable-sign-ext --enable-mutable-globals \
