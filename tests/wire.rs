@@ -402,7 +402,7 @@ fn the_check_sees_the_whole_boundary() {
     );
     assert_eq!(
         sides["wire.js"].functions["makeTile"],
-        ["response", "data", "first", "attempts", "elapsedMs", "empty"]
+        ["head", "data", "first", "attempts", "elapsedMs", "empty"]
     );
 }
 

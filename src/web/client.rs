@@ -9,7 +9,6 @@ use std::task::{Context, Poll, Waker};
 
 use js_sys::{Function, Uint8Array};
 use wasm_bindgen::prelude::*;
-use web_sys::Response;
 
 use super::abort::{AbortWatch, Stop};
 use super::effects::{AbortableSleep, JsClock, JsRandom, Timer};
@@ -18,7 +17,7 @@ use super::transport::{holds_requests_per_host, FetchTransport, Fetched, WebBody
 use super::wire::{
     add_host_stats, make_attempt_event, make_breaker_event, make_cors_event, make_give_up_event,
     make_hedge_event, make_host_settings, make_pacing_event, make_pause_event, make_queue_event,
-    make_retry_event, make_retry_info, make_tile, Named,
+    make_retry_event, make_retry_info, make_tile, tile_head, Named, TileHead,
 };
 use super::{early_error, failure_to_js};
 use crate::client::{
@@ -110,7 +109,7 @@ impl ClientInner {
                     primary.counters.successes += 1;
                     primary.counters.from_memory += 1;
                 }
-                return Ok(make_tile(&tile.response, &tile.data, false, 0, 0.0, tile.empty));
+                return Ok(make_tile(&tile.head, &tile.data, false, 0, 0.0, tile.empty));
             }
         }
         let keeps = recent::keeps(options.cache, options.max_age_s) && self.recent.borrow().is_on();
@@ -187,7 +186,8 @@ impl ClientInner {
         match tile.reuse_ms {
             Some(ms) => {
                 let bytes = tile.data.length() as usize;
-                if recent.put(&key, tile.clone(), bytes, JsClock.now_ms() + ms) {
+                let kept = SharedTile { head: tile_head(&tile.head), ..tile.clone() };
+                if recent.put(&key, kept, bytes, JsClock.now_ms() + ms) {
                     flight.body_taken.set(true);
                 }
             }
@@ -285,7 +285,10 @@ impl ClientInner {
                 };
                 // Read only for a call that keeps its tile (an empty one is never kept).
                 let reuse_ms = if run.keeps && !empty { reuse_ms_of(&fetched) } else { None };
-                Ok(SharedTile { response, data, empty, attempts, elapsed_ms, reuse_ms })
+                // A response is a head (its status and headers); a kept tile holds a head of its
+                // own (`keep`).
+                let head = response.unchecked_into::<TileHead>();
+                Ok(SharedTile { head, data, empty, attempts, elapsed_ms, reuse_ms })
             }
             // Every caller has gone (that is what stopped it): nobody reads the error, and a JS
             // Error costs a stack capture, which adds up when a map drops a hundred tiles at once.
@@ -410,7 +413,7 @@ struct FlightRun {
 /// A tile shared by the callers of one flight.
 #[derive(Clone)]
 struct SharedTile {
-    response: Response,
+    head: TileHead,
     data: Uint8Array,
     /// For how long it may be handed out again from the client's recent tiles (`None`: not,
     /// and any older one is forgotten).
@@ -489,7 +492,7 @@ impl Flight {
     /// The first caller gets the body as received; later ones a copy each (see `makeTile`).
     fn tile_for_caller(&self, tile: &SharedTile) -> JsValue {
         let first = !self.body_taken.replace(true);
-        make_tile(&tile.response, &tile.data, first, tile.attempts, tile.elapsed_ms, tile.empty)
+        make_tile(&tile.head, &tile.data, first, tile.attempts, tile.elapsed_ms, tile.empty)
     }
 }
 

@@ -43,12 +43,17 @@ export function addObject(object, name) {
   return child;
 }
 
+// What a tile kept for later calls holds of its response (src/web/wire.rs, `TileHead`).
+export function tileHead(head) {
+  return { status: head.status, headers: head.headers };
+}
+
 // A tile for one caller of a (possibly shared) request. The first caller gets the body and headers
 // as received; later ones a copy each, so no caller sees another's changes to them.
-export function makeTile(response, data, first, attempts, elapsedMs, empty) {
-  const headers = first ? response.headers : new Headers(response.headers);
+export function makeTile(head, data, first, attempts, elapsedMs, empty) {
+  const headers = first ? head.headers : new Headers(head.headers);
   const body = empty ? new Uint8Array(0) : first ? data : data.slice();
-  return { data: body, status: response.status, contentType: headers.get("content-type"), headers, attempts, elapsedMs, empty };
+  return { data: body, status: head.status, contentType: headers.get("content-type"), headers, attempts, elapsedMs, empty };
 }
 
 // What `TileClient.hostSettings(host)` returns.

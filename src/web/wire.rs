@@ -6,7 +6,6 @@
 
 use js_sys::{Array, Object, Uint8Array};
 use wasm_bindgen::prelude::*;
-use web_sys::Response;
 
 #[wasm_bindgen(module = "/src/web/wire.js")]
 extern "C" {
@@ -33,9 +32,20 @@ extern "C" {
     #[wasm_bindgen(js_name = addObject)]
     fn add_object(object: &JsValue, name: &str) -> JsValue;
 
+    /// What a tile is made from besides its bytes: a `status` and `headers`. A `Response` is one;
+    /// a kept tile holds one of its own ([`tile_head`]), not the whole response.
+    #[derive(Clone)]
+    pub type TileHead;
+
+    /// The status and headers of `head` (a response), without the rest of it (its body's
+    /// stream and state): what a tile kept for later calls holds, so that the store does not
+    /// keep every response's whole object graph alive for the garbage collector to walk.
+    #[wasm_bindgen(js_name = tileHead)]
+    pub fn tile_head(head: &TileHead) -> TileHead;
+
     #[wasm_bindgen(js_name = makeTile)]
     pub fn make_tile(
-        response: &Response,
+        head: &TileHead,
         data: &Uint8Array,
         first: bool,
         attempts: u32,

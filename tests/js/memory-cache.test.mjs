@@ -29,10 +29,14 @@ describe("memoryCacheBytes", () => {
     assert.equal(again.attempts, 0);
     assert.equal(again.status, 200);
     assert.equal(again.contentType, "image/png");
+    assert.ok(again.headers instanceof Headers);
+    assert.equal(again.headers.get("content-length"), String(tilePng(5, 1, 2).length));
     assert.ok(Buffer.from(again.data).equals(tilePng(5, 1, 2)));
     again.data.fill(0);
+    again.headers.set("x-mine", "1");
     const third = await client.fetchTile(url);
     assert.ok(Buffer.from(third.data).equals(tilePng(5, 1, 2)));
+    assert.equal(third.headers.get("x-mine"), null, "the caller's headers are its own");
     const s = client.stats()[host];
     assert.equal(s.fromMemory, 2);
     assert.equal(s.requests, 3);
