@@ -450,3 +450,15 @@ fn the_rate_limit_fields_read_are_the_ones_parsed() {
         split_params(list).iter().map(|name| name.trim_matches('"').to_string()).collect();
     assert_eq!(read, tilefetch::response::rate_limit::FIELDS);
 }
+
+/// The other fields the JS half reads are the ones the core takes from its lines: a field missing
+/// from either list would never reach classification.
+#[test]
+fn the_fields_read_are_the_ones_parsed() {
+    let js = std::fs::read_to_string(web_dir().join("transport.js")).unwrap();
+    let start = js.find("const READ_FIELDS = [").expect("READ_FIELDS in transport.js");
+    let (list, _) = bracketed(&js, start + js[start..].find('[').unwrap());
+    let read: Vec<String> =
+        split_params(list).iter().map(|name| name.trim_matches('"').to_string()).collect();
+    assert_eq!(read, tilefetch::response::fields::FIELDS);
+}

@@ -3,6 +3,7 @@
 
 pub mod byte_range;
 pub mod classify;
+pub mod fields;
 pub mod freshness;
 pub mod ogc_exception;
 pub mod rate_limit;

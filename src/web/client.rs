@@ -13,7 +13,7 @@ use wasm_bindgen::prelude::*;
 use super::abort::{AbortWatch, Stop};
 use super::effects::{AbortableSleep, JsClock, JsRandom, Timer};
 use super::js_options::{build_request, read_entries, read_urls, BuiltRequest};
-use super::transport::{holds_requests_per_host, FetchTransport, Fetched, WebBody};
+use super::transport::{holds_requests_per_host, FetchTransport, WebBody};
 use super::wire::{
     add_host_stats, make_attempt_event, make_breaker_event, make_cors_event, make_give_up_event,
     make_hedge_event, make_host_settings, make_pacing_event, make_pause_event, make_queue_event,
@@ -272,7 +272,10 @@ impl ClientInner {
             }
         };
         match fetch_with_retries(&run.options, &run.route, &effects, run.called, on_event).await {
-            Ok(Delivered { body: WebBody { response, data, fetched }, empty, attempts, elapsed_ms }) => {
+            Ok(Delivered { body, empty, attempts, elapsed_ms }) => {
+                // Read only for a call that keeps its tile (an empty one is never kept).
+                let reuse_ms = if run.keeps && !empty { reuse_ms_of(&body) } else { None };
+                let WebBody { response, data, .. } = body;
                 let data = match run
                     .options
                     .range
@@ -283,8 +286,6 @@ impl ClientInner {
                     Some((start, end)) => data.slice(start as u32, end as u32),
                     None => data,
                 };
-                // Read only for a call that keeps its tile (an empty one is never kept).
-                let reuse_ms = if run.keeps && !empty { reuse_ms_of(&fetched) } else { None };
                 // A response is a head (its status and headers); a kept tile holds a head of its
                 // own (`keep`).
                 let head = response.unchecked_into::<TileHead>();
@@ -550,13 +551,12 @@ impl Drop for Caller {
     }
 }
 
-/// For how long a tile that came in `fetched` may be handed out again.
-fn reuse_ms_of(fetched: &Fetched) -> Option<f64> {
-    let (cache_control, age, expires) = (fetched.cache_control(), fetched.age(), fetched.expires());
+/// For how long a tile that came in `body` may be handed out again.
+fn reuse_ms_of(body: &WebBody) -> Option<f64> {
     let freshness = FreshnessHeaders {
-        cache_control: cache_control.as_deref(),
-        age: age.as_deref(),
-        expires: expires.as_deref(),
+        cache_control: body.cache_control.as_deref(),
+        age: body.age.as_deref(),
+        expires: body.expires.as_deref(),
     };
     reuse_ms(&freshness, JsClock.epoch_ms())
 }

@@ -3,25 +3,15 @@
 // across as a string) costs every tile, so they are batched here.
 
 /**
- * A response and what classification reads of it (`Fetched` in transport.rs): the headers are
- * the values (undefined when absent), read here so each is one getter, not a `get` call from wasm.
+ * A response and what classification reads of it (`Fetched` in transport.rs).
  * @typedef {object} Fetched
  * @property {Response} response
  * @property {Uint8Array} data the whole body
  * @property {number} status
- * @property {string | undefined} contentType
- * @property {string | undefined} contentEncoding
- * @property {string | undefined} contentLength
- * @property {string | undefined} contentRange read only for a request with a range
- * @property {string | undefined} retryAfter
- * @property {string | undefined} age
- * @property {string | undefined} date
- * @property {string | undefined} rateLimit the rate-limit fields the response has, one
- *   `name: value` line each (`rateLimitFields`), or undefined when it has none
+ * @property {string} fields the fields the core reads that the response has, one `name: value`
+ *   line each (`fieldLines`)
  * @property {boolean} early whether the request was sent before the module was ready
  *   (`sendEarly`): when its answer arrived is not known
- * @property {string | undefined} cacheControl read when asked (a delivered tile's freshness)
- * @property {string | undefined} expires the same
  */
 
 /** The URL of a fetch input: a URL string or a `Request`. */
@@ -131,39 +121,28 @@ export async function fetchWhole(request, index, signal, bust, hedge) {
   const headers = response.headers;
   const header = (name) => headers.get(name) ?? undefined;
   const data = await readBounded(response, header("content-length"), header("content-encoding"), maxBytes);
-  return {
-    response,
-    data,
-    status: response.status,
-    contentType: header("content-type"),
-    contentEncoding: header("content-encoding"),
-    contentLength: header("content-length"),
-    contentRange: ranged ? header("content-range") : undefined,
-    retryAfter: header("retry-after"),
-    age: header("age"),
-    date: header("date"),
-    rateLimit: rateLimitFields(headers),
-    early: earlyResponse !== null,
-    get cacheControl() {
-      return header("cache-control");
-    },
-    get expires() {
-      return header("expires");
-    },
-  };
+  return { response, data, status: response.status, fields: fieldLines(headers, ranged), early: earlyResponse !== null };
 }
 
-// The fields a server states its rate limit in (`FIELDS` in src/response/rate_limit.rs; tests/wire.rs
-// checks that the two lists agree). None is CORS-safelisted: a page reads them only from a server
+// The fields the core reads (`FIELDS` in src/response/fields.rs), and those a server states its
+// rate limit in (`FIELDS` in src/response/rate_limit.rs); tests/wire.rs checks that the lists
+// agree. None of the rate-limit fields is CORS-safelisted: a page reads them only from a server
 // that exposes them (Access-Control-Expose-Headers).
+const READ_FIELDS = ["content-type", "content-encoding", "content-length", "content-range", "retry-after", "age", "date", "cache-control", "expires"];
 const RATE_LIMIT_FIELDS = ["ratelimit-policy", "ratelimit", "x-ratelimit-remaining", "x-ratelimit-reset", "ratelimit-reset"];
 
-/** The rate-limit fields `headers` has, as `name: value` lines, or undefined (most responses). */
-function rateLimitFields(headers) {
-  let lines;
-  for (const name of RATE_LIMIT_FIELDS) {
-    const value = headers.get(name);
-    if (value !== null) lines = `${lines ?? ""}${name}: ${value}\n`;
+/**
+ * The fields of READ_FIELDS and RATE_LIMIT_FIELDS that `headers` has, as `name: value` lines, in
+ * one text (one crossing, where a getter per field was one each); `content-range` only for a
+ * range (`ranged`).
+ */
+function fieldLines(headers, ranged) {
+  let lines = "";
+  for (const names of [READ_FIELDS, RATE_LIMIT_FIELDS]) {
+    for (const name of names) {
+      const value = name === "content-range" && !ranged ? null : headers.get(name);
+      if (value !== null) lines += `${name}: ${value}\n`;
+    }
   }
   return lines;
 }

@@ -12,6 +12,7 @@ use super::js_options::BuiltRequest;
 use super::task::PromiseFuture;
 use crate::redact::redact_text;
 use crate::response::classify::{ResponseFacts, HEAD_BYTES, TAIL_BYTES};
+use crate::response::fields::ReadFields;
 use crate::retry::platform::{Attempt, Transport};
 use crate::retry::serving::CONNECTIONS_PER_HOST;
 
@@ -41,30 +42,11 @@ extern "C" {
     fn data(this: &Fetched) -> Uint8Array;
     #[wasm_bindgen(method, getter)]
     fn status(this: &Fetched) -> u16;
-    #[wasm_bindgen(method, getter, js_name = contentType)]
-    fn content_type(this: &Fetched) -> Option<String>;
-    #[wasm_bindgen(method, getter, js_name = contentEncoding)]
-    fn content_encoding(this: &Fetched) -> Option<String>;
-    #[wasm_bindgen(method, getter, js_name = contentLength)]
-    fn content_length(this: &Fetched) -> Option<String>;
-    #[wasm_bindgen(method, getter, js_name = contentRange)]
-    fn content_range(this: &Fetched) -> Option<String>;
-    #[wasm_bindgen(method, getter, js_name = retryAfter)]
-    fn retry_after(this: &Fetched) -> Option<String>;
+    /// The fields the core reads, as `name: value` lines (see `crate::response::fields`).
     #[wasm_bindgen(method, getter)]
-    pub fn age(this: &Fetched) -> Option<String>;
-    #[wasm_bindgen(method, getter)]
-    fn date(this: &Fetched) -> Option<String>;
-    #[wasm_bindgen(method, getter, js_name = rateLimit)]
-    fn rate_limit(this: &Fetched) -> Option<String>;
+    fn fields(this: &Fetched) -> String;
     #[wasm_bindgen(method, getter)]
     fn early(this: &Fetched) -> bool;
-    /// `Cache-Control`, read only when the tile is delivered (its freshness).
-    #[wasm_bindgen(method, getter, js_name = cacheControl)]
-    pub fn cache_control(this: &Fetched) -> Option<String>;
-    /// `Expires`, the same.
-    #[wasm_bindgen(method, getter)]
-    pub fn expires(this: &Fetched) -> Option<String>;
 
     /// The error's message, and its cause's code where there is one (see transport.js).
     /// Aborts an attempt that ran out of time with a `TimeoutError`, as `AbortSignal.timeout`
@@ -107,8 +89,11 @@ pub fn holds_requests_per_host() -> bool {
 pub struct WebBody {
     pub response: Response,
     pub data: Uint8Array,
-    /// The attempt's answer, for what only a delivered tile is asked (its freshness).
-    pub fetched: Fetched,
+    /// What says for how long the tile may be handed out again (read when it is kept):
+    /// `Cache-Control`, `Expires`, `Age`.
+    pub cache_control: Option<String>,
+    pub expires: Option<String>,
+    pub age: Option<String>,
 }
 
 pub struct FetchTransport<'a> {
@@ -134,9 +119,16 @@ impl<'a> FetchTransport<'a> {
     ) -> Result<(ResponseFacts, WebBody), JsValue> {
         let fetched = fetch_whole(self.request, mirror as u32, &controller.signal(), cache_bust, hedge);
         let fetched: Fetched = PromiseFuture::new(fetched).await?.unchecked_into();
-        let facts = facts(&fetched, &fetched.data());
-        let body = WebBody { response: fetched.response(), data: fetched.data(), fetched };
-        Ok((facts, body))
+        let data = fetched.data();
+        let fields = ReadFields::parse(&fetched.fields());
+        let body = WebBody {
+            response: fetched.response(),
+            data: data.clone(),
+            cache_control: fields.cache_control.clone(),
+            expires: fields.expires.clone(),
+            age: fields.age.clone(),
+        };
+        Ok((facts(&fetched, fields, &data), body))
     }
 }
 
@@ -227,20 +219,20 @@ impl Drop for AbortOnDrop<'_> {
 
 /// What classification needs: the status, the headers, and the first and last bytes of the body
 /// (only those are copied into wasm memory).
-fn facts(fetched: &Fetched, data: &Uint8Array) -> ResponseFacts {
+fn facts(fetched: &Fetched, fields: ReadFields, data: &Uint8Array) -> ResponseFacts {
     let len = data.length();
     let head_end = len.min(HEAD_BYTES as u32);
     let tail_start = len.saturating_sub(TAIL_BYTES as u32);
     ResponseFacts {
         status: fetched.status(),
-        content_type: fetched.content_type(),
-        content_encoding: fetched.content_encoding(),
-        content_length: fetched.content_length(),
-        content_range: fetched.content_range(),
-        retry_after: fetched.retry_after(),
-        age: fetched.age(),
-        date: fetched.date(),
-        rate_limit: fetched.rate_limit(),
+        content_type: fields.content_type,
+        content_encoding: fields.content_encoding,
+        content_length: fields.content_length,
+        content_range: fields.content_range,
+        retry_after: fields.retry_after,
+        age: fields.age,
+        date: fields.date,
+        rate_limit: fields.rate_limit,
         sent_early: fetched.early(),
         body_len: len as usize,
         head: data.subarray(0, head_end).to_vec(),
