@@ -4,6 +4,7 @@
 use std::cell::Cell;
 use std::rc::Rc;
 
+use super::key_hash;
 use crate::options::Options;
 
 /// Calls are identical when they fetch the same mirrors with the same request headers and
@@ -49,9 +50,10 @@ pub trait Joinable {
 }
 
 /// The flights in progress, by key. A short list (one per distinct tile in flight), so a Vec:
-/// a map would cost the wasm module more than its lookups save.
+/// a map would cost the wasm module more than its lookups save. Each key's hash is compared
+/// before its text: the keys of one server's tiles share a long prefix.
 pub struct FlightTable<F> {
-    flights: Vec<(String, Rc<F>)>,
+    flights: Vec<(u64, String, Rc<F>)>,
 }
 
 impl<F> Default for FlightTable<F> {
@@ -66,21 +68,23 @@ impl<F: Joinable> FlightTable<F> {
     /// call's deadline). Otherwise the call starts a flight of its own.
     pub fn joinable(&self, key: &str, own_end: f64, deadline_ms: f64) -> Option<Rc<F>> {
         let tolerance = deadline_ms / 4.0;
+        let hash = key_hash(key);
         self.flights
             .iter()
-            .find(|(k, f)| k == key && !f.is_stopped() && f.ends_at() >= own_end - tolerance)
-            .map(|(_, f)| f.clone())
+            .find(|(h, k, f)| *h == hash && k == key && !f.is_stopped() && f.ends_at() >= own_end - tolerance)
+            .map(|(_, _, f)| f.clone())
     }
 
     /// Records a new flight under `key`, in place of any older one (which its callers keep).
     pub fn start(&mut self, key: String, flight: Rc<F>) {
-        self.flights.retain(|(k, _)| *k != key);
-        self.flights.push((key, flight));
+        let hash = key_hash(&key);
+        self.flights.retain(|(h, k, _)| !(*h == hash && *k == key));
+        self.flights.push((hash, key, flight));
     }
 
     /// Forgets `flight` once it has finished, unless a newer flight has taken its key.
     pub fn finish(&mut self, key: &str, flight: &Rc<F>) {
-        self.flights.retain(|(k, f)| !(k == key && Rc::ptr_eq(f, flight)));
+        self.flights.retain(|(_, k, f)| !(Rc::ptr_eq(f, flight) && k == key));
     }
 
     /// How many flights are in progress.

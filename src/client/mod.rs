@@ -12,3 +12,13 @@ pub use flights::{flight_key, flight_key_of, tile_key, Callers, FlightTable, Joi
 pub use hosts::{HostRegistry, MAX_HOSTS};
 pub use recent::RecentTiles;
 pub use snapshot::HostSnapshot;
+
+/// A key's FNV-1a hash: what the flights and the recent tiles compare before (or instead of) the
+/// key's text, which for two tiles of one server differs only past a long common prefix.
+pub(crate) fn key_hash(key: &str) -> u64 {
+    let mut hash = 0xcbf2_9ce4_8422_2325u64;
+    for b in key.bytes() {
+        hash = (hash ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+    }
+    hash
+}

@@ -53,13 +53,11 @@ pub struct RecentTiles<T> {
 struct KeyHash(u64, u64);
 
 fn hash_of(key: &str) -> KeyHash {
-    let mut fnv = 0xcbf2_9ce4_8422_2325u64;
     let mut mix = key.len() as u64;
     for b in key.bytes() {
-        fnv = (fnv ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
         mix = (mix ^ u64::from(b)).wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(29);
     }
-    KeyHash(fnv, mix)
+    KeyHash(super::key_hash(key), mix)
 }
 
 impl<T: Clone> RecentTiles<T> {
