@@ -56,7 +56,9 @@ const bundle = await rolldown({ input, treeshake: true, logLevel: "warn" });
 // Classes keep their names (`TileError.name`, and what consoles show for an instance);
 // functions' names are not worth the bytes.
 const keepNames = { class: true, function: false };
-const minify = { mangle: { keepNames }, compress: { keepNames } };
+// KEEP_NAMES=1 (scripts/build.sh, for a profile): not minified, so a profile names the glue's
+// functions too.
+const minify = process.env.KEEP_NAMES ? false : { mangle: { keepNames }, compress: { keepNames } };
 const { output } = await bundle.generate({ format: "es", minify, comments: false });
 await bundle.close();
 const chunks = output.filter((o) => o.type === "chunk");

@@ -91,16 +91,6 @@ export function resolveUrls(url, labelLines) {
  * mode" is about `cache`. */
 const INIT_FIELDS = ["cache", "credentials", "mode", "referrerPolicy"];
 
-/** `lines` ("name=value" each; a value may be empty) as an object of the names. */
-function namedFields(lines) {
-  const fields = Object.create(null);
-  for (const line of lines.split("\n")) {
-    const at = line.indexOf("=");
-    if (at > 0) fields[line.slice(0, at)] = line.slice(at + 1);
-  }
-  return fields;
-}
-
 /**
  * The fetch input per mirror and the init every attempt sends; or, when the platform refuses,
  * the field to blame. `urlLines` has one URL per line; `fields` names the request fields the
@@ -115,8 +105,26 @@ function namedFields(lines) {
  */
 export function buildRequest(urlLines, headers, fields, custom, maxBytes) {
   const urls = urlLines.split("\n");
-  const { accept, userAgent, range, ...named } = namedFields(fields);
   const init = {};
+  // The fields, read in one pass ("name=value" each; a value may be empty): a call's path, where
+  // an object of them and a rest pattern over it cost every call.
+  let accept;
+  let userAgent;
+  let range;
+  let initFields = false;
+  for (const line of fields.split("\n")) {
+    const at = line.indexOf("=");
+    if (at <= 0) continue;
+    const name = line.slice(0, at);
+    const value = line.slice(at + 1);
+    if (name === "accept") accept = value;
+    else if (name === "userAgent") userAgent = value;
+    else if (name === "range") range = value;
+    else if (INIT_FIELDS.includes(name)) {
+      init[name] = value;
+      initFields = true;
+    }
+  }
   let sent = "";
   if (headers !== undefined || accept !== undefined || range !== undefined) {
     try {
@@ -136,10 +144,8 @@ export function buildRequest(urlLines, headers, fields, custom, maxBytes) {
   } else if (userAgent !== undefined) {
     init.headers = { "user-agent": userAgent };
   }
-  const set = INIT_FIELDS.filter((name) => named[name] !== undefined);
-  for (const name of set) init[name] = named[name];
   const ranged = range !== undefined;
-  if (set.length === 0) return { inputs: urls, init, headers: sent, custom, maxBytes, ranged };
+  if (!initFields) return { inputs: urls, init, headers: sent, custom, maxBytes, ranged };
   try {
     return { inputs: urls.map((url) => new Request(url, init)), init, headers: sent, custom, maxBytes, ranged };
   } catch (refusal) {
@@ -147,6 +153,8 @@ export function buildRequest(urlLines, headers, fields, custom, maxBytes) {
     try {
       message = String(refusal?.message ?? "");
     } catch {}
-    return { refusedField: set.find((name) => message.includes(name)) ?? "options", message };
+    // In INIT_FIELDS' order, whatever the lines' order.
+    const blamed = INIT_FIELDS.find((name) => init[name] !== undefined && message.includes(name));
+    return { refusedField: blamed ?? "options", message };
   }
 }
