@@ -155,11 +155,12 @@ test("XYZ + createTileLoadFunction (with map): a view left while loading lands i
     );
     await new Promise((r) => setTimeout(r, 600)); // the abandoned requests land
     const aborted = bKeys.reduce((n, k) => n + env.srv.aborted(k), 0);
+    const hostStats = aborted > 0 ? await page.evaluate(() => window.__defaultClientStats()) : null;
     const abortedLog = env.srv.log.filter((e) => e.outcome === "aborted" && bKeys.includes(e.key));
     assert.equal(
       aborted,
       0,
-      `no request of the view left was aborted on the server: ${JSON.stringify(abortedLog.map((e) => ({ key: e.key, t: Math.round(e.t), tAborted: Math.round(e.tAborted), n: e.n, of: env.srv.requests(e.key) })))}`,
+      `no request of the view left was aborted on the server: ${JSON.stringify(abortedLog.map((e) => ({ key: e.key, t: Math.round(e.t), tAborted: Math.round(e.tAborted), n: e.n, of: env.srv.requests(e.key) })))}; the client's hosts: ${JSON.stringify(hostStats)}`,
     );
     const fromMemory = await page.evaluate(() => window.__defaultClientFromMemory());
     const before = new Map(bKeys.map((k) => [k, env.srv.requests(k)]));
