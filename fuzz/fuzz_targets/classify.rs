@@ -37,7 +37,7 @@ fuzz_target!(|data: &[u8]| {
         body_len,
         head,
         tail,
-        early_answer_ms: None,
+        sent_early: false,
     };
     let mut options =
         Options::preset(if bytes.byte().is_multiple_of(2) { Preset::Interactive } else { Preset::Batch });

@@ -41,11 +41,10 @@ pub struct ResponseFacts {
     pub head: Vec<u8>,
     /// The last [`TAIL_BYTES`] bytes of the body (fewer if it is shorter).
     pub tail: Vec<u8>,
-    /// For the answer to a request sent before its attempt (the browser entry sends a call's
-    /// first request before the module is ready: `sendEarly` in src/web/transport.js), how long
-    /// it took to answer from when it was sent, as the platform timed it: the attempt's own
-    /// clock started after the request left. `None` for a request the attempt sent.
-    pub early_answer_ms: Option<f64>,
+    /// The answer to a request sent before its attempt (the browser entry sends a call's first
+    /// request before the module is ready: `sendEarly` in src/web/transport.js). When it
+    /// arrived is not known, so it says nothing of how long the host takes to answer.
+    pub sent_early: bool,
 }
 
 /// What one response means for the call: deliver it, retry, or give up.

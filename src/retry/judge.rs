@@ -118,8 +118,8 @@ impl<B, C> Judged<B, C> {
 }
 
 /// Judges an attempt that landed; a tile's time teaches its host what a healthy answer takes
-/// (for a request sent before its attempt, the time the platform measured from when it left),
-/// and any answer's stated rate limit how to pace it.
+/// (unless the request went before its attempt: its time is not known), and any answer's
+/// stated rate limit how to pace it.
 pub(super) fn landed<B, C>(
     sent: Sent,
     outcome: Attempt<B, C>,
@@ -130,24 +130,21 @@ pub(super) fn landed<B, C>(
 ) -> (Sent, Judged<B, C>) {
     let now = clock.now_ms();
     let host = &route[sent.mirror];
-    let early_answer_ms = match &outcome {
-        Attempt::Response(facts, _) => facts.early_answer_ms,
-        _ => None,
-    };
+    let timed = !matches!(&outcome, Attempt::Response(facts, _) if facts.sent_early);
     if let Attempt::Response(facts, _) = &outcome {
         take_stated_limit(facts, host, options, now, clock.epoch_ms(), &sent, on_event);
     }
     let mut judged = judge(outcome, options, &sent, clock.epoch_ms());
     match &mut judged {
-        Judged::Tile { .. } => {
+        Judged::Tile { .. } if timed => {
             let mut host = host.borrow_mut();
-            host.counters.attempt_latency.record(early_answer_ms.unwrap_or(now - sent.started_ms));
+            host.counters.attempt_latency.record(now - sent.started_ms);
             // From when it was sent: time waiting for a connection is what the limit reads.
             host.tile_answered(
                 sent.seq,
                 Answer {
                     at_ms: now,
-                    took_ms: early_answer_ms.unwrap_or(now - sent.at_ms),
+                    took_ms: now - sent.at_ms,
                     held_back: sent.held_back,
                     overtook: sent.overtook,
                     limit_at_send: sent.limit_at_send,
@@ -157,7 +154,8 @@ pub(super) fn landed<B, C>(
         Judged::NotTile { report, verdict: Ok((_, retry_after_ms @ Some(_))) } => {
             weigh_retry_after(report, retry_after_ms, host, options, now);
         }
-        Judged::NotTile { .. } => {}
+        // A tile answered to a request sent before its attempt: its time is not known.
+        Judged::Tile { .. } | Judged::NotTile { .. } => {}
     }
     (sent, judged)
 }
@@ -313,26 +311,26 @@ mod tests {
     }
 
     #[test]
-    fn an_answer_sent_before_its_attempt_teaches_the_time_the_platform_measured() {
+    fn an_answer_sent_before_its_attempt_teaches_no_answer_time() {
         let options = Options::parse(&[]).unwrap();
-        // The attempt started at 5 and landed at 505; the early request took 120 ms.
-        for (early_answer_ms, learned) in [(None, 500.0), (Some(120.0), 120.0)] {
+        for (sent_early, recorded) in [(false, 1), (true, 0)] {
             let route = [HostState::new("h", &HostConfig::DEFAULT, 0.0).shared()];
             let Attempt::Response(mut facts, ()) = response(200, None, PNG) else { unreachable!() };
-            facts.early_answer_ms = early_answer_ms;
+            facts.sent_early = sent_early;
             let (_, judged) = landed(
                 sent(4000.0),
                 Attempt::<(), ()>::Response(facts, ()),
                 &route,
                 &options,
-                &Stopped(505.0),
+                &Stopped(500.0),
                 &mut |_| {},
             );
             assert!(matches!(judged, Judged::Tile { .. }), "still a tile");
-            let latency = &route[0].borrow().counters.attempt_latency;
-            assert_eq!(latency.count(), 1, "an early answer counts as an answer");
-            let p50 = latency.percentile(0.5).unwrap();
-            assert!((learned..learned * 1.2).contains(&p50), "early {early_answer_ms:?}: learned {p50}");
+            assert_eq!(
+                route[0].borrow().counters.attempt_latency.count(),
+                recorded,
+                "sent early: {sent_early}"
+            );
         }
     }
 

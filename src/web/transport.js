@@ -10,9 +10,8 @@
  * @property {number} status
  * @property {string} fields the fields the core reads that the response has, one `name: value`
  *   line each (`fieldLines`)
- * @property {number | undefined} earlyAnswerMs for a request sent before the module was ready
- *   (`sendEarly`), how long it took to answer, from when it was sent: the attempt that took it
- *   did not send it
+ * @property {boolean} early whether the request was sent before the module was ready
+ *   (`sendEarly`): when its answer arrived is not known
  */
 
 /** The URL of a fetch input: a URL string or a `Request`. */
@@ -52,21 +51,13 @@ export function sendEarly(request, signal) {
   signal?.addEventListener("abort", stop, { once: true });
   const release = () => signal?.removeEventListener("abort", stop);
   let response;
-  const sentAt = performance.now();
   try {
     response = Promise.resolve(fetcher(input, { ...request.init, signal: controller.signal }));
   } catch (error) {
     response = Promise.reject(error);
   }
-  entry = { fetcher, request, response, controller, release, answerMs: undefined };
-  // When it answered, for the attempt that takes it to learn its host's answer time (registered
-  // first, so it runs before that attempt resumes); an answer no attempt takes is nobody's error.
-  response.then(
-    () => {
-      entry.answerMs = performance.now() - sentAt;
-    },
-    () => {},
-  );
+  response.catch(() => {}); // an answer no attempt takes is nobody's error
+  entry = { fetcher, request, response, controller, release };
   earlyRequests.set(href, entry);
   return () => {
     release();
@@ -94,7 +85,7 @@ function takeEarly(input, request, sent, signal) {
   entry.release();
   if (signal.aborted) entry.controller.abort(signal.reason);
   else signal.addEventListener("abort", () => entry.controller.abort(signal.reason), { once: true });
-  return entry;
+  return entry.response;
 }
 
 /**
@@ -117,10 +108,10 @@ export async function fetchWhole(request, index, signal, bust, hedge) {
   if (bust) input = busted(input, init);
   const sent = hedge ? pastLocalCache(init) : init;
   let response;
-  let early = null;
+  let earlyResponse = null;
   try {
-    early = earlyRequests.size > 0 ? takeEarly(input, request, sent, signal) : null;
-    response = await (early?.response ?? (custom ? custom(input, sent) : scope.fetch(input, sent)));
+    earlyResponse = earlyRequests.size > 0 ? takeEarly(input, request, sent, signal) : null;
+    response = await (earlyResponse ?? (custom ? custom(input, sent) : scope.fetch(input, sent)));
   } catch (error) {
     // fetch's network error is a TypeError, whoever called it (the `fetch` option may wrap it).
     if (error instanceof TypeError && (await answersWithoutCors(scope, input, sent, ranged))) throw new CorsRefusal(error);
@@ -130,7 +121,7 @@ export async function fetchWhole(request, index, signal, bust, hedge) {
   const headers = response.headers;
   const header = (name) => headers.get(name) ?? undefined;
   const data = await readBounded(response, header("content-length"), header("content-encoding"), maxBytes);
-  return { response, data, status: response.status, fields: fieldLines(headers, ranged), earlyAnswerMs: early?.answerMs };
+  return { response, data, status: response.status, fields: fieldLines(headers, ranged), early: earlyResponse !== null };
 }
 
 // The fields the core reads (`FIELDS` in src/response/fields.rs), and those a server states its

@@ -45,8 +45,8 @@ extern "C" {
     /// The fields the core reads, as `name: value` lines (see `crate::response::fields`).
     #[wasm_bindgen(method, getter)]
     fn fields(this: &Fetched) -> String;
-    #[wasm_bindgen(method, getter, js_name = earlyAnswerMs)]
-    fn early_answer_ms(this: &Fetched) -> Option<f64>;
+    #[wasm_bindgen(method, getter)]
+    fn early(this: &Fetched) -> bool;
 
     /// The error's message, and its cause's code where there is one (see transport.js).
     /// Aborts an attempt that ran out of time with a `TimeoutError`, as `AbortSignal.timeout`
@@ -233,7 +233,7 @@ fn facts(fetched: &Fetched, fields: ReadFields, data: &Uint8Array) -> ResponseFa
         age: fields.age,
         date: fields.date,
         rate_limit: fields.rate_limit,
-        early_answer_ms: fetched.early_answer_ms(),
+        sent_early: fetched.early(),
         body_len: len as usize,
         head: data.subarray(0, head_end).to_vec(),
         tail: data.subarray(tail_start, len).to_vec(),
