@@ -186,7 +186,7 @@ impl ClientInner {
         match tile.reuse_ms {
             Some(ms) => {
                 let bytes = tile.data.length() as usize;
-                let kept = SharedTile { head: tile_head(&tile.head), ..tile.clone() };
+                let kept = SharedTile { head: tile_head(&tile.head), data: tile.data.clone(), ..*tile };
                 if recent.put(&key, kept, bytes, JsClock.now_ms() + ms) {
                     flight.body_taken.set(true);
                 }

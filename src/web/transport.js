@@ -130,6 +130,7 @@ export async function fetchWhole(request, index, signal, bust, hedge) {
 // that exposes them (Access-Control-Expose-Headers).
 const READ_FIELDS = ["content-type", "content-encoding", "content-length", "content-range", "retry-after", "age", "date", "cache-control", "expires"];
 const RATE_LIMIT_FIELDS = ["ratelimit-policy", "ratelimit", "x-ratelimit-remaining", "x-ratelimit-reset", "ratelimit-reset"];
+const ALL_FIELDS = [...READ_FIELDS, ...RATE_LIMIT_FIELDS];
 
 /**
  * The fields of READ_FIELDS and RATE_LIMIT_FIELDS that `headers` has, as `name: value` lines, in
@@ -138,11 +139,9 @@ const RATE_LIMIT_FIELDS = ["ratelimit-policy", "ratelimit", "x-ratelimit-remaini
  */
 function fieldLines(headers, ranged) {
   let lines = "";
-  for (const names of [READ_FIELDS, RATE_LIMIT_FIELDS]) {
-    for (const name of names) {
-      const value = name === "content-range" && !ranged ? null : headers.get(name);
-      if (value !== null) lines += `${name}: ${value}\n`;
-    }
+  for (const name of ALL_FIELDS) {
+    const value = name === "content-range" && !ranged ? null : headers.get(name);
+    if (value !== null) lines += `${name}: ${value}\n`;
   }
   return lines;
 }

@@ -120,15 +120,12 @@ impl<'a> FetchTransport<'a> {
         let fetched = fetch_whole(self.request, mirror as u32, &controller.signal(), cache_bust, hedge);
         let fetched: Fetched = PromiseFuture::new(fetched).await?.unchecked_into();
         let data = fetched.data();
-        let fields = ReadFields::parse(&fetched.fields());
-        let body = WebBody {
-            response: fetched.response(),
-            data: data.clone(),
-            cache_control: fields.cache_control.clone(),
-            expires: fields.expires.clone(),
-            age: fields.age.clone(),
-        };
-        Ok((facts(&fetched, fields, &data), body))
+        let mut fields = ReadFields::parse(&fetched.fields());
+        // Classification reads none of the freshness fields but `Age`: they move to the body.
+        let (cache_control, expires, age) =
+            (fields.cache_control.take(), fields.expires.take(), fields.age.clone());
+        let facts = facts(&fetched, fields, &data);
+        Ok((facts, WebBody { response: fetched.response(), data, cache_control, expires, age }))
     }
 }
 
