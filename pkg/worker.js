@@ -63,10 +63,20 @@ export function createTileHandler(config) {
   /** TTL in seconds for an answer with this status, or null: not cached. */
   const ttlFor = (status) => cfg.cacheTtlByStatus[status] ?? (isSuccess(status) ? cfg.cacheTtlS : null);
 
+  /**
+   * The client's stats and the epoch time to judge them at, read in that order: the stats map
+   * the core's clock (`performance.now()`) to the epoch by reading both clocks in turn, and a
+   * `now` a clock tick older than that reading stretches a pause that has just begun past its
+   * whole seconds (a 30 s Retry-After passed on as 31).
+   */
+  function statsNow() {
+    const stats = client.stats();
+    return { stats, now: Date.now() };
+  }
+
   /** How long map clients should wait: the call's own hint, the client's pause or open breaker. */
   function retryAfterS(out) {
-    const now = Date.now();
-    const stats = client.stats();
+    const { stats, now } = statsNow();
     let hostWait = Infinity; // mirrors: the soonest any host is usable again
     for (const h of hosts) {
       const s = stats[h];
@@ -90,8 +100,7 @@ export function createTileHandler(config) {
    * serves after it.
    */
   function knownDown() {
-    const now = Date.now();
-    const stats = client.stats();
+    const { stats, now } = statsNow();
     return hosts.every((h) => {
       const s = stats[h];
       if (s === undefined) return false;

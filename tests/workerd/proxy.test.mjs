@@ -132,6 +132,7 @@ for (const compatibilityDate of [MIN_COMPATIBILITY_DATE, COMPATIBILITY_DATE]) {
               scenario("nf", { cacheTtlByStatus: { 404: 1 }, upstream: up("nf", "&f=404") }),
               scenario("cap", { baseDelayMs: 5, maxDelayMs: 10, deadlineMs: 5000, maxSubrequests: 5, upstream: up("cap", "&f=503") }),
               scenario("rl", { upstream: up("rl", "&f=429&ra=30") }),
+              scenario("rl-clock", { upstream: up("rl-clock", "&f=429&ra=30") }),
               scenario("cors", { cors: ["https://maps.example.com"], upstream: up("cors") }),
               scenario("secret", { upstream: up("secret", "&api_key=S3CRET&access_token=T0KEN&style=dark") }),
               scenario("who", { upstream: up("who") }),
@@ -457,6 +458,16 @@ for (const compatibilityDate of [MIN_COMPATIBILITY_DATE, COMPATIBILITY_DATE]) {
       assert.ok(ra >= 29 && ra <= 30, `Retry-After ${ra}`);
       assert.equal(srv.requests(R("rl")), 1);
       t.diagnostic(`upstream 429 + Retry-After: 30 → 429, Retry-After ${ra}, 1 upstream request`);
+    });
+
+    test("a Retry-After passed on is the upstream's, whatever the clocks' ticks", async (t) => {
+      // Date.now() steps 5 ms at each reading: a `now` read before the client's stats would be a
+      // step older than the epoch they were mapped at, and make the 30 s pause 31 s.
+      const r = await get(mf, "http://proxy.test/rl-clock/2/0/0.png", { headers: { "x-test-clock-step-ms": "5" } });
+      assert.equal(r.status, 429, r.text);
+      assert.equal(h(r, "retry-after"), "30");
+      assert.equal(srv.requests(R("rl-clock")), 1);
+      t.diagnostic(`upstream 429 + Retry-After: 30, Date.now() stepping 5 ms a reading → Retry-After ${h(r, "retry-after")}`);
     });
 
     test("the cache key is the upstream URL without its secrets", async (t) => {
