@@ -13,6 +13,7 @@ use tilefetch::host::state::{Report, SharedHost};
 use tilefetch::host::{HostConfig, HostState};
 use tilefetch::options::{Preset, Value};
 use tilefetch::response::classify::ResponseFacts;
+use tilefetch::response::fields::ReadFields;
 use tilefetch::response::ogc_exception::OgcException;
 use tilefetch::retry::platform::{Attempt, Cancel, Clock, Random, Sleep, Transport, Woke};
 use tilefetch::retry::{fetch_with_retries, Cause, Delivered, Event, GaveUp, RetryInfo, Runtime};
@@ -136,11 +137,14 @@ impl Transport for World {
                         |name: &str| headers.iter().find(|(n, _)| *n == name).map(|(_, v)| v.to_string());
                     let facts = ResponseFacts {
                         status,
-                        content_type: header("content-type"),
-                        retry_after: header("retry-after"),
-                        age: header("age"),
-                        date: header("date"),
-                        content_length: header("content-length"),
+                        fields: ReadFields {
+                            content_type: header("content-type"),
+                            retry_after: header("retry-after"),
+                            age: header("age"),
+                            date: header("date"),
+                            content_length: header("content-length"),
+                            ..ReadFields::default()
+                        },
                         body_len: body.len(),
                         head: body.to_vec(),
                         tail: body[body.len().saturating_sub(12)..].to_vec(),

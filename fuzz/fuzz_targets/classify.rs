@@ -6,6 +6,7 @@ use libfuzzer_sys::fuzz_target;
 use tilefetch::options::{Options, Preset};
 use tilefetch::response::byte_range::{within_whole, ByteRange};
 use tilefetch::response::classify::{classify, ResponseFacts, Verdict, HEAD_BYTES, TAIL_BYTES};
+use tilefetch::response::fields::ReadFields;
 use tilefetch::response::ogc_exception::MAX_TEXT_CHARS;
 use tilefetch_fuzz::Bytes;
 
@@ -26,14 +27,17 @@ fuzz_target!(|data: &[u8]| {
     let tail = bytes.take(TAIL_BYTES.min(body_len)).to_vec();
     let facts = ResponseFacts {
         status,
-        content_type,
-        content_encoding,
-        content_length,
-        retry_after,
-        age,
-        date,
-        rate_limit,
-        content_range,
+        fields: ReadFields {
+            content_type,
+            content_encoding,
+            content_length,
+            retry_after,
+            age,
+            date,
+            rate_limit,
+            content_range,
+            ..ReadFields::default()
+        },
         body_len,
         head,
         tail,
@@ -79,7 +83,7 @@ fuzz_target!(|data: &[u8]| {
 /// An HTML page by its media type (the part before `;`, without HTTP whitespace) or by its first
 /// bytes: written here from the HTTP and HTML specs, not from the classifier's code.
 fn is_html(facts: &ResponseFacts) -> bool {
-    let essence = facts.content_type.as_deref().map(|t| {
+    let essence = facts.fields.content_type.as_deref().map(|t| {
         t.split(';').next().unwrap_or("").trim_matches([' ', '\t', '\r', '\n']).to_ascii_lowercase()
     });
     let by_type = matches!(essence.as_deref(), Some("text/html" | "application/xhtml+xml"));

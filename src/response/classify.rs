@@ -2,6 +2,7 @@
 
 use crate::options::Options;
 use crate::response::byte_range::{check_partial, within_whole, PartialFault};
+use crate::response::fields::ReadFields;
 use crate::response::ogc_exception::{read_report, OgcException};
 use crate::text::format::concat;
 use crate::text::{before_any, contains, decimal_value, find_bytes, pieces};
@@ -18,23 +19,12 @@ pub const TAIL_BYTES: usize = 12;
 pub struct ResponseFacts {
     /// The HTTP status (0 for an opaque `no-cors` response).
     pub status: u16,
-    /// The `Content-Type` header.
-    pub content_type: Option<String>,
-    /// The `Content-Encoding` header: an encoded body is not held to `Content-Length`.
-    pub content_encoding: Option<String>,
-    /// The `Content-Length` header.
-    pub content_length: Option<String>,
-    /// The `Content-Range` header, read only for a call with `range`.
-    pub content_range: Option<String>,
-    /// The `Retry-After` header (read on 429 and 503 only).
-    pub retry_after: Option<String>,
-    /// The `Age` header: seconds a cache has held the response.
-    pub age: Option<String>,
-    /// The response's `Date` header, the reference for an HTTP-date Retry-After.
-    pub date: Option<String>,
-    /// The rate-limit fields of [`crate::response::rate_limit::FIELDS`] the response has, one
-    /// `name: value` line each; `None` when it has none.
-    pub rate_limit: Option<String>,
+    /// Its fields, as read. Classification reads neither `Cache-Control` nor `Expires`: the
+    /// transport moves them to the body, which the recent tiles keep (`src/response/freshness.rs`).
+    /// `Content-Range` is read only for a call with `range`; `Retry-After` and `Date` (the
+    /// reference for an HTTP-date Retry-After) matter on 429 and 503 only; an encoded body
+    /// (`Content-Encoding`) is not held to `Content-Length`.
+    pub fields: ReadFields,
     /// The length of the whole body, in bytes.
     pub body_len: usize,
     /// The first [`HEAD_BYTES`] bytes of the body (fewer if it is shorter).
@@ -69,7 +59,7 @@ pub enum Verdict {
 /// Whether a delivered response is older than `maxAgeS` says it may be (its `Age` header).
 pub fn is_stale(facts: &ResponseFacts, options: &Options) -> bool {
     let Some(max_age) = options.max_age_s else { return false };
-    let age = facts.age.as_deref().and_then(|a| decimal_value(a.trim_ascii()));
+    let age = facts.fields.age.as_deref().and_then(|a| decimal_value(a.trim_ascii()));
     age.is_some_and(|age| age as f64 > max_age)
 }
 
@@ -90,7 +80,7 @@ pub fn classify(facts: &ResponseFacts, options: &Options, client_now_ms: f64) ->
     // content (a directory, compressed data, a tile's middle) is not judged as one.
     if let (Some(range), 206) = (&options.range, status) {
         let checked = short_of_content_length(facts).map_or_else(
-            || check_partial(range, facts.content_range.as_deref(), facts.body_len as u64),
+            || check_partial(range, facts.fields.content_range.as_deref(), facts.body_len as u64),
             |reason| Err(PartialFault::Short(reason)),
         );
         return match checked {
@@ -99,7 +89,7 @@ pub fn classify(facts: &ResponseFacts, options: &Options, client_now_ms: f64) ->
             Err(PartialFault::Wrong(reason)) => Verdict::Reject(invalid(status, reason)),
         };
     }
-    let media_type = facts.content_type.as_deref().map(media_type);
+    let media_type = facts.fields.content_type.as_deref().map(media_type);
     let body = trim_start(&facts.head);
     // Only markup is searched for exception reports: a binary tile never starts with `<`, and
     // scanning every PNG's first 2 KB for XML markers was most of classification's cost.
@@ -119,8 +109,8 @@ pub fn classify(facts: &ResponseFacts, options: &Options, client_now_ms: f64) ->
     };
     if options.retry_on.contains(status) {
         let retry_after_ms = if status == 429 || status == 503 {
-            let server_now = facts.date.as_deref().and_then(crate::timing::http_date::parse_http_date);
-            facts.retry_after.as_deref().and_then(|v| parse_retry_after(v, server_now, client_now_ms))
+            let server_now = facts.fields.date.as_deref().and_then(crate::timing::http_date::parse_http_date);
+            facts.fields.retry_after.as_deref().and_then(|v| parse_retry_after(v, server_now, client_now_ms))
         } else {
             None
         };
@@ -216,10 +206,11 @@ fn truncation(facts: &ResponseFacts) -> Option<&'static str> {
 /// Whether the body is shorter than its `Content-Length` (which an encoded body is not held to).
 fn short_of_content_length(facts: &ResponseFacts) -> Option<&'static str> {
     let encoded = facts
+        .fields
         .content_encoding
         .as_deref()
         .is_some_and(|e| !e.trim_ascii().is_empty() && !e.eq_ignore_ascii_case("identity"));
-    let declared = facts.content_length.as_deref().and_then(|v| decimal_value(v.trim_ascii()));
+    let declared = facts.fields.content_length.as_deref().and_then(|v| decimal_value(v.trim_ascii()));
     match declared {
         Some(length) if !encoded && (facts.body_len as u64) < length => {
             Some("truncated body (fewer bytes than Content-Length)")
@@ -264,7 +255,7 @@ mod tests {
     fn response(status: u16, content_type: Option<&str>, body: &[u8]) -> ResponseFacts {
         ResponseFacts {
             status,
-            content_type: content_type.map(str::to_string),
+            fields: ReadFields { content_type: content_type.map(str::to_string), ..ReadFields::default() },
             body_len: body.len(),
             head: body[..body.len().min(HEAD_BYTES)].to_vec(),
             tail: body[body.len().saturating_sub(TAIL_BYTES)..].to_vec(),
@@ -332,14 +323,14 @@ mod tests {
     fn retry_after_is_read_on_429_and_503_only() {
         let o = defaults();
         let mut r = response(429, None, b"");
-        r.retry_after = Some("2".into());
+        r.fields.retry_after = Some("2".into());
         assert_eq!(
             classify(&r, &o, 0.0),
             Verdict::Retry { error: Error::http(429), retry_after_ms: Some(2000.0) }
         );
         r.status = 503;
-        r.retry_after = Some("Sun, 06 Nov 1994 08:49:47 GMT".into());
-        r.date = Some("Sun, 06 Nov 1994 08:49:37 GMT".into());
+        r.fields.retry_after = Some("Sun, 06 Nov 1994 08:49:47 GMT".into());
+        r.fields.date = Some("Sun, 06 Nov 1994 08:49:37 GMT".into());
         assert_eq!(
             classify(&r, &o, 1e15),
             Verdict::Retry { error: Error::http(503), retry_after_ms: Some(10_000.0) }
@@ -347,7 +338,7 @@ mod tests {
         r.status = 502;
         assert_eq!(classify(&r, &o, 0.0), Verdict::Retry { error: Error::http(502), retry_after_ms: None });
         r.status = 429;
-        r.retry_after = Some("-5".into());
+        r.fields.retry_after = Some("-5".into());
         assert_eq!(classify(&r, &o, 0.0), Verdict::Retry { error: Error::http(429), retry_after_ms: None });
     }
 
@@ -468,22 +459,22 @@ mod tests {
         );
 
         let mut r = response(200, Some("application/x-protobuf"), &[1u8; 100]);
-        r.content_length = Some("150".into());
+        r.fields.content_length = Some("150".into());
         assert_eq!(kind(&classify(&r, &o, 0.0)), ("retry", "invalid-response"));
-        r.content_encoding = Some("gzip".into());
+        r.fields.content_encoding = Some("gzip".into());
         assert_eq!(
             kind(&classify(&r, &o, 0.0)),
             ("deliver", ""),
             "decoded length differs from Content-Length"
         );
-        r.content_encoding = None;
-        r.content_length = Some("100".into());
+        r.fields.content_encoding = None;
+        r.fields.content_length = Some("100".into());
         assert_eq!(kind(&classify(&r, &o, 0.0)), ("deliver", ""));
-        r.content_length = Some("garbage".into());
+        r.fields.content_length = Some("garbage".into());
         assert_eq!(kind(&classify(&r, &o, 0.0)), ("deliver", ""));
 
         let mut whole_png = response(200, Some("image/png"), &whole);
-        whole_png.content_length = Some("999999".into());
+        whole_png.fields.content_length = Some("999999".into());
         assert_eq!(kind(&classify(&whole_png, &o, 0.0)), ("deliver", ""), "a PNG with its IEND is whole");
 
         let mut webp = b"RIFF\x64\0\0\0WEBPVP8 ".to_vec();
@@ -504,15 +495,15 @@ mod tests {
     #[test]
     fn staleness_is_judged_by_the_age_header_only_when_asked() {
         let mut r = response(200, Some("image/png"), b"x");
-        r.age = Some("7200".into());
+        r.fields.age = Some("7200".into());
         assert!(!is_stale(&r, &defaults()));
         let o = Options::parse(&[("maxAgeS", Value::Number(3600.0))]).unwrap();
         assert!(is_stale(&r, &o));
-        r.age = Some("3600".into());
+        r.fields.age = Some("3600".into());
         assert!(!is_stale(&r, &o));
-        r.age = Some("soon".into());
+        r.fields.age = Some("soon".into());
         assert!(!is_stale(&r, &o));
-        r.age = None;
+        r.fields.age = None;
         assert!(!is_stale(&r, &o));
     }
 
@@ -552,7 +543,7 @@ mod tests {
 
     fn partial(content_range: Option<&str>, body: &[u8]) -> ResponseFacts {
         let mut facts = response(206, Some("application/octet-stream"), body);
-        facts.content_range = content_range.map(str::to_string);
+        facts.fields.content_range = content_range.map(str::to_string);
         facts
     }
 
@@ -572,7 +563,7 @@ mod tests {
         assert_eq!(kind(&other), ("reject", "invalid-response"));
         // Hidden Content-Range (a page, a server that does not expose it): Content-Length still counts.
         let mut short = partial(None, b"abc");
-        short.content_length = Some("6".into());
+        short.fields.content_length = Some("6".into());
         assert_eq!(kind(&classify(&short, &o, 0.0)), ("retry", "invalid-response"));
         // Without `range`, the same 206 is judged as a tile.
         assert_eq!(

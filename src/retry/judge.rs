@@ -171,10 +171,14 @@ fn take_stated_limit(
     sent: &Sent,
     on_event: &mut impl FnMut(Event),
 ) {
-    let Some(fields) = facts.rate_limit.as_deref() else { return };
+    let Some(fields) = facts.fields.rate_limit.as_deref() else { return };
     // Read as `is_stale` reads it.
-    let cached =
-        facts.age.as_deref().and_then(|age| decimal_value(age.trim_ascii())).is_some_and(|age| age > 0);
+    let cached = facts
+        .fields
+        .age
+        .as_deref()
+        .and_then(|age| decimal_value(age.trim_ascii()))
+        .is_some_and(|age| age > 0);
     let Some(stated) = stated(fields, epoch_ms).filter(|_| !cached) else { return };
     // The answering attempt still holds its slot.
     let others = host.borrow().slots.in_flight().saturating_sub(1);
@@ -229,6 +233,7 @@ mod tests {
     use crate::host::HostConfig;
     use crate::options::Value;
     use crate::response::classify::ResponseFacts;
+    use crate::response::fields::ReadFields;
 
     const PNG: &[u8] = b"\x89PNG\r\n\x1a\n....\0\0\0\0IEND\xaeB`\x82";
 
@@ -253,8 +258,11 @@ mod tests {
     fn response(status: u16, retry_after: Option<&str>, body: &[u8]) -> Attempt<(), ()> {
         let facts = ResponseFacts {
             status,
-            content_type: Some("image/png".into()),
-            retry_after: retry_after.map(str::to_string),
+            fields: ReadFields {
+                content_type: Some("image/png".into()),
+                retry_after: retry_after.map(str::to_string),
+                ..ReadFields::default()
+            },
             body_len: body.len(),
             head: body.to_vec(),
             tail: body.to_vec(),
@@ -295,8 +303,8 @@ mod tests {
         for (age, taken) in [(None, true), (Some("0"), true), (Some(" 00 "), true), (Some("5"), false)] {
             let route = [HostState::new("h", &HostConfig::DEFAULT, 0.0).shared()];
             let Attempt::Response(mut facts, ()) = response(200, None, PNG) else { unreachable!() };
-            facts.age = age.map(str::to_string);
-            facts.rate_limit = Some("ratelimit: \"p\";r=0;t=9\n".into());
+            facts.fields.age = age.map(str::to_string);
+            facts.fields.rate_limit = Some("ratelimit: \"p\";r=0;t=9\n".into());
             let mut events = Vec::new();
             landed(
                 sent(4000.0),

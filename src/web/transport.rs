@@ -222,14 +222,7 @@ fn facts(fetched: &Fetched, fields: ReadFields, data: &Uint8Array) -> ResponseFa
     let tail_start = len.saturating_sub(TAIL_BYTES as u32);
     ResponseFacts {
         status: fetched.status(),
-        content_type: fields.content_type,
-        content_encoding: fields.content_encoding,
-        content_length: fields.content_length,
-        content_range: fields.content_range,
-        retry_after: fields.retry_after,
-        age: fields.age,
-        date: fields.date,
-        rate_limit: fields.rate_limit,
+        fields,
         sent_early: fetched.early(),
         body_len: len as usize,
         head: data.subarray(0, head_end).to_vec(),

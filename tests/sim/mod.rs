@@ -17,6 +17,7 @@ use tilefetch::host::state::SharedHost;
 use tilefetch::host::{HostConfig, HostState};
 use tilefetch::options::Value;
 use tilefetch::response::classify::ResponseFacts;
+use tilefetch::response::fields::ReadFields;
 use tilefetch::retry::platform::{Attempt, Cancel, Clock, Random, Sleep, Transport, Woke};
 use tilefetch::retry::{fetch_with_retries, Delivered, Event, GaveUp, Runtime};
 use tilefetch::Options;
@@ -184,7 +185,7 @@ impl Future for Request<'_> {
             }
             Some(Reply::Throttle(seconds)) => {
                 let mut facts = facts(429, "text/plain", b"slow down");
-                facts.retry_after = Some(seconds.to_string());
+                facts.fields.retry_after = Some(seconds.to_string());
                 Attempt::Response(facts, b"slow down".to_vec())
             }
             Some(Reply::Stated { ok, quota, window_s, remaining, reset_s }) => {
@@ -194,9 +195,9 @@ impl Future for Request<'_> {
                     facts(429, "text/plain", b"slow down")
                 };
                 if !ok {
-                    facts.retry_after = Some("1".into());
+                    facts.fields.retry_after = Some("1".into());
                 }
-                facts.rate_limit = Some(format!(
+                facts.fields.rate_limit = Some(format!(
                     "ratelimit-policy: \"tiles\";q={quota};w={window_s}\nratelimit: \"tiles\";r={remaining};t={reset_s}\n"
                 ));
                 Attempt::Response(facts, if ok { b"tile".to_vec() } else { b"slow down".to_vec() })
@@ -218,7 +219,7 @@ impl Drop for Request<'_> {
 pub fn facts(status: u16, content_type: &str, body: &[u8]) -> ResponseFacts {
     ResponseFacts {
         status,
-        content_type: Some(content_type.into()),
+        fields: ReadFields { content_type: Some(content_type.into()), ..ReadFields::default() },
         body_len: body.len(),
         head: body.to_vec(),
         tail: body.to_vec(),
