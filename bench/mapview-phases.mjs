@@ -10,11 +10,14 @@
 // bench/out/mapview-phases.json. OpenLayers and Leaflet: MapLibre's own loader fetches its tiles in
 // its worker, whose requests the page's Resource Timing does not list.
 //
-//   node bench/mapview-phases.mjs [--libs ol,leaflet] [--rounds 8]
+//   node bench/mapview-phases.mjs [--libs ol,leaflet] [--rounds 8] [--server fast|public] [--protocol h1|h2]
+// (`--server public --protocol h2`: the 30–80 ms server over HTTP/2 + TLS, as "Map view over
+// HTTP/2" in RESULTS.md; written to bench/out/mapview-phases-public-h2.json.)
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { setUp } from "../tests/browser/adapters-common.mjs";
+import { loopbackCertificate } from "../tests/server/loopback-cert.mjs";
 import { option } from "./cli.mjs";
 import { LIBS, MAP_SCENARIOS, SERVERS, runOne, useServer } from "./mapview.mjs";
 import { median } from "./stats.mjs";
@@ -110,11 +113,16 @@ const quantile = (xs, q) => {
 async function main() {
   const libs = option("libs", "ol,leaflet").split(",");
   const rounds = Number(option("rounds", 8));
-  useServer(SERVERS.fast);
+  const serverId = option("server", "fast");
+  const protocol = option("protocol", "h1");
+  if (serverId !== "fast" && serverId !== "public") throw new Error("--server: fast or public");
+  if (protocol !== "h1" && protocol !== "h2") throw new Error("--protocol: h1 or h2");
+  const tls = protocol === "h2" ? loopbackCertificate() : null;
+  useServer(SERVERS[serverId]);
   const healthy = MAP_SCENARIOS.find((s) => s.id === "ok");
-  const out = { server: "fast", latency: SERVERS.fast.latency, rounds, libs: {} };
+  const out = { server: serverId, protocol, latency: SERVERS[serverId].latency, rounds, libs: {} };
   for (const lib of LIBS.filter((l) => libs.includes(l.id))) {
-    const env = await setUp(lib.entry, { webgl: lib.webgl });
+    const env = await setUp(lib.entry, { webgl: lib.webgl, tls });
     const tiles = { own: [], tilefetch: [] };
     let loader;
     // The split's wrappers cost the adapter's tiles time of their own: they watch every other
@@ -184,7 +192,8 @@ async function main() {
     }
   }
   fs.mkdirSync(path.join(HERE, "out"), { recursive: true });
-  fs.writeFileSync(path.join(HERE, "out/mapview-phases.json"), JSON.stringify(out, null, 1));
+  const suffix = serverId === "fast" && protocol === "h1" ? "" : `-${serverId}-${protocol}`;
+  fs.writeFileSync(path.join(HERE, `out/mapview-phases${suffix}.json`), JSON.stringify(out, null, 1));
 }
 
 if (process.argv[1] && fs.realpathSync(process.argv[1]) === fileURLToPath(import.meta.url)) await main();

@@ -180,52 +180,64 @@ export function fastServerSection({ fast, returning, mapproxy, before, phases, p
     }
   }
 
-  if (phases) {
-    md.push("Where a tile's time goes (`node bench/mapview-phases.mjs`, fast server, healthy; ms, p50 / p90 per tile):");
-    md.push("**issue** from the library asking for the tile to its request starting, **net** the request, **after** from the");
-    md.push("response's end to the tile loaded and decoded (the adapter's body read, classification, hand-off and decode; the");
-    md.push("own loader's decode of its `<img>`):");
-    md.push("");
-    const rows = [];
-    const cell = (s, p) => (s ? `${s[p].p50?.toFixed(1) ?? "—"} / ${s[p].p90?.toFixed(1) ?? "—"}` : "—");
-    for (const [lib, loaders] of Object.entries(phases.libs)) {
-      for (const [loader, steps] of Object.entries(loaders)) {
-        for (const [step, s] of Object.entries(steps)) {
-          const b = phasesBefore?.libs?.[lib]?.[loader]?.[step] ?? null;
-          rows.push([
-            LIB_TITLE[lib],
-            loader === "own" ? "own loader" : "adapter",
-            step,
-            s.tiles,
-            ...["issue", "net", "after"].map((p) => cell(s, p)),
-            ...(phasesBefore ? [cell(b, "after")] : []),
-          ]);
-        }
+  if (phases) md.push(...phasesTables(phases, phasesBefore));
+  return md;
+}
+
+/**
+ * Where a tile's time goes, per library, loader and step (bench/out/mapview-phases*.json, written
+ * by bench/mapview-phases.mjs): the phases table, and the adapter's **after** split where watched.
+ * `phasesBefore`: the same run at an earlier commit (its **after** as a last column), or null.
+ */
+export function phasesTables(phases, phasesBefore = null) {
+  const md = [];
+  const h2 = phases.protocol === "h2";
+  const where = h2 ? "the 30–80 ms server over HTTP/2 + TLS" : "fast server";
+  const command = h2 ? `node bench/mapview-phases.mjs --server ${phases.server} --protocol h2` : "node bench/mapview-phases.mjs";
+  md.push(`Where a tile's time goes (\`${command}\`, ${where}, healthy; ms, p50 / p90 per tile):`);
+  md.push("**issue** from the library asking for the tile to its request starting, **net** the request, **after** from the");
+  md.push("response's end to the tile loaded and decoded (the adapter's body read, classification, hand-off and decode; the");
+  md.push("own loader's decode of its `<img>`):");
+  md.push("");
+  const rows = [];
+  const cell = (s, p) => (s ? `${s[p].p50?.toFixed(1) ?? "—"} / ${s[p].p90?.toFixed(1) ?? "—"}` : "—");
+  for (const [lib, loaders] of Object.entries(phases.libs)) {
+    for (const [loader, steps] of Object.entries(loaders)) {
+      for (const [step, s] of Object.entries(steps)) {
+        const b = phasesBefore?.libs?.[lib]?.[loader]?.[step] ?? null;
+        rows.push([
+          LIB_TITLE[lib],
+          loader === "own" ? "own loader" : "adapter",
+          step,
+          s.tiles,
+          ...["issue", "net", "after"].map((p) => cell(s, p)),
+          ...(phasesBefore ? [cell(b, "after")] : []),
+        ]);
       }
     }
-    if (phasesBefore) {
-      md.push(
-        `The last column: **after** at commit ${phasesBefore.commit} (bench/history/mapview-phases-before.json), when Leaflet's own tiles counted before their decode.`,
-        "",
-      );
+  }
+  if (phasesBefore) {
+    md.push(
+      `The last column: **after** at commit ${phasesBefore.commit} (bench/history/mapview-phases-before.json), when Leaflet's own tiles counted before their decode.`,
+      "",
+    );
+  }
+  md.push(table(["library", "loader", "steps", "tiles", "issue", "net", "after", ...(phasesBefore ? ["after, before"] : [])], rows));
+  md.push("");
+  const splitRows = [];
+  for (const [lib, loaders] of Object.entries(phases.libs)) {
+    for (const [step, s] of Object.entries(loaders.tilefetch ?? {})) {
+      if (!s.split) continue;
+      splitRows.push([LIB_TITLE[lib], step, ...Object.values(s.split).map((v) => `${v.p50?.toFixed(1) ?? "—"} / ${v.p90?.toFixed(1) ?? "—"}`)]);
     }
-    md.push(table(["library", "loader", "steps", "tiles", "issue", "net", "after", ...(phasesBefore ? ["after, before"] : [])], rows));
+  }
+  if (splitRows.length) {
+    md.push("The adapter's **after**, split (ms, p50 / p90 per tile): from the response's end (Resource Timing, the network");
+    md.push("stack) to `fetch()` resolving in the page, to its body read (`arrayBuffer()` of an answer already received), to");
+    md.push("the decoder starting (the core's classification and the hand-off), the decode, and the library's \"loaded\":");
     md.push("");
-    const splitRows = [];
-    for (const [lib, loaders] of Object.entries(phases.libs)) {
-      for (const [step, s] of Object.entries(loaders.tilefetch ?? {})) {
-        if (!s.split) continue;
-        splitRows.push([LIB_TITLE[lib], step, ...Object.values(s.split).map((v) => `${v.p50?.toFixed(1) ?? "—"} / ${v.p90?.toFixed(1) ?? "—"}`)]);
-      }
-    }
-    if (splitRows.length) {
-      md.push("The adapter's **after**, split (ms, p50 / p90 per tile): from the response's end (Resource Timing, the network");
-      md.push("stack) to `fetch()` resolving in the page, to its body read (`arrayBuffer()` of an answer already received), to");
-      md.push("the decoder starting (the core's classification and the hand-off), the decode, and the library's \"loaded\":");
-      md.push("");
-      md.push(table(["library", "steps", "end → fetch resolved", "→ body read", "→ decoder started", "decode", "→ loaded"], splitRows));
-      md.push("");
-    }
+    md.push(table(["library", "steps", "end → fetch resolved", "→ body read", "→ decoder started", "decode", "→ loaded"], splitRows));
+    md.push("");
   }
   return md;
 }

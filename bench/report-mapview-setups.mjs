@@ -3,6 +3,7 @@
 // (bench/mapview.mjs --viewport 1792x1024, --protocol h2, both), healthy: each library's adapter
 // against its own loader per step, and the adapter's concurrency limit at each step's end
 // (`maxInFlight` in stats()). Every figure and verdict is computed here.
+import { phasesTables } from "./report-mapview-fast.mjs";
 import { median } from "./stats.mjs";
 import { int, table } from "./markdown.mjs";
 import { pairedSteps } from "./report-mapview.mjs";
@@ -36,8 +37,10 @@ const setupOf = (data) => `${data.protocol === "h2" ? "HTTP/2 + TLS" : "HTTP/1.1
  * @param sets bench/out/mapview-1792x1024.json, mapview-h2.json and mapview-h2-1792x1024.json
  *   (each or null)
  * @param lose `(section, text)`: records a missed target
+ * @param phases bench/out/mapview-phases-public-h2.json (or null): where a tile's time goes over
+ *   HTTP/2, the profile behind the open step's figures
  */
-export function setupsSection(sets, lose) {
+export function setupsSection(sets, lose, phases = null) {
   const md = ["## Map view over HTTP/2 and at full screen", ""];
   const present = sets.filter(Boolean);
   if (present.length === 0) {
@@ -119,5 +122,6 @@ export function setupsSection(sets, lose) {
     );
     md.push("");
   }
+  if (phases) md.push(...phasesTables(phases));
   return md;
 }

@@ -469,7 +469,9 @@ if (!fault) {
 }
 
 // ------------------------------------------------------------------ map view over HTTP/2, full screen
-md.push(...setupsSection(["mapview-1792x1024.json", "mapview-h2.json", "mapview-h2-1792x1024.json"].map(readJson), lose));
+md.push(
+  ...setupsSection(["mapview-1792x1024.json", "mapview-h2.json", "mapview-h2-1792x1024.json"].map(readJson), lose, readJson("mapview-phases-public-h2.json")),
+);
 md.push(...sessionSection(readJson("mapview-session.json"), lose));
 
 // ------------------------------------------------------------------ edge scale

@@ -86,6 +86,7 @@ phase mapview-h2 node bench/mapview.mjs --scenarios ok --libs ol,leaflet,maplibr
 phase mapview-h2-1792 node bench/mapview.mjs --scenarios ok --libs ol,leaflet,maplibre --protocol h2 --viewport 1792x1024
 phase mapview-session node bench/mapview-session.mjs
 phase mapview-phases node bench/mapview-phases.mjs
+phase mapview-phases-h2 node bench/mapview-phases.mjs --server public --protocol h2
 phase request-start node bench/request-start.mjs
 phase edge node bench/edge-scale.mjs
 phase slow-upstream node bench/slow-upstream.mjs
