@@ -3,7 +3,7 @@
 import { adapterOptions } from "./adapter-options.js";
 import { decodeTile } from "./decode.js";
 import { FETCH_TILE_OPTIONS } from "./gen/options.js";
-import { loadTile } from "./without-cors.js";
+import { likelyImage, loadTile } from "./without-cors.js";
 
 /** Option names Leaflet's TileLayer takes too: Leaflet keeps them and passes them on below. */
 const LEAFLET_SHARES = new Set(["referrerPolicy", "subdomains"]);
@@ -68,12 +68,12 @@ export function routeTileLayer(L, Base = L?.TileLayer) {
   Routed = Base.extend({
     initialize(...args) {
       const last = args.length - 1;
-      const { layerOptions, load } = splitOptions(last >= 0 ? args[last] : undefined);
+      const { layerOptions, load, crossOrigin } = splitOptions(last >= 0 ? args[last] : undefined);
       if (last >= 0) args[last] = layerOptions;
       else args.push(layerOptions);
       Base.prototype.initialize.apply(this, args);
       const pending = new WeakMap(); // tile element -> AbortController
-      this._tilefetch = { load, pending };
+      this._tilefetch = { load, pending, crossOrigin };
       this.on("tileunload", (e) => abortTile(pending, e.tile));
       this.on("tileabort", (e) => abortTile(pending, e.tile));
     },
@@ -93,8 +93,12 @@ export function routeTileLayer(L, Base = L?.TileLayer) {
       // object URL for the browser to load back, no decode while painting. The bitmap is handed
       // over, not drawn: a "bitmaprenderer" canvas shows it as it is (map view, healthy, against
       // Leaflet's own <img> loader, 4 runs of 36 paired steps each: 1.04-1.08x, where drawing it
-      // into a 2D canvas measured 1.12-1.14x). With an errorTileUrl, an <img> that can show it.
-      const canvasTile = !errorTileUrl && typeof createImageBitmap === "function";
+      // into a 2D canvas measured 1.12-1.14x). With an errorTileUrl, an <img> that can show it;
+      // and for a tile that will most likely come as an image (a server not known yet to send
+      // CORS headers: a first view's tiles), an <img> that takes the image's address, loaded
+      // and decoded already, where a canvas would have it copied in on the main thread (the
+      // open step over HTTP/2: RESULTS.md "Map view over HTTP/2").
+      const canvasTile = !errorTileUrl && typeof createImageBitmap === "function" && !likelyImage(url, this._tilefetch.crossOrigin);
       const tile = document.createElement(canvasTile ? "canvas" : "img");
       if (canvasTile) {
         tile.width = tile.height = 1;
@@ -237,7 +241,7 @@ function splitOptions(options) {
     custom: fetchOptions.fetch,
   };
   const load = (url, signal, subdomains) => loadTile(loadWith, url, signal, { ...imageSettings, extra: subdomains ? { subdomains } : undefined });
-  return { layerOptions, load };
+  return { layerOptions, load, crossOrigin };
 }
 
 /** Aborts the load of tile element `el`, if it is loading. */

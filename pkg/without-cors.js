@@ -199,6 +199,20 @@ function firstContactFetch(origin, custom, known) {
 }
 
 /**
+ * Whether a tile of `url` asked for now would most likely load as an image: its origin sends
+ * no CORS headers, or is not known yet to send them (`loadTile`: an origin's first tiles load as
+ * images while its first contact is on its way). For an adapter that makes its tile's element
+ * before the load (Leaflet's): one that shows the image as it is, not a copy drawn into a canvas.
+ */
+export function likelyImage(url, crossOrigin = null) {
+  if (crossOrigin != null || typeof Image === "undefined") return false;
+  const origin = originOf(url);
+  if (origin === null || origin === globalThis.location?.origin) return false;
+  recall(origin);
+  return !corsOrigins.has(origin);
+}
+
+/**
  * Loads one tile: through fetch (`{tile}`: fetchTile's Tile), or, for a server without CORS
  * headers, as an image element (`{image}`: an HTMLImageElement, loaded and decoded). `load(url,
  * signal, extra)` is the adapter's (see adapter-options.js); `crossOrigin` and `referrerPolicy`

@@ -197,3 +197,26 @@ test("adapters: another origin's first tile asks with fetch and the others load 
   assert.ok(own[2].at - own[0].at < 20, `the page's origin: every tile at once: ${JSON.stringify(own)}`);
   assert.deepEqual(page.problems(), []);
 });
+
+// What Leaflet's adapter asks before it makes a tile's element (`likelyImage`): an <img> for a
+// tile that will most likely come as an image, a canvas for one that will come as bytes.
+test("adapters: a tile is likely an image while its origin is not known to send CORS headers, not once it is, nor on the page's origin", {
+  timeout: 30_000,
+}, async () => {
+  const page = await blankPage();
+  const r = await page.evaluate(async () => {
+    const { likelyImage, loadTile } = await import("/pkg/without-cors.js");
+    globalThis.fetch = () => new Promise((resolve) => setTimeout(() => resolve(new Response("tile")), 20));
+    const load = async (url, signal, extra) => {
+      await (extra?.fetch ?? globalThis.fetch)(url, { signal });
+      return { empty: false };
+    };
+    const url = "http://127.0.0.4:9/tile/4/1/1.png";
+    const before = likelyImage(url);
+    const withCrossOrigin = likelyImage(url, "anonymous");
+    await loadTile(load, url, new AbortController().signal, {}); // the first contact: CORS passed
+    return { before, withCrossOrigin, after: likelyImage(url), own: likelyImage(`${location.origin}/tile/4/1/1.png`) };
+  });
+  assert.deepEqual(r, { before: true, withCrossOrigin: false, after: false, own: false });
+  assert.deepEqual(page.problems(), []);
+});
