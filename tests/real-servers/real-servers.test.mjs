@@ -162,10 +162,15 @@ describe("a map view with a mistyped layer on the same MapProxy", () => {
         assert.equal(out.reason.exceptionCode, "LayerNotDefined");
         assert.equal(out.reason.status, 500, "MapProxy's status for WMS exceptions");
       }
+      // When it fails, what each bad tile's requests met and what the client did (a hedge, a
+      // retry after a failure of the server): the next failure says which.
+      const badRequests = front.requests.filter((r) => r.url.includes("LAYERS=osmm"));
       assert.equal(
-        front.count((r) => r.url.includes("LAYERS=osmm")),
+        badRequests.length,
         12,
-        "one request per bad tile",
+        `one request per bad tile: ${JSON.stringify(badRequests.map((r) => [r.url.match(/BBOX=([^&]*)/)?.[1], r.status, r.upstreamStatus, r.clientGone]))}; ` +
+          `attempts per bad tile ${badOut.map((o) => o.reason?.attempts).join(" ")}; hedges ${events.filter((e) => e.type === "hedge").length}; ` +
+          `the client's host: ${JSON.stringify(Object.values(client.stats())[0])}`,
       );
       assert.equal(front.count(goodUrl), 12 + serverFailed.length, "one request per good tile, and one per failure of the server");
       const elapsed = goodOut.map((o) => o.value.elapsedMs).sort((a, b) => a - b);
