@@ -191,9 +191,11 @@ export function fastServerSection({ fast, returning, mapproxy, before, phases, p
  */
 export function phasesTables(phases, phasesBefore = null) {
   const md = [];
-  const h2 = phases.protocol === "h2";
-  const where = h2 ? "the 30–80 ms server over HTTP/2 + TLS" : "fast server";
-  const command = h2 ? `node bench/mapview-phases.mjs --server ${phases.server} --protocol h2` : "node bench/mapview-phases.mjs";
+  const server = phases.server ?? "fast";
+  const protocol = phases.protocol ?? "h1";
+  const where = `${server === "fast" ? "fast server" : "the 30–80 ms server"}${protocol === "h2" ? " over HTTP/2 + TLS" : ""}`;
+  const asDefault = server === "fast" && protocol === "h1";
+  const command = `node bench/mapview-phases.mjs${asDefault ? "" : ` --server ${server} --protocol ${protocol}`}`;
   md.push(`Where a tile's time goes (\`${command}\`, ${where}, healthy; ms, p50 / p90 per tile):`);
   md.push("**issue** from the library asking for the tile to its request starting, **net** the request, **after** from the");
   md.push("response's end to the tile loaded and decoded (the adapter's body read, classification, hand-off and decode; the");

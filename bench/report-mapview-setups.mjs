@@ -45,6 +45,7 @@ export function setupsSection(sets, lose, phases = null) {
   const present = sets.filter(Boolean);
   if (present.length === 0) {
     md.push("Not run (bench/out/mapview-1792x1024.json, mapview-h2.json and mapview-h2-1792x1024.json are missing).", "");
+    if (phases) md.push(...phasesTables(phases));
     return md;
   }
   md.push(`Reproduce: ${present.map((d) => `\`${commandOf(d)}\``).join(", ")} (part of \`bash scripts/bench.sh\`). The pages, script`);

@@ -27,8 +27,9 @@ export type LeafletTileOptions = Omit<FetchTileOptions, "subdomains" | "referrer
  * fires with the TileError as `error` (and `errorTileUrl` is shown when set); an empty tile
  * (`emptyOn`) loads as a transparent image. The tile element (`tileload`'s `tile`) is a
  * `<canvas>` whose context is `"bitmaprenderer"` (so `getContext("2d")` on it is `null`; draw it
- * with `drawImage` instead), or an `<img>` when `errorTileUrl` is set or `createImageBitmap` is
- * missing.
+ * with `drawImage` instead), or an `<img>` when `errorTileUrl` is set, `createImageBitmap` is
+ * missing, or the tile will most likely load as an image (a server found without CORS headers,
+ * or not yet known to send them: a first view's tiles).
  *
  * @param L the Leaflet namespace (`import L from "leaflet"` or `window.L`)
  */

@@ -107,6 +107,8 @@ export function routeTileLayer(L, Base = L?.TileLayer) {
         tile.style.mixBlendMode = "plus-lighter";
       } else {
         tile.alt = "";
+        // As Leaflet's own <img> tiles: an image's address loaded again goes with the layer's policy.
+        if (typeof this.options.referrerPolicy === "string") tile.referrerPolicy = this.options.referrerPolicy;
       }
       tile.setAttribute("role", "presentation");
       pending.set(tile, controller);
@@ -184,14 +186,18 @@ export function routeTileLayer(L, Base = L?.TileLayer) {
             return;
           }
           const objectUrl = URL.createObjectURL(new Blob([result.data], { type: result.contentType ?? "image/png" }));
+          // Listeners, not onload/onerror: Leaflet's abort on a zoom replaces those, and the
+          // object URL must still be revoked (its done() then meets Leaflet's aborted mark).
+          let settled = false;
           const settle = (err) => {
-            tile.onload = tile.onerror = null;
+            if (settled) return;
+            settled = true;
             URL.revokeObjectURL(objectUrl);
             if (err && errorTileUrl) tile.src = errorTileUrl;
             done(err, tile);
           };
-          tile.onload = () => settle(null);
-          tile.onerror = () => settle(failed());
+          tile.addEventListener("load", () => settle(null), { once: true });
+          tile.addEventListener("error", () => settle(failed()), { once: true });
           tile.src = objectUrl;
         },
         (error) => {

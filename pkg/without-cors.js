@@ -205,11 +205,21 @@ function firstContactFetch(origin, custom, known) {
  * before the load (Leaflet's): one that shows the image as it is, not a copy drawn into a canvas.
  */
 export function likelyImage(url, crossOrigin = null) {
-  if (crossOrigin != null || typeof Image === "undefined") return false;
-  const origin = originOf(url);
-  if (origin === null || origin === globalThis.location?.origin) return false;
+  const origin = fallbackOrigin(url, crossOrigin);
+  if (origin === null) return false;
   recall(origin);
   return !corsOrigins.has(origin);
+}
+
+/**
+ * The origin of `url` when its tiles may load as images (another origin than the page's, and
+ * an image can help: the library's own image would not ask for CORS, `crossOrigin` unset); else
+ * null: its tiles go through fetch, with no first contact.
+ */
+function fallbackOrigin(url, crossOrigin) {
+  if (crossOrigin != null || typeof Image === "undefined") return null;
+  const origin = originOf(url);
+  return origin === null || origin === globalThis.location?.origin ? null : origin;
 }
 
 /**
@@ -231,11 +241,9 @@ export function likelyImage(url, crossOrigin = null) {
  * give-up.
  */
 export function loadTile(load, url, signal, { extra, crossOrigin = null, referrerPolicy, custom } = {}) {
-  const origin = originOf(url);
-  const canFallBack = crossOrigin == null && typeof Image !== "undefined";
   // The page's own origin needs no CORS headers: nothing to find out, no first contact.
-  const sameOrigin = origin === globalThis.location?.origin;
-  if (origin === null || sameOrigin || !canFallBack) return load(url, signal, extra).then((tile) => ({ tile }));
+  const origin = fallbackOrigin(url, crossOrigin);
+  if (origin === null) return load(url, signal, extra).then((tile) => ({ tile }));
   const asImage = () => {
     const into = { image: null };
     return load(url, signal, { ...extra, fetch: imageFetch(into, crossOrigin, referrerPolicy) }).then(() => ({

@@ -311,8 +311,9 @@ impl ClientInner {
     }
 
     pub fn stats(&self) -> JsValue {
-        let now = JsClock.now_ms();
-        let to_epoch = |t: f64| JsClock.epoch_ms() + (t - now);
+        // Both clocks read once: every time of the snapshot maps to the epoch alike.
+        let (now, epoch) = (JsClock.now_ms(), JsClock.epoch_ms());
+        let to_epoch = |t: f64| epoch + (t - now);
         // Every host is read before any JS runs (a setter the page put on Object.prototype may
         // call back into this client while no borrow is held).
         let entries: Vec<_> = self
