@@ -115,7 +115,7 @@ export function routeTileLayer(L, Base = L?.TileLayer) {
       // No URL in the message: it may carry a key (the core's errors show it redacted).
       const failed = () => new Error("tilefetch/leaflet: the tile's image did not decode");
 
-      load(url, controller.signal, subdomains).then(
+      load(url, controller.signal, subdomains, canvasTile ? null : tile).then(
         ({ tile: result, image }) => {
           if (pending.get(tile) !== controller) return; // removed meanwhile
           pending.delete(tile);
@@ -134,6 +134,8 @@ export function routeTileLayer(L, Base = L?.TileLayer) {
               }
               tile.complete = true;
               done(error, tile);
+            } else if (image === tile) {
+              done(null, tile); // loaded into the tile itself
             } else {
               tile.onload = tile.onerror = () => {
                 tile.onload = tile.onerror = null;
@@ -246,7 +248,8 @@ function splitOptions(options) {
     referrerPolicy: typeof layerOptions.referrerPolicy === "string" ? layerOptions.referrerPolicy : undefined,
     custom: fetchOptions.fetch,
   };
-  const load = (url, signal, subdomains) => loadTile(loadWith, url, signal, { ...imageSettings, extra: subdomains ? { subdomains } : undefined });
+  const load = (url, signal, subdomains, element) =>
+    loadTile(loadWith, url, signal, { ...imageSettings, element, extra: subdomains ? { subdomains } : undefined });
   return { layerOptions, load, crossOrigin };
 }
 

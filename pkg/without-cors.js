@@ -31,22 +31,28 @@ const firstContacts = new Map();
  * image it has, where a fetch would ask the server once more (an image's bytes are not the
  * client's to keep). The most recent few, the images a first view has.
  */
-const shownAsImages = new Map(); // url -> { image, at }
+const shownAsImages = new Map(); // url -> { image, src, at }
 const SHOWN_AS_IMAGES_MAX = 64;
 // For as long as the client's recent tiles reuse a tile that states nothing of its freshness
 // (src/response/freshness.rs): an image's headers cannot be read.
 const SHOWN_AS_IMAGES_MS = 5 * 60_000;
 
-function rememberShownAsImage(url, image) {
+/**
+ * Keeps `image`, the tile `url` was shown as; the library's own element (`element`, which it may
+ * empty when the tile goes: Leaflet does) only by its address, which loads again from the
+ * browser's memory cache.
+ */
+function rememberShownAsImage(url, image, element) {
   if (typeof url !== "string") return;
   shownAsImages.delete(url);
-  shownAsImages.set(url, { image, at: Date.now() });
+  shownAsImages.set(url, { image: image === element ? null : image, src: image.src, at: Date.now() });
   if (shownAsImages.size > SHOWN_AS_IMAGES_MAX) shownAsImages.delete(shownAsImages.keys().next().value);
 }
 
 /**
- * The image `url` was shown as lately, if any; a call that asks the network gets none (the
- * cache modes the client's recent tiles serve no call with: `serves` in src/client/recent.rs).
+ * What `url` was shown as lately (`{ image, src }`), if anything; a call that asks the network
+ * gets none (the cache modes the client's recent tiles serve no call with: `serves` in
+ * src/client/recent.rs).
  */
 function shownAsImage(url, extra) {
   const shown = shownAsImages.get(url);
@@ -55,7 +61,7 @@ function shownAsImage(url, extra) {
     shownAsImages.delete(url);
     return null;
   }
-  return ["reload", "no-store", "no-cache"].includes(extra?.cache) ? null : shown.image;
+  return ["reload", "no-store", "no-cache"].includes(extra?.cache) ? null : shown;
 }
 
 /** Loads through `fetch` in flight, by origin: each one's restart as an image load. */
@@ -144,7 +150,8 @@ function markWithoutCors(origin) {
  * loads into a new image element, decoded; `into.image` is set to it and the core gets a stand-in
  * response. An image that fails to load or decode rejects as a network error would.
  */
-function imageFetch(into, crossOrigin, referrerPolicy) {
+function imageFetch(into, crossOrigin, referrerPolicy, element = null) {
+  let own = element;
   return (input, init) =>
     new Promise((resolve, reject) => {
       const signal = init?.signal;
@@ -152,7 +159,10 @@ function imageFetch(into, crossOrigin, referrerPolicy) {
         reject(signal.reason);
         return;
       }
-      const image = new Image();
+      // The caller's own element takes the first load (the library's tile: shown as it loads,
+      // no second element to copy it from); a retry or hedge beside it gets one of its own.
+      const image = own ?? new Image();
+      own = null;
       if (crossOrigin != null) image.crossOrigin = crossOrigin;
       if (referrerPolicy) image.referrerPolicy = referrerPolicy;
       let settled = false;
@@ -160,7 +170,8 @@ function imageFetch(into, crossOrigin, referrerPolicy) {
         if (settled) return;
         settled = true;
         signal?.removeEventListener("abort", onAbort);
-        image.onload = image.onerror = null;
+        image.removeEventListener("load", onLoad);
+        image.removeEventListener("error", onError);
         if (error) {
           reject(error);
           return;
@@ -177,9 +188,13 @@ function imageFetch(into, crossOrigin, referrerPolicy) {
       // Decoded before it is handed over, as the libraries' own loaders do (a decode() that
       // rejects for an image that did load still gives a drawable image).
       const loaded = () => (image.naturalWidth > 0 ? settle(null) : settle(new Error("the tile's image is empty")));
-      image.onload = () => image.decode().then(loaded, loaded);
+      // Listeners, not onload/onerror, which a library may set on its own element (Leaflet's
+      // abort on a zoom replaces them).
+      const onLoad = () => image.decode().then(loaded, loaded);
       // Not a TypeError (fetch's network error): the core checks those for a CORS refusal.
-      image.onerror = () => settle(new Error("the tile's image did not load"));
+      const onError = () => settle(new Error("the tile's image did not load"));
+      image.addEventListener("load", onLoad);
+      image.addEventListener("error", onError);
       image.src = typeof input === "string" ? input : input.url;
     });
 }
@@ -240,20 +255,37 @@ function fallbackOrigin(url, crossOrigin) {
  * cannot help: the `cors` TileError is the tile's error. Rejects with the TileError of a
  * give-up.
  */
-export function loadTile(load, url, signal, { extra, crossOrigin = null, referrerPolicy, custom } = {}) {
+export function loadTile(load, url, signal, { extra, crossOrigin = null, referrerPolicy, custom, element = null } = {}) {
   // The page's own origin needs no CORS headers: nothing to find out, no first contact.
   const origin = fallbackOrigin(url, crossOrigin);
   if (origin === null) return load(url, signal, extra).then((tile) => ({ tile }));
   const asImage = () => {
     const into = { image: null };
-    return load(url, signal, { ...extra, fetch: imageFetch(into, crossOrigin, referrerPolicy) }).then(() => ({
+    return load(url, signal, { ...extra, fetch: imageFetch(into, crossOrigin, referrerPolicy, element) }).then(() => ({
       image: into.image,
     }));
   };
   recall(origin);
   if (loadsAsImage(origin)) return asImage();
   const shown = corsOrigins.has(origin) ? shownAsImage(url, extra) : null;
-  if (shown) return signal.aborted ? Promise.reject(signal.reason) : Promise.resolve({ image: shown });
+  if (shown?.image) return signal.aborted ? Promise.reject(signal.reason) : Promise.resolve({ image: shown.image });
+  if (shown) {
+    // Its address, loaded again (from the browser's memory cache), or the plain load after all.
+    const into = { image: null };
+    return imageFetch(
+      into,
+      crossOrigin,
+      referrerPolicy,
+      element,
+    )(shown.src, { signal }).then(
+      () => ({ image: into.image }),
+      (error) => {
+        if (signal.aborted) throw error;
+        shownAsImages.delete(url);
+        return loadTile(load, url, signal, { extra, crossOrigin, referrerPolicy, custom, element });
+      },
+    );
+  }
   if (corsOrigins.has(origin)) {
     // A server that sent CORS headers: the plain load, nothing to move (a server that stops
     // sending them is found by its next tile, as a first contact would find it).
@@ -267,7 +299,7 @@ export function loadTile(load, url, signal, { extra, crossOrigin = null, referre
       },
     );
   }
-  if (firstContacts.has(origin)) return whileUnknown(load, url, signal, extra, origin, { crossOrigin, referrerPolicy, custom, asImage });
+  if (firstContacts.has(origin)) return whileUnknown(load, url, signal, extra, origin, { crossOrigin, referrerPolicy, custom, element, asImage });
   let known;
   const contact = new Promise((resolve) => {
     known = resolve;
@@ -286,9 +318,9 @@ export function loadTile(load, url, signal, { extra, crossOrigin = null, referre
  * later ones (retries, hedges) through fetch once the origin is known to send CORS headers
  * (then `{tile}`).
  */
-function whileUnknown(load, url, signal, extra, origin, { crossOrigin, referrerPolicy, custom, asImage: imageLoad }) {
+function whileUnknown(load, url, signal, extra, origin, { crossOrigin, referrerPolicy, custom, element, asImage: imageLoad }) {
   const into = { image: null };
-  const asImage = imageFetch(into, crossOrigin, referrerPolicy);
+  const asImage = imageFetch(into, crossOrigin, referrerPolicy, element);
   let first = true;
   const attempt = (input, init) => {
     const image = first || !corsOrigins.has(origin);
@@ -300,7 +332,7 @@ function whileUnknown(load, url, signal, extra, origin, { crossOrigin, referrerP
   return load(url, signal, { ...extra, fetch: attempt }).then(
     (tile) => {
       if (!into.image) return { tile };
-      rememberShownAsImage(url, into.image);
+      rememberShownAsImage(url, into.image, element);
       return { image: into.image };
     },
     (error) => {

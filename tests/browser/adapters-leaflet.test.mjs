@@ -123,3 +123,43 @@ test("createTileLayer: tiles shown again after a pan back come from memory, not 
     await page.closeContext();
   }
 });
+
+test("createTileLayer: a first view's tiles load into their own <img>, one element and one request each", { timeout: 30_000 }, async (_t) => {
+  const run = "leaflet-own-img";
+  const page = await env.open();
+  try {
+    const zoom = 3;
+    const center = [1024, 768];
+    const keys = viewTiles(zoom, center).map((t) => t.key);
+    // Images made other than by the layer's createTile: a second element per tile to copy from.
+    await page.evaluate(() => {
+      const Native = window.Image;
+      window.__imagesMade = 0;
+      window.Image = class extends Native {
+        constructor(...args) {
+          super(...args);
+          window.__imagesMade++;
+        }
+      };
+    });
+    await page.evaluate((s) => window.harness.create(s), { template: `${env.srv.url}/tile/{z}/{x}/{y}.png?run=${run}`, zoom, center });
+    await waitSettled(page, keys);
+    const r = await page.evaluate(() => {
+      const tiles = [...document.querySelectorAll(".leaflet-tile")];
+      return {
+        made: window.__imagesMade,
+        tags: [...new Set(tiles.map((t) => t.tagName))],
+        byAddress: tiles.filter((t) => t.tagName === "IMG" && /\/tile\/\d+\/\d+\/\d+\.png/.test(t.src)).length,
+        tiles: tiles.length,
+      };
+    });
+    assert.deepEqual(r.tags, ["IMG"], "a first view's tiles are <img> (their origin not known yet to send CORS headers)");
+    assert.equal(r.made, 0, `${r.made} image elements made beside the tiles' own`);
+    // All but the origin's first contact (its bytes, through fetch) show their own address.
+    assert.ok(r.byAddress >= r.tiles - 1, `${r.byAddress} of ${r.tiles} tiles show the tile's own address`);
+    for (const key of keys) assert.equal(env.srv.requests(`${run}/${key}`), 1, `${key}: one request`);
+    await assertPixels(page, viewTiles(zoom, center));
+  } finally {
+    await page.closeContext();
+  }
+});

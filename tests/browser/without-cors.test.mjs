@@ -121,12 +121,12 @@ test("adapters: another origin's first tile asks with fetch and the others load 
       calls.push({ url: String(url), via: "fetch", at: performance.now() - t0 });
       return new Promise((resolve) => (hangs(String(url)) ? null : setTimeout(() => resolve(new Response("tile")), 50)));
     };
-    globalThis.Image = class {
+    globalThis.Image = class extends EventTarget {
       naturalWidth = 1;
       set src(url) {
         if (url.startsWith("data:")) return;
         calls.push({ url, via: "image", at: performance.now() - t0 });
-        setTimeout(() => this.onload?.(), 50);
+        setTimeout(() => this.dispatchEvent(new Event("load")), 50);
       }
       decode() {
         return Promise.resolve();
@@ -218,5 +218,91 @@ test("adapters: a tile is likely an image while its origin is not known to send 
     return { before, withCrossOrigin, after: likelyImage(url), own: likelyImage(`${location.origin}/tile/4/1/1.png`) };
   });
   assert.deepEqual(r, { before: true, withCrossOrigin: false, after: false, own: false });
+  assert.deepEqual(page.problems(), []);
+});
+
+// Leaflet's adapter hands its tile's own <img> to `loadTile` (`element`): the tile is shown as its
+// image loads, as Leaflet's own loader shows it, with no second element to take it from.
+test("adapters: a tile's first image load goes into the caller's element, a retry into one of its own; a tile shown again loads its address into the next element", {
+  timeout: 30_000,
+}, async () => {
+  const page = await blankPage();
+  const r = await page.evaluate(async () => {
+    const { loadTile } = await import("/pkg/without-cors.js");
+    const loads = [];
+    const failed = new Set();
+    let made = 0;
+    class FakeImage extends EventTarget {
+      id = ++made;
+      naturalWidth = 1;
+      address = "";
+      get src() {
+        return this.address;
+      }
+      set src(url) {
+        this.address = url;
+        if (url.startsWith("data:")) return;
+        loads.push({ image: this.id, tile: url.split("/").pop() });
+        // An "again" tile's first image fails (a retry follows).
+        const fails = url.includes("again") && !failed.has(url);
+        if (fails) failed.add(url);
+        setTimeout(() => this.dispatchEvent(new Event(fails ? "error" : "load")), 10);
+      }
+      decode() {
+        return Promise.resolve();
+      }
+    }
+    globalThis.Image = FakeImage;
+    // The first contact answers with CORS passed after 150 ms: the others load meanwhile.
+    globalThis.fetch = () => new Promise((resolve) => setTimeout(() => resolve(new Response("tile")), 150));
+    const load = async (url, signal, extra) => {
+      const attempt = () => (extra?.fetch ?? globalThis.fetch)(url, { signal });
+      try {
+        await attempt();
+      } catch (error) {
+        if (!url.includes("again")) throw error;
+        await attempt();
+      }
+      return { empty: false };
+    };
+    const signal = new AbortController().signal;
+    const base = "http://127.0.0.5:9/tile/4/1";
+    const own = new FakeImage();
+    const ownAgain = new FakeImage();
+    const [, viaOwn, viaNone, retried] = await Promise.all([
+      loadTile(load, `${base}/1.png`, signal, {}),
+      loadTile(load, `${base}/2.png`, signal, { element: own }),
+      loadTile(load, `${base}/3.png`, signal, {}),
+      loadTile(load, `${base}/again.png`, signal, { element: ownAgain }),
+    ]);
+    const first = loads.splice(0);
+    // Leaflet empties a removed tile's element; the tile asked for again gets a new one.
+    own.src = "data:image/gif;base64,R0lGODlhAQABAAAAACw=";
+    const next = new FakeImage();
+    const shownAgain = await loadTile(load, `${base}/2.png`, signal, { element: next });
+    const kept = await loadTile(load, `${base}/3.png`, signal, {});
+    return {
+      first,
+      ids: { own: own.id, ownAgain: ownAgain.id, next: next.id },
+      viaOwn: viaOwn.image?.id,
+      viaNoneIsNew: viaNone.image instanceof FakeImage && ![own.id, ownAgain.id].includes(viaNone.image.id),
+      retried: retried.image?.id,
+      shownAgain: { image: shownAgain.image?.id, src: next.src.split("/").pop() },
+      keptIsSame: kept.image === viaNone.image,
+      later: loads,
+    };
+  });
+  const { own, ownAgain, next } = r.ids;
+  assert.equal(r.viaOwn, own, "the tile loaded into the element it was given");
+  assert.ok(r.viaNoneIsNew, "without an element, an image of its own");
+  assert.deepEqual(
+    r.first.filter((l) => l.tile === "again.png").map((l) => l.image === ownAgain),
+    [true, false],
+    `the first image load into the element given, the retry into another: ${JSON.stringify(r.first)}`,
+  );
+  assert.notEqual(r.retried, ownAgain, "the tile is the retry's image");
+  assert.deepEqual(r.shownAgain, { image: next, src: "2.png" }, "shown again: the tile's address loaded into the next element");
+  assert.deepEqual(r.later, [{ image: next, tile: "2.png" }], "shown again: one image load (from the browser's memory cache), no fetch");
+  assert.ok(r.keptIsSame, "a tile loaded into an image of its own is shown again as that image");
   assert.deepEqual(page.problems(), []);
 });
