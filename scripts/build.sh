@@ -37,8 +37,9 @@ node scripts/options-from-registry.mjs
 # The size gate: what a page downloads for `import { fetchTile } from "tilefetch"` (the browser
 # build's wasm, its glue and pkg/browser.js), gzip -9, may not grow past this. The target is
 # 40 KB (40,960 B); the budget is what the module measures today rounded up to the next KB, and
-# moves only down, but for a capability whose cost ARCHITECTURE.md's Size section records.
-SIZE_BUDGET_BYTES=63488
+# moves only down, but for a capability, or a measured saving of a call's CPU, whose cost
+# ARCHITECTURE.md's Size section records.
+SIZE_BUDGET_BYTES=64512
 
 gz() { cat "$@" | gzip -9 -c | wc -c; }
 wasm_gz=$(gz pkg/gen/tilefetch_bg.wasm)

@@ -28,35 +28,9 @@ extern "C" {
     fn clear_timeout(handle: &JsValue);
 }
 
-thread_local! {
-    /// Timers set and not yet fired or dropped, by id: a short list.
-    static TIMERS: RefCell<Vec<(f64, Rc<TimerState>)>> = const { RefCell::new(Vec::new()) };
-    static NEXT_TIMER: Cell<f64> = const { Cell::new(0.0) };
-    /// The one handler of every timer, given its id: a wasm-bindgen closure per timer (what
-    /// gloo-timers' `Timeout` makes) cost every attempt an allocation and a finalizer
-    /// registration.
-    static ON_TIMER: JsValue = Closure::<dyn Fn(f64)>::new(|id: f64| {
-        let state = TIMERS.with(|timers| {
-            let mut timers = timers.borrow_mut();
-            let at = timers.iter().position(|(t, _)| *t == id)?;
-            Some(timers.swap_remove(at).1)
-        });
-        if let Some(state) = state {
-            state.fired.set(true);
-            if let Some(waker) = state.waker.take() {
-                waker.wake();
-            }
-        }
-    })
-    .into_js_value();
-}
-
-/// A `setTimeout` as a future; dropping it clears the timer.
-pub struct Timer {
-    id: f64,
-    handle: Option<JsValue>,
-    state: Rc<TimerState>,
-}
+/// A `setTimeout` as a future; dropping it clears the timer. `ms` is clamped into the timer
+/// range (0 ..= 2^31 − 1).
+pub use timer::Timer;
 
 #[derive(Default)]
 struct TimerState {
@@ -64,41 +38,194 @@ struct TimerState {
     waker: Cell<Option<Waker>>,
 }
 
-impl Timer {
-    /// `ms` is clamped into the timer range (0 ..= 2^31 − 1).
-    pub fn new(ms: f64) -> Timer {
-        let state = Rc::new(TimerState::default());
-        let id = NEXT_TIMER.with(|n| n.replace(n.get() + 1.0));
-        let handle = ON_TIMER.with(|on_timer| set_timeout(on_timer, clamp_delay(ms).ceil(), id)).ok();
-        match handle {
-            Some(_) => TIMERS.with(|timers| timers.borrow_mut().push((id, state.clone()))),
-            // A platform with no working timer: end at once rather than never.
-            None => state.fired.set(true),
-        }
-        Timer { id, handle, state }
-    }
-}
-
-impl Drop for Timer {
-    fn drop(&mut self) {
-        if !self.state.fired.get() {
-            if let Some(handle) = &self.handle {
-                clear_timeout(handle);
-            }
-            TIMERS.with(|timers| timers.borrow_mut().retain(|(t, _)| *t != self.id));
+impl TimerState {
+    fn fire(&self) {
+        self.fired.set(true);
+        if let Some(waker) = self.waker.take() {
+            waker.wake();
         }
     }
-}
 
-impl Future for Timer {
-    type Output = ();
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        if self.state.fired.get() {
+    fn poll(&self, cx: &Context<'_>) -> Poll<()> {
+        if self.fired.get() {
             return Poll::Ready(());
         }
-        self.state.waker.set(Some(cx.waker().clone()));
+        self.waker.set(Some(cx.waker().clone()));
         Poll::Pending
+    }
+}
+
+/// Pages, workers, Node, Deno and Bun: the module's timers share one platform timer, set for the
+/// soonest of them. Every attempt has a timeout and most a hedge's delay, and a view starts its
+/// tiles together; a `setTimeout` and a `clearTimeout` for each was a cost every tile paid on the
+/// page's main thread (RESULTS.md, "Where a call's time goes"), where almost none of them fires.
+#[cfg(not(feature = "edge"))]
+mod timer {
+    use super::*;
+
+    thread_local! {
+        /// Timers set and not yet fired or dropped: (when due on `performance.now()`, state).
+        /// A short list: a timer or two per call in progress.
+        static TIMERS: RefCell<Vec<(f64, Rc<TimerState>)>> = const { RefCell::new(Vec::new()) };
+        /// When the platform timer set is due, and its handle; none while no timer is set (a
+        /// timer left would keep Node's event loop alive).
+        static ARMED: RefCell<Option<(f64, JsValue)>> = const { RefCell::new(None) };
+        // `Fn(f64)` as the task's poll is: one closure shim in the glue for both.
+        static ON_TIMER: JsValue = Closure::<dyn Fn(f64)>::new(|_: f64| fire_due()).into_js_value();
+    }
+
+    pub struct Timer {
+        state: Rc<TimerState>,
+    }
+
+    impl Timer {
+        pub fn new(ms: f64) -> Timer {
+            let state = Rc::new(TimerState::default());
+            let now = performance_now();
+            let due = now + clamp_delay(ms).ceil();
+            if arm(due, now) {
+                TIMERS.with(|timers| timers.borrow_mut().push((due, state.clone())));
+            } else {
+                // A platform with no working timer: end at once rather than never.
+                state.fired.set(true);
+            }
+            Timer { state }
+        }
+    }
+
+    /// Sees that the platform timer goes off by `due`; false when it cannot be set.
+    fn arm(due: f64, now: f64) -> bool {
+        ARMED.with(|armed| {
+            let mut armed = armed.borrow_mut();
+            if armed.as_ref().is_some_and(|(at, _)| *at <= due) {
+                return true;
+            }
+            if let Some((_, handle)) = armed.take() {
+                clear_timeout(&handle);
+            }
+            let handle = ON_TIMER.with(|on_timer| set_timeout(on_timer, clamp_delay(due - now).ceil(), 0.0));
+            handle.map(|handle| *armed = Some((due, handle))).is_ok()
+        })
+    }
+
+    /// The platform timer went off: wakes every timer due, one at a time (a wake borrows
+    /// nothing here), and sets it again for the soonest left (a platform whose timer worked
+    /// once keeps working: no "end at once" here, as in `Timer::new`).
+    fn fire_due() {
+        ARMED.with(|armed| armed.borrow_mut().take());
+        let now = performance_now();
+        loop {
+            let (due, next) = TIMERS.with(|timers| {
+                let mut timers = timers.borrow_mut();
+                match timers.iter().position(|(at, _)| *at <= now) {
+                    Some(i) => (Some(timers.swap_remove(i).1), None),
+                    None => (None, timers.iter().map(|(at, _)| *at).reduce(f64::min)),
+                }
+            });
+            match (due, next) {
+                (Some(state), _) => state.fire(),
+                (None, next) => {
+                    if let Some(next) = next {
+                        arm(next, now);
+                    }
+                    return;
+                }
+            }
+        }
+    }
+
+    impl Drop for Timer {
+        fn drop(&mut self) {
+            if self.state.fired.get() {
+                return;
+            }
+            let none_left = TIMERS.with(|timers| {
+                let mut timers = timers.borrow_mut();
+                timers.retain(|(_, state)| !Rc::ptr_eq(state, &self.state));
+                timers.is_empty()
+            });
+            if none_left {
+                if let Some((_, handle)) = ARMED.with(|armed| armed.borrow_mut().take()) {
+                    clear_timeout(&handle);
+                }
+            }
+        }
+    }
+
+    impl Future for Timer {
+        type Output = ();
+
+        fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+            self.state.poll(cx)
+        }
+    }
+}
+
+/// workerd: a timer of its own for each. A platform timer belongs to the request that set it
+/// (workerd cancels it when that request ends), and a request waiting with no timer or fetch
+/// of its own counts as hung: one shared timer would leave other requests' waits to whichever
+/// request set it.
+#[cfg(feature = "edge")]
+mod timer {
+    use super::*;
+
+    thread_local! {
+        /// Timers set and not yet fired or dropped, by id: a short list.
+        static TIMERS: RefCell<Vec<(f64, Rc<TimerState>)>> = const { RefCell::new(Vec::new()) };
+        static NEXT_TIMER: Cell<f64> = const { Cell::new(0.0) };
+        /// The one handler of every timer, given its id: a wasm-bindgen closure per timer (what
+        /// gloo-timers' `Timeout` makes) cost every attempt an allocation and a finalizer
+        /// registration.
+        static ON_TIMER: JsValue = Closure::<dyn Fn(f64)>::new(|id: f64| {
+            let state = TIMERS.with(|timers| {
+                let mut timers = timers.borrow_mut();
+                let at = timers.iter().position(|(t, _)| *t == id)?;
+                Some(timers.swap_remove(at).1)
+            });
+            if let Some(state) = state {
+                state.fire();
+            }
+        })
+        .into_js_value();
+    }
+
+    pub struct Timer {
+        id: f64,
+        handle: Option<JsValue>,
+        state: Rc<TimerState>,
+    }
+
+    impl Timer {
+        pub fn new(ms: f64) -> Timer {
+            let state = Rc::new(TimerState::default());
+            let id = NEXT_TIMER.with(|n| n.replace(n.get() + 1.0));
+            let handle = ON_TIMER.with(|on_timer| set_timeout(on_timer, clamp_delay(ms).ceil(), id)).ok();
+            match handle {
+                Some(_) => TIMERS.with(|timers| timers.borrow_mut().push((id, state.clone()))),
+                // A platform with no working timer: end at once rather than never.
+                None => state.fired.set(true),
+            }
+            Timer { id, handle, state }
+        }
+    }
+
+    impl Drop for Timer {
+        fn drop(&mut self) {
+            if !self.state.fired.get() {
+                if let Some(handle) = &self.handle {
+                    clear_timeout(handle);
+                }
+                TIMERS.with(|timers| timers.borrow_mut().retain(|(t, _)| *t != self.id));
+            }
+        }
+    }
+
+    impl Future for Timer {
+        type Output = ();
+
+        fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+            self.state.poll(cx)
+        }
     }
 }
 
@@ -164,18 +291,12 @@ impl Future for Backoff {
     type Output = ();
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        if self.state.fired.get() {
+        if self.state.poll(cx).is_ready() {
             return Poll::Ready(());
         }
-        self.state.waker.set(Some(cx.waker().clone()));
         if self.timeout.is_none() {
             let state = self.state.clone();
-            self.timeout = Some(gloo_timers::callback::Timeout::new(self.ms, move || {
-                state.fired.set(true);
-                if let Some(waker) = state.waker.take() {
-                    waker.wake();
-                }
-            }));
+            self.timeout = Some(gloo_timers::callback::Timeout::new(self.ms, move || state.fire()));
         }
         Poll::Pending
     }

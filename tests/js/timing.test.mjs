@@ -164,6 +164,55 @@ describe("timeouts and the deadline", { concurrency: true }, () => {
   });
 });
 
+// The module's timers share one platform timer, set for the soonest (src/web/effects.rs).
+describe("the module's timers", { concurrency: true }, () => {
+  test("calls whose deadlines come soonest last each end at their own, none early", async () => {
+    const client = new TileClient();
+    const deadlines = [900, 600, 300];
+    const ends = await Promise.all(
+      deadlines.map(async (deadlineMs, i) => {
+        const xyz = [13, 1, i];
+        const elapsed = stopwatch();
+        const ref = referenceTimer(deadlineMs);
+        const err = await rejection(
+          () => client.fetchTile(tileUrl(srv, "timers-order", xyz, { f: "hang" }), { ...FAST, attemptTimeoutMs: 5000, deadlineMs }),
+          TileError,
+        );
+        return { deadlineMs, kind: err.kind, wall: elapsed(), late: ref.late(performance.now()) };
+      }),
+    );
+    for (const { deadlineMs, kind, wall, late } of ends) {
+      assert.equal(kind, "deadline");
+      assert.ok(wall >= deadlineMs - 1, `deadline ${deadlineMs} ms: rejected after ${wall.toFixed(1)} ms`);
+      assert.ok(late <= 50, `deadline ${deadlineMs} ms: ${Math.round(late)} ms after a timer of the same length`);
+    }
+  });
+
+  test("no timer is left once the calls have settled: Node exits at once", async () => {
+    // Long timers only (a 20 s attempt timeout, no hedge's delay): one left set would keep the
+    // process alive for 20 s after its last call.
+    const script = `
+      import { fetchTile, TileClient } from ${JSON.stringify(new URL("../../pkg/node.js", import.meta.url).href)};
+      const options = { attemptTimeoutMs: 20000, deadlineMs: 25000, hedge: "off" };
+      const aborted = new AbortController();
+      await Promise.allSettled([
+        fetchTile(${JSON.stringify(tileUrl(srv, "timers-exit", [13, 2, 0]))}, options),
+        new TileClient().fetchTile(${JSON.stringify(tileUrl(srv, "timers-exit", [13, 2, 1], { f: "hang" }))}, { ...options, signal: aborted.signal }),
+        new Promise((resolve) => setTimeout(resolve, 100)).then(() => aborted.abort()),
+      ]);
+      console.log(performance.timeOrigin + performance.now());
+    `;
+    const { execFile } = await import("node:child_process");
+    const settledAt = await new Promise((resolve, reject) =>
+      execFile(process.execPath, ["--input-type=module", "-e", script], { timeout: 10000 }, (error, stdout) =>
+        error ? reject(new Error(`the process did not exit on its own within 10 s of its start (${error.message})`)) : resolve(Number(stdout.trim())),
+      ),
+    );
+    const exitedAfter = performance.timeOrigin + performance.now() - settledAt;
+    assert.ok(exitedAfter < 1500, `the process exited ${Math.round(exitedAfter)} ms after its calls settled`);
+  });
+});
+
 describe("AbortSignal", { concurrency: true }, () => {
   test("abort during a backoff sleep: rejects aborted within one timer tick, no further request", async () => {
     const xyz = [14, 0, 0];
