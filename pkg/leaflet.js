@@ -95,9 +95,9 @@ export function routeTileLayer(L, Base = L?.TileLayer) {
       // Leaflet's own <img> loader, 4 runs of 36 paired steps each: 1.04-1.08x, where drawing it
       // into a 2D canvas measured 1.12-1.14x). With an errorTileUrl, an <img> that can show it;
       // and for a tile that will most likely come as an image (a server not known yet to send
-      // CORS headers: a first view's tiles), an <img> that takes the image's address, loaded
-      // and decoded already, where a canvas would have it copied in on the main thread (the
-      // open step over HTTP/2: RESULTS.md "Map view over HTTP/2").
+      // CORS headers: a first view's tiles), an <img> its image loads into, as Leaflet's own
+      // loader loads it, where a canvas would have it copied in on the main thread (the open
+      // step over HTTP/2: RESULTS.md "Map view over HTTP/2").
       const canvasTile = !errorTileUrl && typeof createImageBitmap === "function" && !likelyImage(url, this._tilefetch.crossOrigin);
       const tile = document.createElement(canvasTile ? "canvas" : "img");
       if (canvasTile) {
@@ -120,9 +120,10 @@ export function routeTileLayer(L, Base = L?.TileLayer) {
           if (pending.get(tile) !== controller) return; // removed meanwhile
           pending.delete(tile);
           if (image) {
-            // A server without CORS headers: its image, as Leaflet's own loader shows it. Drawn
-            // into the canvas (which may show a cross-origin image; only reading it back is
-            // refused), or the <img> takes its address, which the browser has loaded already.
+            // A server without CORS headers: its image, as Leaflet's own loader shows it. The
+            // <img> it loaded into; else drawn into the canvas (which may show a cross-origin
+            // image; only reading it back is refused), or the <img> takes its address, which
+            // the browser has loaded already (a retry's image, or a tile shown before).
             let error = null;
             if (canvasTile) {
               try {

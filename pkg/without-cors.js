@@ -38,14 +38,14 @@ const SHOWN_AS_IMAGES_MAX = 64;
 const SHOWN_AS_IMAGES_MS = 5 * 60_000;
 
 /**
- * Keeps `image`, the tile `url` was shown as; the library's own element (`element`, which it may
- * empty when the tile goes: Leaflet does) only by its address, which loads again from the
- * browser's memory cache.
+ * Keeps what tile `url` was shown as (`loaded`: `imageFetch`'s image and the address it loaded);
+ * the library's own element (`element`, which it may empty when the tile goes: Leaflet does) only
+ * by that address, which loads again from the browser's memory cache.
  */
-function rememberShownAsImage(url, image, element) {
+function rememberShownAsImage(url, loaded, element) {
   if (typeof url !== "string") return;
   shownAsImages.delete(url);
-  shownAsImages.set(url, { image: image === element ? null : image, src: image.src, at: Date.now() });
+  shownAsImages.set(url, { image: loaded.image === element ? null : loaded.image, src: loaded.src, at: Date.now() });
   if (shownAsImages.size > SHOWN_AS_IMAGES_MAX) shownAsImages.delete(shownAsImages.keys().next().value);
 }
 
@@ -147,8 +147,9 @@ function markWithoutCors(origin) {
 
 /**
  * The `fetch` option of an image load: the URL the core picked (a mirror, a cache-busted one)
- * loads into a new image element, decoded; `into.image` is set to it and the core gets a stand-in
- * response. An image that fails to load or decode rejects as a network error would.
+ * loads into an image element (`element` for the first load, else a new one), decoded;
+ * `into.image` is set to it, `into.src` to the address it loaded (read now: the library may
+ * empty its element later), and the core gets a stand-in response. An image that fails to load or decode rejects as a network error would.
  */
 function imageFetch(into, crossOrigin, referrerPolicy, element = null) {
   let own = element;
@@ -163,6 +164,7 @@ function imageFetch(into, crossOrigin, referrerPolicy, element = null) {
       // no second element to copy it from); a retry or hedge beside it gets one of its own.
       const image = own ?? new Image();
       own = null;
+      const address = typeof input === "string" ? input : input.url;
       if (crossOrigin != null) image.crossOrigin = crossOrigin;
       if (referrerPolicy) image.referrerPolicy = referrerPolicy;
       let settled = false;
@@ -177,6 +179,7 @@ function imageFetch(into, crossOrigin, referrerPolicy, element = null) {
           return;
         }
         into.image = image;
+        into.src = address;
         // no-store: the stand-in is no tile for the client to keep.
         resolve(new Response(STAND_IN, { status: 200, headers: { "content-type": "image/png", "cache-control": "no-store" } }));
       };
@@ -195,7 +198,7 @@ function imageFetch(into, crossOrigin, referrerPolicy, element = null) {
       const onError = () => settle(new Error("the tile's image did not load"));
       image.addEventListener("load", onLoad);
       image.addEventListener("error", onError);
-      image.src = typeof input === "string" ? input : input.url;
+      image.src = address;
     });
 }
 
@@ -332,7 +335,7 @@ function whileUnknown(load, url, signal, extra, origin, { crossOrigin, referrerP
   return load(url, signal, { ...extra, fetch: attempt }).then(
     (tile) => {
       if (!into.image) return { tile };
-      rememberShownAsImage(url, into.image, element);
+      rememberShownAsImage(url, into, element);
       return { image: into.image };
     },
     (error) => {

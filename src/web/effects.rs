@@ -110,27 +110,21 @@ mod timer {
 
     /// The platform timer went off: wakes every timer due, one at a time (a wake borrows
     /// nothing here), and sets it again for the soonest left (a platform whose timer worked
-    /// once keeps working: no "end at once" here, as in `Timer::new`).
+    /// once keeps working: no "end at once" here, as in `Timer::new`). Set from its own
+    /// callback, the platform timer is a chain: a browser may throttle such a chain harder in a
+    /// page hidden for minutes than timers set from a fetch's answer (ARCHITECTURE.md's ledger).
     fn fire_due() {
         ARMED.with(|armed| armed.borrow_mut().take());
         let now = performance_now();
-        loop {
-            let (due, next) = TIMERS.with(|timers| {
-                let mut timers = timers.borrow_mut();
-                match timers.iter().position(|(at, _)| *at <= now) {
-                    Some(i) => (Some(timers.swap_remove(i).1), None),
-                    None => (None, timers.iter().map(|(at, _)| *at).reduce(f64::min)),
-                }
-            });
-            match (due, next) {
-                (Some(state), _) => state.fire(),
-                (None, next) => {
-                    if let Some(next) = next {
-                        arm(next, now);
-                    }
-                    return;
-                }
-            }
+        while let Some(state) = TIMERS.with(|timers| {
+            let mut timers = timers.borrow_mut();
+            let i = timers.iter().position(|(at, _)| *at <= now)?;
+            Some(timers.swap_remove(i).1)
+        }) {
+            state.fire();
+        }
+        if let Some(next) = TIMERS.with(|timers| timers.borrow().iter().map(|(at, _)| *at).reduce(f64::min)) {
+            arm(next, now);
         }
     }
 

@@ -255,6 +255,7 @@ test("adapters: a tile's first image load goes into the caller's element, a retr
     globalThis.Image = FakeImage;
     // The first contact answers with CORS passed after 150 ms: the others load meanwhile.
     globalThis.fetch = () => new Promise((resolve) => setTimeout(() => resolve(new Response("tile")), 150));
+    const gone = new FakeImage();
     const load = async (url, signal, extra) => {
       const attempt = () => (extra?.fetch ?? globalThis.fetch)(url, { signal });
       try {
@@ -263,6 +264,9 @@ test("adapters: a tile's first image load goes into the caller's element, a retr
         if (!url.includes("again")) throw error;
         await attempt();
       }
+      // Tile 4's element is emptied (Leaflet removed the tile) after its image loaded, before
+      // the load ends.
+      if (url.endsWith("/4.png") && gone.src.endsWith("/4.png")) gone.src = "data:image/gif;base64,R0lGODlhAQABAAAAACw=";
       return { empty: false };
     };
     const signal = new AbortController().signal;
@@ -274,6 +278,7 @@ test("adapters: a tile's first image load goes into the caller's element, a retr
       loadTile(load, `${base}/2.png`, signal, { element: own }),
       loadTile(load, `${base}/3.png`, signal, {}),
       loadTile(load, `${base}/again.png`, signal, { element: ownAgain }),
+      loadTile(load, `${base}/4.png`, signal, { element: gone }),
     ]);
     const first = loads.splice(0);
     // Leaflet empties a removed tile's element; the tile asked for again gets a new one.
@@ -281,18 +286,21 @@ test("adapters: a tile's first image load goes into the caller's element, a retr
     const next = new FakeImage();
     const shownAgain = await loadTile(load, `${base}/2.png`, signal, { element: next });
     const kept = await loadTile(load, `${base}/3.png`, signal, {});
+    const afterGone = new FakeImage();
+    await loadTile(load, `${base}/4.png`, signal, { element: afterGone });
     return {
       first,
-      ids: { own: own.id, ownAgain: ownAgain.id, next: next.id },
+      ids: { own: own.id, ownAgain: ownAgain.id, next: next.id, afterGone: afterGone.id },
       viaOwn: viaOwn.image?.id,
       viaNoneIsNew: viaNone.image instanceof FakeImage && ![own.id, ownAgain.id].includes(viaNone.image.id),
       retried: retried.image?.id,
       shownAgain: { image: shownAgain.image?.id, src: next.src.split("/").pop() },
       keptIsSame: kept.image === viaNone.image,
+      afterGone: afterGone.src.split("/").pop(),
       later: loads,
     };
   });
-  const { own, ownAgain, next } = r.ids;
+  const { own, ownAgain, next, afterGone } = r.ids;
   assert.equal(r.viaOwn, own, "the tile loaded into the element it was given");
   assert.ok(r.viaNoneIsNew, "without an element, an image of its own");
   assert.deepEqual(
@@ -302,7 +310,15 @@ test("adapters: a tile's first image load goes into the caller's element, a retr
   );
   assert.notEqual(r.retried, ownAgain, "the tile is the retry's image");
   assert.deepEqual(r.shownAgain, { image: next, src: "2.png" }, "shown again: the tile's address loaded into the next element");
-  assert.deepEqual(r.later, [{ image: next, tile: "2.png" }], "shown again: one image load (from the browser's memory cache), no fetch");
+  assert.deepEqual(
+    r.later,
+    [
+      { image: next, tile: "2.png" },
+      { image: afterGone, tile: "4.png" },
+    ],
+    "shown again: one image load each (from the browser's memory cache), no fetch",
+  );
+  assert.equal(r.afterGone, "4.png", "a tile whose element was emptied before its load ended is shown again from the address it loaded");
   assert.ok(r.keptIsSame, "a tile loaded into an image of its own is shown again as that image");
   assert.deepEqual(page.problems(), []);
 });
