@@ -91,13 +91,12 @@ export function routeTileLayer(L, Base = L?.TileLayer) {
       const errorTileUrl = this.options.errorTileUrl;
       // A canvas that takes the tile once decoded off the main thread (createImageBitmap): no
       // object URL for the browser to load back, no decode while painting. The bitmap is handed
-      // over, not drawn: a "bitmaprenderer" canvas shows it as it is (map view, healthy, against
-      // Leaflet's own <img> loader, 4 runs of 36 paired steps each: 1.04-1.08x, where drawing it
-      // into a 2D canvas measured 1.12-1.14x). With an errorTileUrl, an <img> that can show it;
-      // and for a tile that will most likely come as an image (a server not known yet to send
-      // CORS headers: a first view's tiles), an <img> its image loads into, as Leaflet's own
-      // loader loads it, where a canvas would have it copied in on the main thread (the open
-      // step over HTTP/2: RESULTS.md "Map view over HTTP/2").
+      // over, not drawn: a "bitmaprenderer" canvas shows it as it is (drawing it into a 2D canvas
+      // measured slower against Leaflet's own <img> loader in the map view). With an
+      // errorTileUrl, an <img> that can show it; and for a tile that will most likely come as an
+      // image (a server not known yet to send CORS headers: a first view's tiles, and those tiles
+      // shown again), an <img> its image loads into, as Leaflet's own loader loads it, where a
+      // canvas would have it copied in on the main thread (RESULTS.md "Map view over HTTP/2").
       const canvasTile = !errorTileUrl && typeof createImageBitmap === "function" && !likelyImage(url, this._tilefetch.crossOrigin);
       const tile = document.createElement(canvasTile ? "canvas" : "img");
       if (canvasTile) {

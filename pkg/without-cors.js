@@ -219,14 +219,15 @@ function firstContactFetch(origin, custom, known) {
 /**
  * Whether a tile of `url` asked for now would most likely load as an image: its origin sends
  * no CORS headers, or is not known yet to send them (`loadTile`: an origin's first tiles load as
- * images while its first contact is on its way). For an adapter that makes its tile's element
+ * images while its first contact is on its way), or the tile was shown as an image lately and
+ * comes back as one (`shownAsImage`). For an adapter that makes its tile's element
  * before the load (Leaflet's): one that shows the image as it is, not a copy drawn into a canvas.
  */
 export function likelyImage(url, crossOrigin = null) {
   const origin = fallbackOrigin(url, crossOrigin);
   if (origin === null) return false;
   recall(origin);
-  return !corsOrigins.has(origin);
+  return !corsOrigins.has(origin) || shownAsImage(url) !== null;
 }
 
 /**
@@ -272,23 +273,10 @@ export function loadTile(load, url, signal, { extra, crossOrigin = null, referre
   if (loadsAsImage(origin)) return asImage();
   const shown = corsOrigins.has(origin) ? shownAsImage(url, extra) : null;
   if (shown?.image) return signal.aborted ? Promise.reject(signal.reason) : Promise.resolve({ image: shown.image });
-  if (shown) {
-    // Its address, loaded again (from the browser's memory cache), or the plain load after all.
-    const into = { image: null };
-    return imageFetch(
-      into,
-      crossOrigin,
-      referrerPolicy,
-      element,
-    )(shown.src, { signal }).then(
-      () => ({ image: into.image }),
-      (error) => {
-        if (signal.aborted) throw error;
-        shownAsImages.delete(url);
-        return loadTile(load, url, signal, { extra, crossOrigin, referrerPolicy, custom, element });
-      },
-    );
-  }
+  // Its address loaded again (from the browser's memory cache, as the library's own loader
+  // would), into the caller's element, through the client all the same: a timeout, retries
+  // and stats as any tile's.
+  if (shown) return firstAsImage(load, url, signal, extra, origin, { crossOrigin, referrerPolicy, custom, element, asImage, address: shown.src });
   if (corsOrigins.has(origin)) {
     // A server that sent CORS headers: the plain load, nothing to move (a server that stops
     // sending them is found by its next tile, as a first contact would find it).
@@ -302,7 +290,7 @@ export function loadTile(load, url, signal, { extra, crossOrigin = null, referre
       },
     );
   }
-  if (firstContacts.has(origin)) return whileUnknown(load, url, signal, extra, origin, { crossOrigin, referrerPolicy, custom, element, asImage });
+  if (firstContacts.has(origin)) return firstAsImage(load, url, signal, extra, origin, { crossOrigin, referrerPolicy, custom, element, asImage });
   let known;
   const contact = new Promise((resolve) => {
     known = resolve;
@@ -315,20 +303,21 @@ export function loadTile(load, url, signal, { extra, crossOrigin = null, referre
 }
 
 /**
- * A tile of an origin whose CORS answer was on its way when the map asked for it: its first
- * attempt an image, as the library's own loader would load it (all of the view's alike: a
- * browser serves images after fetches, and a fetch sent later would overtake them), and its
- * later ones (retries, hedges) through fetch once the origin is known to send CORS headers
- * (then `{tile}`).
+ * A tile whose first attempt is an image, as the library's own loader would load it: one of an
+ * origin whose CORS answer was on its way when the map asked for it (all of the view's alike: a
+ * browser serves images after fetches, and a fetch sent later would overtake them), or one shown
+ * as an image before (`address`: what its image loaded then). Its later attempts (retries,
+ * hedges) go through fetch once the origin is known to send CORS headers (then `{tile}`).
  */
-function whileUnknown(load, url, signal, extra, origin, { crossOrigin, referrerPolicy, custom, element, asImage: imageLoad }) {
+function firstAsImage(load, url, signal, extra, origin, { crossOrigin, referrerPolicy, custom, element, asImage: imageLoad, address = null }) {
   const into = { image: null };
   const asImage = imageFetch(into, crossOrigin, referrerPolicy, element);
   let first = true;
   const attempt = (input, init) => {
     const image = first || !corsOrigins.has(origin);
+    const firstAddress = first ? address : null;
     first = false;
-    if (image) return asImage(input, init);
+    if (image) return asImage(firstAddress ?? input, init);
     into.image = null; // this attempt's answer is the tile
     return (custom ?? globalThis.fetch)(input, init);
   };

@@ -223,13 +223,14 @@ test("adapters: a tile is likely an image while its origin is not known to send 
 
 // Leaflet's adapter hands its tile's own <img> to `loadTile` (`element`): the tile is shown as its
 // image loads, as Leaflet's own loader shows it, with no second element to take it from.
-test("adapters: a tile's first image load goes into the caller's element, a retry into one of its own; a tile shown again loads its address into the next element", {
+test("adapters: a tile's first image load goes into the caller's element, a retry into one of its own; a tile shown again loads its address into the next element, through the client", {
   timeout: 30_000,
 }, async () => {
   const page = await blankPage();
   const r = await page.evaluate(async () => {
-    const { loadTile } = await import("/pkg/without-cors.js");
+    const { loadTile, likelyImage } = await import("/pkg/without-cors.js");
     const loads = [];
+    const clientCalls = [];
     const failed = new Set();
     let made = 0;
     class FakeImage extends EventTarget {
@@ -257,6 +258,7 @@ test("adapters: a tile's first image load goes into the caller's element, a retr
     globalThis.fetch = () => new Promise((resolve) => setTimeout(() => resolve(new Response("tile")), 150));
     const gone = new FakeImage();
     const load = async (url, signal, extra) => {
+      clientCalls.push(url.split("/").pop());
       const attempt = () => (extra?.fetch ?? globalThis.fetch)(url, { signal });
       try {
         await attempt();
@@ -281,6 +283,10 @@ test("adapters: a tile's first image load goes into the caller's element, a retr
       loadTile(load, `${base}/4.png`, signal, { element: gone }),
     ]);
     const first = loads.splice(0);
+    clientCalls.splice(0);
+    // The tiles shown as images come back as images (an <img> for Leaflet, not a canvas); a tile
+    // of the same origin not shown before, through fetch.
+    const likely = [`${base}/2.png`, `${base}/3.png`, `${base}/5.png`].map((u) => likelyImage(u));
     // Leaflet empties a removed tile's element; the tile asked for again gets a new one.
     own.src = "data:image/gif;base64,R0lGODlhAQABAAAAACw=";
     const next = new FakeImage();
@@ -298,6 +304,8 @@ test("adapters: a tile's first image load goes into the caller's element, a retr
       keptIsSame: kept.image === viaNone.image,
       afterGone: afterGone.src.split("/").pop(),
       later: loads,
+      clientCalls,
+      likely,
     };
   });
   const { own, ownAgain, next, afterGone } = r.ids;
@@ -318,6 +326,12 @@ test("adapters: a tile's first image load goes into the caller's element, a retr
     ],
     "shown again: one image load each (from the browser's memory cache), no fetch",
   );
+  assert.deepEqual(
+    r.clientCalls,
+    ["2.png", "4.png"],
+    "each tile shown again by its address went through the client (its timeout, retries, stats); one with its image kept did not need to",
+  );
+  assert.deepEqual(r.likely, [true, true, false], "likely images: the tiles shown as images, not a tile of the origin not shown before");
   assert.equal(r.afterGone, "4.png", "a tile whose element was emptied before its load ended is shown again from the address it loaded");
   assert.ok(r.keptIsSame, "a tile loaded into an image of its own is shown again as that image");
   assert.deepEqual(page.problems(), []);
