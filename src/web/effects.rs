@@ -100,11 +100,17 @@ mod timer {
             if armed.as_ref().is_some_and(|(at, _)| *at <= due) {
                 return true;
             }
-            if let Some((_, handle)) = armed.take() {
-                clear_timeout(&handle);
+            // The old one is cleared only once the new one is set: a set that fails leaves the
+            // timers already listed their wake-up.
+            let Ok(handle) =
+                ON_TIMER.with(|on_timer| set_timeout(on_timer, clamp_delay(due - now).ceil(), 0.0))
+            else {
+                return false;
+            };
+            if let Some((_, old)) = armed.replace((due, handle)) {
+                clear_timeout(&old);
             }
-            let handle = ON_TIMER.with(|on_timer| set_timeout(on_timer, clamp_delay(due - now).ceil(), 0.0));
-            handle.map(|handle| *armed = Some((due, handle))).is_ok()
+            true
         })
     }
 
