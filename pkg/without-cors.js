@@ -38,19 +38,27 @@ const SHOWN_AS_IMAGES_MAX = 64;
 const SHOWN_AS_IMAGES_MS = 5 * 60_000;
 
 /**
- * Keeps what tile `url` was shown as (`loaded`: `imageFetch`'s image and the address it loaded);
- * the library's own element (`element`, which it may empty when the tile goes: Leaflet does) only
- * by that address, which loads again from the browser's memory cache.
+ * Keeps the image tile `url` was shown as (`loaded`: `imageFetch`'s image and the address it
+ * loaded). Where that was the library's own element (`element`), which it empties when the tile
+ * goes (Leaflet does), an image of the same address is kept in its place: it holds the loaded
+ * image in the page, so the tile shown again comes from memory (an image nothing holds any more
+ * is asked of the server again where its answer stated no freshness: the long map session in
+ * RESULTS.md). It is not decoded until it is shown.
  */
 function rememberShownAsImage(url, loaded, element) {
   if (typeof url !== "string") return;
+  let image = loaded.image;
+  if (image === element) {
+    image = new Image();
+    image.src = loaded.src;
+  }
   shownAsImages.delete(url);
-  shownAsImages.set(url, { image: loaded.image === element ? null : loaded.image, src: loaded.src, at: Date.now() });
+  shownAsImages.set(url, { image, at: Date.now() });
   if (shownAsImages.size > SHOWN_AS_IMAGES_MAX) shownAsImages.delete(shownAsImages.keys().next().value);
 }
 
 /**
- * What `url` was shown as lately (`{ image, src }`), if anything; a call that asks the network
+ * What `url` was shown as lately (`{ image }`), if anything; a call that asks the network
  * gets none (the cache modes the client's recent tiles serve no call with: `serves` in
  * src/client/recent.rs).
  */
@@ -272,11 +280,7 @@ export function loadTile(load, url, signal, { extra, crossOrigin = null, referre
   recall(origin);
   if (loadsAsImage(origin)) return asImage();
   const shown = corsOrigins.has(origin) ? shownAsImage(url, extra) : null;
-  if (shown?.image) return signal.aborted ? Promise.reject(signal.reason) : Promise.resolve({ image: shown.image });
-  // Its address loaded again (from the browser's memory cache, as the library's own loader
-  // would), into the caller's element, through the client all the same: a timeout, retries
-  // and stats as any tile's.
-  if (shown) return firstAsImage(load, url, signal, extra, origin, { crossOrigin, referrerPolicy, custom, element, asImage, address: shown.src });
+  if (shown) return signal.aborted ? Promise.reject(signal.reason) : Promise.resolve({ image: shown.image });
   if (corsOrigins.has(origin)) {
     // A server that sent CORS headers: the plain load, nothing to move (a server that stops
     // sending them is found by its next tile, as a first contact would find it).
@@ -290,7 +294,7 @@ export function loadTile(load, url, signal, { extra, crossOrigin = null, referre
       },
     );
   }
-  if (firstContacts.has(origin)) return firstAsImage(load, url, signal, extra, origin, { crossOrigin, referrerPolicy, custom, element, asImage });
+  if (firstContacts.has(origin)) return whileUnknown(load, url, signal, extra, origin, { crossOrigin, referrerPolicy, custom, element, asImage });
   let known;
   const contact = new Promise((resolve) => {
     known = resolve;
@@ -303,21 +307,20 @@ export function loadTile(load, url, signal, { extra, crossOrigin = null, referre
 }
 
 /**
- * A tile whose first attempt is an image, as the library's own loader would load it: one of an
- * origin whose CORS answer was on its way when the map asked for it (all of the view's alike: a
- * browser serves images after fetches, and a fetch sent later would overtake them), or one shown
- * as an image before (`address`: what its image loaded then). Its later attempts (retries,
- * hedges) go through fetch once the origin is known to send CORS headers (then `{tile}`).
+ * A tile of an origin whose CORS answer was on its way when the map asked for it: its first
+ * attempt an image, as the library's own loader would load it (all of the view's alike: a
+ * browser serves images after fetches, and a fetch sent later would overtake them), and its
+ * later ones (retries, hedges) through fetch once the origin is known to send CORS headers
+ * (then `{tile}`).
  */
-function firstAsImage(load, url, signal, extra, origin, { crossOrigin, referrerPolicy, custom, element, asImage: imageLoad, address = null }) {
+function whileUnknown(load, url, signal, extra, origin, { crossOrigin, referrerPolicy, custom, element, asImage: imageLoad }) {
   const into = { image: null };
   const asImage = imageFetch(into, crossOrigin, referrerPolicy, element);
   let first = true;
   const attempt = (input, init) => {
     const image = first || !corsOrigins.has(origin);
-    const firstAddress = first ? address : null;
     first = false;
-    if (image) return asImage(firstAddress ?? input, init);
+    if (image) return asImage(input, init);
     into.image = null; // this attempt's answer is the tile
     return (custom ?? globalThis.fetch)(input, init);
   };

@@ -79,9 +79,11 @@ test("createTileLayer: {s} subdomains are tilefetch mirrors (a retry goes to the
 });
 
 // A map panned back: Leaflet makes the tiles anew; the client's recent tiles hand them out
-// again without a request, as Leaflet's own <img> loader does from the page's image memory. (The
-// first view's tiles, but its first, load as images while the page learns whether the server
-// sends CORS headers, and are shown again from those images: the view away is the one checked.)
+// again without a request, as Leaflet's own <img> loader does from the page's image memory. The
+// first view's tiles, but its first, load as images into Leaflet's own <img> while the page
+// learns whether the server sends CORS headers, and are shown again from images the page kept:
+// after a garbage collection too (an image nothing holds is asked of the server again, its
+// answer stating no freshness).
 test("createTileLayer: tiles shown again after a pan back come from memory, not the server", { timeout: 30_000 }, async (_t) => {
   const run = "leaflet-pan-back";
   const page = await env.open();
@@ -107,9 +109,11 @@ test("createTileLayer: tiles shown again after a pan back come from memory, not 
     await page.evaluate((s) => window.harness.create(s), { template: `${env.srv.url}/tile/{z}/{x}/{y}.png?run=${run}&cc=none`, zoom, center: home });
     await waitSettled(page, keys);
     await go(away);
-    await go(home);
+    const cdp = await page.context().newCDPSession(page);
+    await cdp.send("HeapProfiler.collectGarbage");
     const requests = env.srv.requests(run);
     const fromMemory = await page.evaluate(() => window.__defaultClientFromMemory());
+    await go(home);
     await go(away);
     await go(home);
     await sleep(150); // a frame to draw the last tile
@@ -131,7 +135,8 @@ test("createTileLayer: a first view's tiles load into their own <img>, one eleme
     const zoom = 3;
     const center = [1024, 768];
     const keys = viewTiles(zoom, center).map((t) => t.key);
-    // Images made other than by the layer's createTile: a second element per tile to copy from.
+    // Images made other than by the layer's createTile: the images kept for a pan back (made once
+    // their tile has loaded, of its address: no request, no copy), and no more.
     await page.evaluate(() => {
       const Native = window.Image;
       window.__imagesMade = 0;
@@ -154,7 +159,7 @@ test("createTileLayer: a first view's tiles load into their own <img>, one eleme
       };
     });
     assert.deepEqual(r.tags, ["IMG"], "a first view's tiles are <img> (their origin not known yet to send CORS headers)");
-    assert.equal(r.made, 0, `${r.made} image elements made beside the tiles' own`);
+    assert.ok(r.made <= r.byAddress, `${r.made} image elements made beside the ${r.byAddress} tiles loaded into their own`);
     // All but the origin's first contact (its bytes, through fetch) show their own address.
     assert.ok(r.byAddress >= r.tiles - 1, `${r.byAddress} of ${r.tiles} tiles show the tile's own address`);
     for (const key of keys) assert.equal(env.srv.requests(`${run}/${key}`), 1, `${key}: one request`);
