@@ -137,9 +137,14 @@ export function routeTileLayer(L, Base = L?.TileLayer) {
             } else if (image === tile) {
               done(null, tile); // loaded into the tile itself
             } else {
-              tile.onload = tile.onerror = () => {
+              tile.onload = () => {
                 tile.onload = tile.onerror = null;
                 done(null, tile);
+              };
+              tile.onerror = () => {
+                tile.onload = tile.onerror = null;
+                if (errorTileUrl) tile.src = errorTileUrl;
+                done(failed(), tile);
               };
               tile.src = image.src;
             }

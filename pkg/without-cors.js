@@ -49,7 +49,10 @@ function rememberShownAsImage(url, loaded, element) {
   if (typeof url !== "string") return;
   let image = loaded.image;
   if (image === element) {
+    // Asked as the element asked it (the same CORS mode and referrer policy): what the page has.
     image = new Image();
+    if (element.crossOrigin != null) image.crossOrigin = element.crossOrigin;
+    if (element.referrerPolicy) image.referrerPolicy = element.referrerPolicy;
     image.src = loaded.src;
   }
   shownAsImages.delete(url);
@@ -78,6 +81,17 @@ const fetching = new Map();
 // The body an image load hands the core in place of the tile's bytes, which an <img> does not
 // give (a transparent 1×1 PNG: a tile to classification; the adapter shows the image element).
 const STAND_IN = Uint8Array.from(atob("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII="), (c) => c.charCodeAt(0));
+/**
+ * Whether `tile` is the stand-in body of another call's image load: a call that joined an
+ * identical one in flight (the core serves both from one request: `tile_key` in
+ * src/client/flights.rs) is answered by that call's `fetch`, never its own, so its image load
+ * never ran.
+ */
+function isStandIn(tile) {
+  const data = tile?.data;
+  return data?.length === STAND_IN.length && data.every((byte, i) => byte === STAND_IN[i]);
+}
+
 // What an aborted image's src becomes: loading it ends the browser's request for the old one.
 const VOID_IMAGE = "data:image/gif;base64,R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7";
 
@@ -273,9 +287,11 @@ export function loadTile(load, url, signal, { extra, crossOrigin = null, referre
   if (origin === null) return load(url, signal, extra).then((tile) => ({ tile }));
   const asImage = () => {
     const into = { image: null };
-    return load(url, signal, { ...extra, fetch: imageFetch(into, crossOrigin, referrerPolicy, element) }).then(() => ({
-      image: into.image,
-    }));
+    // Joined to another call's image load: its own once that one has ended. Joined to a fetch
+    // of the tile: that tile.
+    return load(url, signal, { ...extra, fetch: imageFetch(into, crossOrigin, referrerPolicy, element) }).then((tile) =>
+      into.image ? { image: into.image } : isStandIn(tile) ? asImage() : { tile },
+    );
   };
   recall(origin);
   if (loadsAsImage(origin)) return asImage();
@@ -326,7 +342,7 @@ function whileUnknown(load, url, signal, extra, origin, { crossOrigin, referrerP
   };
   return load(url, signal, { ...extra, fetch: attempt }).then(
     (tile) => {
-      if (!into.image) return { tile };
+      if (!into.image) return isStandIn(tile) ? imageLoad() : { tile };
       rememberShownAsImage(url, into, element);
       return { image: into.image };
     },

@@ -329,3 +329,58 @@ test("adapters: a tile's first image load goes into the caller's element, a retr
   assert.ok(r.keptIsSame, "a tile loaded into an image of its own is shown again as that image");
   assert.deepEqual(page.problems(), []);
 });
+
+// Two loads of one tile at once (two layers of one template, or a tile asked again while it
+// loads): the core serves the second from the first's request (identical calls join one flight),
+// so the second's own `fetch`, its image load, is never called and its answer is the first's
+// stand-in body. It is shown all the same, as an image of its own, not as that blank stand-in.
+test("adapters: two loads of one tile at once through the real client each end as the tile's image, not the stand-in", { timeout: 30_000 }, async () => {
+  const page = await blankPage();
+  const r = await page.evaluate(async () => {
+    const { loadTile } = await import("/pkg/without-cors.js");
+    const { TileClient } = await import("/pkg/browser.js");
+    let made = 0;
+    class FakeImage extends EventTarget {
+      id = ++made;
+      naturalWidth = 1;
+      address = "";
+      get src() {
+        return this.address;
+      }
+      set src(url) {
+        this.address = url;
+        if (!url.startsWith("data:")) setTimeout(() => this.dispatchEvent(new Event("load")), 30);
+      }
+      decode() {
+        return Promise.resolve();
+      }
+    }
+    globalThis.Image = FakeImage;
+    // The origin's first contact answers after 200 ms (CORS passed): the tiles below load meanwhile.
+    const tilePng = Uint8Array.from(atob("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="), (c) =>
+      c.charCodeAt(0),
+    );
+    globalThis.fetch = (_input, init) =>
+      new Promise((resolve, reject) => {
+        const timer = setTimeout(() => resolve(new Response(tilePng, { headers: { "content-type": "image/png" } })), 200);
+        init?.signal?.addEventListener("abort", () => {
+          clearTimeout(timer);
+          reject(init.signal.reason);
+        });
+      });
+    const client = new TileClient({ hedge: "off" });
+    const load = (url, signal, extra) => client.fetchTile(url, { signal, ...extra });
+    const signal = new AbortController().signal;
+    const base = "http://127.0.0.7:9/tile/5/1";
+    const [, a, b] = await Promise.all([
+      loadTile(load, `${base}/1.png`, signal, {}),
+      loadTile(load, `${base}/2.png`, signal, {}),
+      loadTile(load, `${base}/2.png`, signal, {}),
+    ]);
+    const what = (x) => (x.image ? { image: x.image.src.split("/").pop() } : { tile: x.tile?.data?.length });
+    return { a: what(a), b: what(b), same: a.image === b.image };
+  });
+  assert.deepEqual(r.a, { image: "2.png" }, "the first load: its image");
+  assert.deepEqual(r.b, { image: "2.png" }, "the second load, served by the first's request: an image of the tile too, not the stand-in");
+  assert.deepEqual(page.problems(), []);
+});
