@@ -221,19 +221,19 @@ test("adapters: a tile is likely an image while its origin is not known to send 
   assert.deepEqual(page.problems(), []);
 });
 
-// Leaflet's adapter hands its tile's own <img> to `loadTile` (`element`): the tile is shown as its
-// image loads, as Leaflet's own loader shows it, with no second element to take it from.
-test("adapters: a tile's first image load goes into the caller's element, a retry into one of its own; a tile shown again comes from an image the page kept", {
-  timeout: 30_000,
-}, async () => {
-  const page = await blankPage();
-  const r = await page.evaluate(async () => {
-    const { loadTile, likelyImage } = await import("/pkg/without-cors.js");
-    const loads = [];
-    const clientCalls = [];
+/**
+ * Puts a stand-in for `Image` in `page`: an element that "loads" any address but a data: URL
+ * `window.__imageLoadMs` (10) after its src is set, or fails its first load where
+ * `window.__imageFailsOnce(url)` says so; each load is recorded in `window.__imageLoads` as
+ * `{ image, tile }` (its id, the address's last segment).
+ */
+async function installFakeImage(page) {
+  await page.evaluate(() => {
     const failed = new Set();
     let made = 0;
-    class FakeImage extends EventTarget {
+    window.__imageLoads = [];
+    window.__imageFailsOnce = () => false;
+    window.Image = class FakeImage extends EventTarget {
       id = ++made;
       naturalWidth = 1;
       address = "";
@@ -243,20 +243,34 @@ test("adapters: a tile's first image load goes into the caller's element, a retr
       set src(url) {
         this.address = url;
         if (url.startsWith("data:")) return;
-        loads.push({ image: this.id, tile: url.split("/").pop() });
-        // An "again" tile's first image fails (a retry follows).
-        const fails = url.includes("again") && !failed.has(url);
+        window.__imageLoads.push({ image: this.id, tile: url.split("/").pop() });
+        const fails = window.__imageFailsOnce(url) && !failed.has(url);
         if (fails) failed.add(url);
-        setTimeout(() => this.dispatchEvent(new Event(fails ? "error" : "load")), 10);
+        setTimeout(() => this.dispatchEvent(new Event(fails ? "error" : "load")), window.__imageLoadMs ?? 10);
       }
       decode() {
         return Promise.resolve();
       }
-    }
-    globalThis.Image = FakeImage;
+    };
+  });
+}
+
+// Leaflet's adapter hands its tile's own <img> to `loadTile` (`element`): the tile is shown as its
+// image loads, as Leaflet's own loader shows it, with no second element to take it from.
+test("adapters: a tile's first image load goes into the caller's element, a retry into one of its own; a tile shown again comes from an image the page kept", {
+  timeout: 30_000,
+}, async () => {
+  const page = await blankPage();
+  await installFakeImage(page);
+  const r = await page.evaluate(async () => {
+    const { loadTile, likelyImage } = await import("/pkg/without-cors.js");
+    const loads = window.__imageLoads;
+    const clientCalls = [];
+    // An "again" tile's first image fails (a retry follows).
+    window.__imageFailsOnce = (url) => url.includes("again");
     // The first contact answers with CORS passed after 150 ms: the others load meanwhile.
     globalThis.fetch = () => new Promise((resolve) => setTimeout(() => resolve(new Response("tile")), 150));
-    const gone = new FakeImage();
+    const gone = new Image();
     const load = async (url, signal, extra) => {
       clientCalls.push(url.split("/").pop());
       const attempt = () => (extra?.fetch ?? globalThis.fetch)(url, { signal });
@@ -273,8 +287,8 @@ test("adapters: a tile's first image load goes into the caller's element, a retr
     };
     const signal = new AbortController().signal;
     const base = "http://127.0.0.5:9/tile/4/1";
-    const own = new FakeImage();
-    const ownAgain = new FakeImage();
+    const own = new Image();
+    const ownAgain = new Image();
     const [, viaOwn, viaNone, retried] = await Promise.all([
       loadTile(load, `${base}/1.png`, signal, {}),
       loadTile(load, `${base}/2.png`, signal, { element: own }),
@@ -289,15 +303,15 @@ test("adapters: a tile's first image load goes into the caller's element, a retr
     const likely = [`${base}/2.png`, `${base}/3.png`, `${base}/5.png`].map((u) => likelyImage(u));
     // Leaflet empties a removed tile's element; the tile asked for again gets a new one.
     own.src = "data:image/gif;base64,R0lGODlhAQABAAAAACw=";
-    const next = new FakeImage();
+    const next = new Image();
     const shownAgain = await loadTile(load, `${base}/2.png`, signal, { element: next });
     const kept = await loadTile(load, `${base}/3.png`, signal, {});
-    const afterGone = await loadTile(load, `${base}/4.png`, signal, { element: new FakeImage() });
+    const afterGone = await loadTile(load, `${base}/4.png`, signal, { element: new Image() });
     return {
       first,
       ids: { own: own.id, ownAgain: ownAgain.id, next: next.id },
       viaOwn: viaOwn.image?.id,
-      viaNoneIsNew: viaNone.image instanceof FakeImage && ![own.id, ownAgain.id].includes(viaNone.image.id),
+      viaNoneIsNew: viaNone.image instanceof Image && ![own.id, ownAgain.id].includes(viaNone.image.id),
       retried: retried.image?.id,
       shownAgain: { image: shownAgain.image?.id, src: shownAgain.image?.src.split("/").pop() },
       keptIsSame: kept.image === viaNone.image,
@@ -336,26 +350,11 @@ test("adapters: a tile's first image load goes into the caller's element, a retr
 // stand-in body. It is shown all the same, as an image of its own, not as that blank stand-in.
 test("adapters: two loads of one tile at once through the real client each end as the tile's image, not the stand-in", { timeout: 30_000 }, async () => {
   const page = await blankPage();
+  await installFakeImage(page);
   const r = await page.evaluate(async () => {
     const { loadTile } = await import("/pkg/without-cors.js");
     const { TileClient } = await import("/pkg/browser.js");
-    let made = 0;
-    class FakeImage extends EventTarget {
-      id = ++made;
-      naturalWidth = 1;
-      address = "";
-      get src() {
-        return this.address;
-      }
-      set src(url) {
-        this.address = url;
-        if (!url.startsWith("data:")) setTimeout(() => this.dispatchEvent(new Event("load")), 30);
-      }
-      decode() {
-        return Promise.resolve();
-      }
-    }
-    globalThis.Image = FakeImage;
+    window.__imageLoadMs = 30;
     // The origin's first contact answers after 200 ms (CORS passed): the tiles below load meanwhile.
     const tilePng = Uint8Array.from(atob("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="), (c) =>
       c.charCodeAt(0),
