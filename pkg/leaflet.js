@@ -137,14 +137,11 @@ export function routeTileLayer(L, Base = L?.TileLayer) {
             } else if (image === tile) {
               done(null, tile); // loaded into the tile itself
             } else {
-              tile.onload = () => {
+              tile.onload = tile.onerror = (event) => {
                 tile.onload = tile.onerror = null;
-                done(null, tile);
-              };
-              tile.onerror = () => {
-                tile.onload = tile.onerror = null;
-                if (errorTileUrl) tile.src = errorTileUrl;
-                done(failed(), tile);
+                const error = event.type === "error" ? failed() : null;
+                if (error && errorTileUrl) tile.src = errorTileUrl;
+                done(error, tile);
               };
               tile.src = image.src;
             }

@@ -45,14 +45,12 @@ const SHOWN_AS_IMAGES_MS = 5 * 60_000;
  * is asked of the server again where its answer stated no freshness: the long map session in
  * RESULTS.md). It is not decoded until it is shown.
  */
-function rememberShownAsImage(url, loaded, element) {
+function rememberShownAsImage(url, loaded, element, crossOrigin, referrerPolicy) {
   if (typeof url !== "string") return;
   let image = loaded.image;
   if (image === element) {
     // Asked as the element asked it (the same CORS mode and referrer policy): what the page has.
-    image = new Image();
-    if (element.crossOrigin != null) image.crossOrigin = element.crossOrigin;
-    if (element.referrerPolicy) image.referrerPolicy = element.referrerPolicy;
+    image = askedAsTheLibrary(new Image(), crossOrigin, referrerPolicy);
     image.src = loaded.src;
   }
   shownAsImages.delete(url);
@@ -167,11 +165,19 @@ function markWithoutCors(origin) {
   for (const restart of restarts) restart();
 }
 
+/** `image`, set to ask for its address as the library's own images ask (`crossOrigin`, `referrerPolicy`). */
+function askedAsTheLibrary(image, crossOrigin, referrerPolicy) {
+  if (crossOrigin != null) image.crossOrigin = crossOrigin;
+  if (referrerPolicy) image.referrerPolicy = referrerPolicy;
+  return image;
+}
+
 /**
  * The `fetch` option of an image load: the URL the core picked (a mirror, a cache-busted one)
  * loads into an image element (`element` for the first load, else a new one), decoded;
  * `into.image` is set to it, `into.src` to the address it loaded (read now: the library may
- * empty its element later), and the core gets a stand-in response. An image that fails to load or decode rejects as a network error would.
+ * empty its element later), and the core gets a stand-in response. An image that fails to load
+ * or decode rejects as a network error would.
  */
 function imageFetch(into, crossOrigin, referrerPolicy, element = null) {
   let own = element;
@@ -184,11 +190,9 @@ function imageFetch(into, crossOrigin, referrerPolicy, element = null) {
       }
       // The caller's own element takes the first load (the library's tile: shown as it loads,
       // no second element to copy it from); a retry or hedge beside it gets one of its own.
-      const image = own ?? new Image();
+      const image = askedAsTheLibrary(own ?? new Image(), crossOrigin, referrerPolicy);
       own = null;
       const address = typeof input === "string" ? input : input.url;
-      if (crossOrigin != null) image.crossOrigin = crossOrigin;
-      if (referrerPolicy) image.referrerPolicy = referrerPolicy;
       let settled = false;
       const settle = (error) => {
         if (settled) return;
@@ -343,7 +347,7 @@ function whileUnknown(load, url, signal, extra, origin, { crossOrigin, referrerP
   return load(url, signal, { ...extra, fetch: attempt }).then(
     (tile) => {
       if (!into.image) return isStandIn(tile) ? imageLoad() : { tile };
-      rememberShownAsImage(url, into, element);
+      rememberShownAsImage(url, into, element, crossOrigin, referrerPolicy);
       return { image: into.image };
     },
     (error) => {
