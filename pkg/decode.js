@@ -1,4 +1,4 @@
-// How the OpenLayers and Leaflet adapters decode a tile's bytes into an ImageBitmap, off the main
+// How the OpenLayers, Leaflet and MapLibre adapters decode a tile's bytes into an ImageBitmap, off the main
 // thread. Not a subpath of the package: the adapters'.
 
 /**

@@ -26,7 +26,7 @@ export interface ProtocolRequestParameters {
 }
 
 export interface ProtocolResponse {
-  /** An ArrayBuffer (tiles), a parsed object ("json"), a string ("string"), or an ImageBitmap for an empty "image". */
+  /** An ArrayBuffer (tiles), a parsed object ("json"), a string ("string"), or the tile decoded, an ImageBitmap ("image": raster tiles). */
   data: any;
   cacheControl?: string;
   expires?: string;

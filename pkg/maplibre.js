@@ -5,6 +5,7 @@
 //
 // MapLibre is a peer dependency; nothing is imported from it.
 import { adapterOptions } from "./adapter-options.js";
+import { decodeTile } from "./decode.js";
 
 const SCHEME = /^[a-z][a-z0-9+.-]*:\/\/(?=[a-z][a-z0-9+.-]*:)/i;
 
@@ -38,6 +39,14 @@ export function createProtocol(options) {
     let data;
     if (tile.empty) {
       data = type === "image" ? await createImageBitmap(new ImageData(1, 1)) : type === "json" ? null : type === "string" ? "" : new ArrayBuffer(0);
+    } else if (type === "image" && typeof createImageBitmap === "function") {
+      // Decoded here, as MapLibre takes an image from a protocol: its own decode of bytes goes
+      // through a Blob, which the browser registers and reads back (decode.js).
+      data = await decodeTile(tile);
+      if (signal.aborted) {
+        data.close();
+        throw new DOMException("aborted", "AbortError");
+      }
     } else if (type === "json") {
       data = JSON.parse(new TextDecoder().decode(tile.data));
     } else if (type === "string") {

@@ -401,8 +401,9 @@ export function scenarios(env, { name, spec = (s) => s }) {
 
     async flaky503(t) {
       const run = `${name}-flaky`;
-      const { tiles } = await loadAll(t, run, "f=503&p=0.3", FAST, "flaky-503");
-      assert.ok(env().srv.requests(run) > tiles.length, "some tiles were retried");
+      const loaded = await loadAll(t, run, "f=503&p=0.3", FAST, "flaky-503");
+      assert.ok(env().srv.requests(run) > loaded.tiles.length, "some tiles were retried");
+      return loaded;
     },
 
     async retryAfter429(t) {
