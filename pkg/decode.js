@@ -1,5 +1,5 @@
-// How the OpenLayers, Leaflet and MapLibre adapters decode a tile's bytes into an ImageBitmap, off the main
-// thread. Not a subpath of the package: the adapters'.
+// How the OpenLayers, Leaflet and MapLibre adapters decode a tile's bytes into an ImageBitmap, off
+// the main thread. Not a subpath of the package: the adapters'.
 
 /**
  * The tile's image as an ImageBitmap. Through WebCodecs' ImageDecoder where the platform has it

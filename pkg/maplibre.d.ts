@@ -26,7 +26,7 @@ export interface ProtocolRequestParameters {
 }
 
 export interface ProtocolResponse {
-  /** An ArrayBuffer (tiles), a parsed object ("json"), a string ("string"), or the tile decoded, an ImageBitmap ("image": raster tiles). */
+  /** An ArrayBuffer (tiles), a parsed object ("json"), a string ("string"), or for "image" (raster tiles) the tile decoded, an ImageBitmap (bytes where there is no createImageBitmap). */
   data: any;
   cacheControl?: string;
   expires?: string;

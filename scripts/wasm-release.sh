@@ -29,7 +29,8 @@ CARGO_WASM_RELEASE_OUT=target/release-wasm/wasm32-unknown-unknown/release/tilefe
 wasm_opt_release() {
   local wasm=$1
   shift
-  node_modules/.bin/wasm-opt -Oz --flatten --rereloop -Oz --converge --low-memory-unused --zero-filled-memory \
+  node_modules/.bin/wasm-opt -Oz --flatten --rereloop -Oz --converge \
+    --low-memory-unused --zero-filled-memory \
     --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
     --enable-mutable-globals --enable-reference-types --enable-multivalue \
     "$@" "$wasm" -o "$wasm"

@@ -21,7 +21,7 @@ export function maplibreTests(entry, major) {
   test("createProtocol: 30 % 503s, every tile of the view loads, reaches MapLibre decoded and is drawn", { timeout: 30_000 }, async (t) => {
     const { tiles, states } = await s.flaky503(t);
     // Decoded by the adapter (decode.js), where MapLibre's own decode of bytes goes through a Blob.
-    for (const tile of tiles) assert.equal(states[tile.key].data, "ImageBitmap", `${tile.key}: what the protocol handed MapLibre`);
+    for (const tile of tiles) assert.equal(states[tile.key].dataType, "ImageBitmap", `${tile.key}: what the protocol handed MapLibre`);
   });
   test("createProtocol: 429 + Retry-After, every tile loads after the pause", { timeout: 30_000 }, (t) => s.retryAfter429(t));
   test("createProtocol: 404 tiles end errored within 200 ms, requested once", { timeout: 30_000 }, (t) =>
