@@ -9,9 +9,14 @@
 // fetch awaited in wasm costs; tilefetch at the boundary issue's start (bench/before/) runs beside
 // today's when built. Writes bench/out/own-work.json.
 //
-//   node bench/own-work.mjs [--tiles 4000] [--rounds 7]
+//   node bench/own-work.mjs [--tiles 4000] [--rounds 7] [--beside DIR]
+//
+// --beside DIR: another build of the package (a copy of pkg/ made at another commit) whose
+// fetchTile runs in the same rounds as "tilefetch-fetchtile-beside", for a before/after of a
+// change; it is left out of the file the report reads (bench/out/own-work-beside.json instead).
 import fs from "node:fs";
 import path from "node:path";
+import { pathToFileURL } from "node:url";
 import { CLIENTS } from "./clients/index.mjs";
 import { BEFORE_ID, beforeIsBuilt } from "./before/id.mjs";
 import { OUT } from "./bundle.mjs";
@@ -22,6 +27,7 @@ import { runRounds, summarise } from "./overhead-rounds.mjs";
 import { tilePng } from "../tests/server/fault-server.mjs";
 
 const tiles = Number(option("tiles", 4000));
+const beside = option("beside", null);
 const rounds = Number(option("rounds", 7));
 const warmup = 2;
 // The overhead bench's concurrency, so that the two compare call for call (the default client
@@ -48,6 +54,10 @@ globalThis.fetch = async (_input, init) => {
 const tilefetch = await import("../pkg/node.js");
 const modules = { ...CLIENTS, [FLOOR_ID]: floor, ...(hasBefore ? { [BEFORE_ID]: await import("./before/client.mjs") } : {}) };
 const clients = Object.fromEntries(IDS.map((id) => [id, modules[id].create({ tilefetch })]));
+if (beside !== null) {
+  const other = await import(pathToFileURL(path.resolve(beside, "node.js")).href);
+  clients["tilefetch-fetchtile-beside"] = CLIENTS["tilefetch-fetchtile"].create({ tilefetch: other });
+}
 // No server: the stub answers for any URL. Distinct URLs, as the other benches fetch.
 const urls = Array.from({ length: tiles }, (_, i) => `http://127.0.0.1:9/tile/15/${16000 + (i % 40)}/${10000 + Math.floor(i / 40)}.png`);
 const cpu = () => {
@@ -59,7 +69,7 @@ for (const c of Object.values(clients)) c.close?.();
 const summary = summarise(samples, { tiles });
 fs.mkdirSync(OUT, { recursive: true });
 fs.writeFileSync(
-  path.join(OUT, "own-work.json"),
+  path.join(OUT, beside === null ? "own-work.json" : "own-work-beside.json"),
   `${JSON.stringify({ tiles, rounds, warmup, concurrency, node: process.version, samples, summary }, null, 2)}\n`,
 );
 for (const [id, s] of Object.entries(summary))

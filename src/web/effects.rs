@@ -28,6 +28,47 @@ extern "C" {
     fn clear_timeout(handle: &JsValue);
 }
 
+thread_local! {
+    /// The clock's reading for the task poll under way (`Turn`): `UNREAD` until the poll's first
+    /// reading, `OUTSIDE` when no poll is. A poll is one synchronous turn of the event loop, and
+    /// every reading was a crossing into JS: the retry loop, the host state and the timers read
+    /// the clock many times in one.
+    static TURN_NOW: Cell<f64> = const { Cell::new(OUTSIDE) };
+}
+const OUTSIDE: f64 = f64::NAN;
+const UNREAD: f64 = f64::NEG_INFINITY;
+
+/// `performance.now()`, read once per task poll: within a poll, every reading is the poll's
+/// first (time spent inside one synchronous turn is not waited for); outside one, fresh.
+pub fn now() -> f64 {
+    TURN_NOW.with(|turn| match turn.get() {
+        t if t.is_nan() => performance_now(),
+        UNREAD => {
+            let t = performance_now();
+            turn.set(t);
+            t
+        }
+        t => t,
+    })
+}
+
+/// Held around a task's poll (task.rs): the clock is read once in it (`now`). A poll started
+/// inside another (a call made from a running call's callback) has its own reading, and the
+/// outer one's is back when it ends.
+pub struct Turn(f64);
+
+impl Turn {
+    pub fn begin() -> Turn {
+        Turn(TURN_NOW.with(|turn| turn.replace(UNREAD)))
+    }
+}
+
+impl Drop for Turn {
+    fn drop(&mut self) {
+        TURN_NOW.with(|turn| turn.set(self.0));
+    }
+}
+
 /// A `setTimeout` as a future; dropping it clears the timer. `ms` is clamped into the timer
 /// range (0 ..= 2^31 − 1).
 pub use timer::Timer;
@@ -81,7 +122,9 @@ mod timer {
     impl Timer {
         pub fn new(ms: f64) -> Timer {
             let state = Rc::new(TimerState::default());
-            let now = performance_now();
+            // A poll's reading may be a little behind the platform's clock: the platform timer
+            // is set `ms` from when it is set, so it never goes off before `due`.
+            let now = now();
             let due = now + clamp_delay(ms).ceil();
             if arm(due, now) {
                 TIMERS.with(|timers| timers.borrow_mut().push((due, state.clone())));
@@ -233,7 +276,7 @@ pub struct JsClock;
 
 impl Clock for JsClock {
     fn now_ms(&self) -> f64 {
-        performance_now()
+        now()
     }
     fn epoch_ms(&self) -> f64 {
         js_sys::Date::now()

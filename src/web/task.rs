@@ -159,6 +159,7 @@ fn run(task: Rc<Task>) {
     let waker = Waker::from(Arc::new(TaskWaker(task.id)));
     let mut cx = Context::from_waker(&waker);
     CURRENT.with(|current| current.set(task.id));
+    let _turn = super::effects::Turn::begin();
     loop {
         task.woken.set(false);
         let done = match task.future.borrow_mut().as_mut() {
