@@ -128,6 +128,10 @@ export interface Tile {
   status: number;
   /** The `Content-Type` header, or null when there is none. */
   contentType: string | null;
+  /**
+   * The response headers: read-only where the platform's `fetch` made them so (shared then by
+   * every caller of a coalesced or remembered tile), otherwise a copy per caller.
+   */
   headers: Headers;
   /** How many requests were sent, 1 … n. */
   attempts: number;

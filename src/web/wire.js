@@ -45,13 +45,19 @@ export function addObject(object, name) {
 
 // What a tile kept for later calls holds of its response (src/web/wire.rs, `TileHead`).
 export function tileHead(head) {
-  return { status: head.status, headers: head.headers };
+  return { status: head.status, type: head.type, headers: head.headers };
 }
 
+// Whether a response's headers are read-only, so that every caller of its tile may share them:
+// those of a response `fetch` made (type "basic" or "cors") are, by the Fetch standard's
+// "immutable" guard; a script-made response's (type "default") may be changed.
+const readOnlyHeaders = (head) => head.type === "basic" || head.type === "cors";
+
 // A tile for one caller of a (possibly shared) request. The first caller gets the body and headers
-// as received; later ones a copy each, so no caller sees another's changes to them.
+// as received; later ones a copy of the bytes each, and of the headers where they could be
+// changed, so no caller sees another's changes to them.
 export function makeTile(head, data, first, attempts, elapsedMs, empty) {
-  const headers = first ? head.headers : new Headers(head.headers);
+  const headers = first || readOnlyHeaders(head) ? head.headers : new Headers(head.headers);
   const body = empty ? new Uint8Array(0) : first ? data : data.slice();
   return { data: body, status: head.status, contentType: headers.get("content-type"), headers, attempts, elapsedMs, empty };
 }

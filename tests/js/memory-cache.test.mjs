@@ -33,14 +33,32 @@ describe("memoryCacheBytes", () => {
     assert.equal(again.headers.get("content-length"), String(tilePng(5, 1, 2).length));
     assert.ok(Buffer.from(again.data).equals(tilePng(5, 1, 2)));
     again.data.fill(0);
-    again.headers.set("x-mine", "1");
+    // fetch's answer has read-only headers (the Fetch standard's "immutable" guard): shared.
+    assert.throws(() => again.headers.set("x-mine", "1"), TypeError);
     const third = await client.fetchTile(url);
     assert.ok(Buffer.from(third.data).equals(tilePng(5, 1, 2)));
-    assert.equal(third.headers.get("x-mine"), null, "the caller's headers are its own");
+    assert.throws(() => third.headers.set("x-mine", "1"), TypeError);
+    assert.equal(third.headers.get("x-mine"), null);
     const s = client.stats()[host];
     assert.equal(s.fromMemory, 2);
     assert.equal(s.requests, 3);
     assert.equal(s.successes, 3);
+  });
+
+  test("a kept answer a script made (its headers can be changed) gives each caller headers of its own", async () => {
+    const client = new TileClient({});
+    const url = tileUrl(srv, "mem-script-made", [5, 1, 2]);
+    const png = tilePng(5, 1, 2);
+    const made = () => Promise.resolve(new Response(png, { headers: { "content-type": "image/png" } }));
+    const first = await client.fetchTile(url, { fetch: made });
+    first.headers.set("x-first", "1");
+    const second = await client.fetchTile(url);
+    const third = await client.fetchTile(url);
+    assert.equal(client.stats()[host].fromMemory, 2);
+    second.headers.set("x-second", "1");
+    assert.equal(second.headers.get("x-first"), null, "not the first caller's headers");
+    assert.equal(third.headers.get("x-second"), null, "not another later caller's headers");
+    assert.equal(third.headers.get("content-type"), "image/png");
   });
 
   test("no-store is never kept, no-cache never reused, max-age=0 stale at once", async () => {
