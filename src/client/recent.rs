@@ -29,20 +29,27 @@ pub fn keeps(cache: Option<&str>, max_age_s: Option<f64>) -> bool {
 const LARGEST_SHARE: usize = 4;
 
 struct Entry<T> {
-    key: KeyHash,
     value: T,
     bytes: usize,
     fresh_until_ms: f64,
+}
+
+/// What a look-up and the choice of the entry to drop read of an entry, held apart from the
+/// entries (`slots[i]` is `entries[i]`'s): each call's look-up scans every key of a store that
+/// may hold thousands, and a scan of these reads no tile's fields.
+struct Slot {
+    key: KeyHash,
     /// When it was last put or handed out, by the store's count of uses.
     used: u64,
 }
 
-/// Recently delivered tiles, in no order (each says when it was last used): entries are
+/// Recently delivered tiles, in no order (each slot says when it was last used): entries are
 /// swapped out, not shifted.
 pub struct RecentTiles<T> {
     max_bytes: usize,
     bytes: usize,
     uses: u64,
+    slots: Vec<Slot>,
     entries: Vec<Entry<T>>,
 }
 
@@ -63,7 +70,7 @@ fn hash_of(key: &str) -> KeyHash {
 impl<T: Clone> RecentTiles<T> {
     /// An empty store of at most `max_bytes` (0: keeps nothing).
     pub fn new(max_bytes: usize) -> RecentTiles<T> {
-        RecentTiles { max_bytes, bytes: 0, uses: 0, entries: Vec::new() }
+        RecentTiles { max_bytes, bytes: 0, uses: 0, slots: Vec::new(), entries: Vec::new() }
     }
 
     /// Whether it keeps anything at all.
@@ -80,21 +87,24 @@ impl<T: Clone> RecentTiles<T> {
             return None;
         }
         self.uses += 1;
-        let entry = &mut self.entries[i];
-        entry.used = self.uses;
-        Some(entry.value.clone())
+        self.slots[i].used = self.uses;
+        Some(self.entries[i].value.clone())
     }
 
     fn find(&self, key: &str) -> Option<usize> {
         // An empty store (off, or a server whose answers say no-store) costs a call no hashing.
-        if self.entries.is_empty() {
+        if self.slots.is_empty() {
             return None;
         }
-        let key = hash_of(key);
-        self.entries.iter().position(|e| e.key == key)
+        self.position(hash_of(key))
+    }
+
+    fn position(&self, key: KeyHash) -> Option<usize> {
+        self.slots.iter().position(|slot| slot.key == key)
     }
 
     fn forget(&mut self, i: usize) {
+        self.slots.swap_remove(i);
         self.bytes -= self.entries.swap_remove(i).bytes;
     }
 
@@ -104,12 +114,15 @@ impl<T: Clone> RecentTiles<T> {
     /// same).
     pub fn put(&mut self, key: &str, value: T, bytes: usize, fresh_until_ms: f64) -> bool {
         // A newer answer replaces the one kept, whether or not it is kept itself.
-        self.remove(key);
+        let key = hash_of(key);
+        if let Some(i) = self.position(key) {
+            self.forget(i);
+        }
         if !self.is_on() || bytes > self.max_bytes / LARGEST_SHARE {
             return false;
         }
         while self.bytes + bytes > self.max_bytes || self.entries.len() >= MAX_ENTRIES {
-            let oldest = (0..self.entries.len()).min_by_key(|&i| self.entries[i].used);
+            let oldest = (0..self.slots.len()).min_by_key(|&i| self.slots[i].used);
             match oldest {
                 Some(i) => self.forget(i),
                 None => break,
@@ -117,8 +130,8 @@ impl<T: Clone> RecentTiles<T> {
         }
         self.uses += 1;
         self.bytes += bytes;
-        let (key, used) = (hash_of(key), self.uses);
-        self.entries.push(Entry { key, value, bytes, fresh_until_ms, used });
+        self.slots.push(Slot { key, used: self.uses });
+        self.entries.push(Entry { value, bytes, fresh_until_ms });
         true
     }
 
