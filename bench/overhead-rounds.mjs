@@ -3,7 +3,7 @@
 // client further along, so drift (JIT, GC, a busy machine) spreads over all of them.
 
 /** One batch: `tiles` calls, `concurrency` at a time; returns wall ms (and CPU µs if `cpu`). */
-async function batch(client, urls, concurrency, cpu) {
+export async function batch(client, urls, concurrency, cpu) {
   const cpu0 = cpu?.();
   const t0 = performance.now();
   let next = 0;

@@ -90,11 +90,10 @@ impl ClientInner {
             early_error(e, &url.as_string().map(|u| redact_url(&u)).unwrap_or_default())
         })?;
         let Prepared { options, url_lines, route, request, headers, signal, on_retry, own_fetch } = prepared;
-        let redacted_url = redact_url(pieces(&url_lines, b'\n').next().unwrap_or(""));
         let own_abort = AbortWatch::new(signal);
         if own_abort.is_aborted() {
             route[0].borrow_mut().counters.aborted += 1;
-            return Err(caller_error(Error::Aborted, Some(own_abort.reason()), 0, 0.0, &redacted_url));
+            return Err(caller_error(Error::Aborted, Some(own_abort.reason()), 0, 0.0, &url_lines));
         }
         let now = JsClock.now_ms();
         let called = called_ms.filter(|at| at.is_finite()).map_or(now, |at| at.min(now));
@@ -135,7 +134,7 @@ impl ClientInner {
                     route: route.clone(),
                     request,
                     on_retry,
-                    url: redacted_url.clone(),
+                    url_lines: url_lines.clone(),
                     keeps,
                     own_fetch,
                 };
@@ -168,12 +167,12 @@ impl ClientInner {
             Either::Right(Either::Left(())) => {
                 let elapsed = JsClock.now_ms() - called;
                 let reason = Some(own_abort.reason());
-                Err(caller_error(Error::Aborted, reason, flight.attempts.get(), elapsed, &redacted_url))
+                Err(caller_error(Error::Aborted, reason, flight.attempts.get(), elapsed, &url_lines))
             }
             Either::Right(Either::Right(())) => {
                 let error = Error::Deadline { deadline_ms: options.deadline_ms };
                 let elapsed = JsClock.now_ms() - called;
-                Err(caller_error(error, None, flight.attempts.get(), elapsed, &redacted_url))
+                Err(caller_error(error, None, flight.attempts.get(), elapsed, &url_lines))
             }
         }
     }
@@ -294,7 +293,7 @@ impl ClientInner {
             // Every caller has gone (that is what stopped it): nobody reads the error, and a JS
             // Error costs a stack capture, which adds up when a map drops a hundred tiles at once.
             Err(_) if flight.callers.count() == 0 => Err(JsValue::UNDEFINED),
-            Err(gave_up) => Err(give_up_to_js(gave_up, &run.url)),
+            Err(gave_up) => Err(give_up_to_js(gave_up, &run.url_lines)),
         }
     }
 
@@ -405,7 +404,9 @@ struct FlightRun {
     route: Vec<SharedHost>,
     request: BuiltRequest,
     on_retry: Option<Function>,
-    url: String,
+    /// The call's URLs, one per line: an error shows the first, redacted (`shown_url`), made
+    /// only for an error: most calls never need it.
+    url_lines: String,
     /// Whether its tile is kept for identical calls (`recent::keeps`, the client keeping tiles).
     keeps: bool,
     /// Whether the call brought a `fetch` of its own.
@@ -562,15 +563,26 @@ fn reuse_ms_of(body: &WebBody) -> Option<f64> {
     reuse_ms(&freshness, JsClock.epoch_ms())
 }
 
-fn give_up_to_js(gave_up: GaveUp<JsValue>, url: &str) -> JsValue {
-    failure_to_js(&gave_up.failure, gave_up.attempts, gave_up.elapsed_ms, url)
+fn give_up_to_js(gave_up: GaveUp<JsValue>, url_lines: &str) -> JsValue {
+    failure_to_js(&gave_up.failure, gave_up.attempts, gave_up.elapsed_ms, &shown_url(url_lines))
+}
+
+/// What an error shows of a call's URLs (one per line): the first, redacted.
+fn shown_url(url_lines: &str) -> String {
+    redact_url(pieces(url_lines, b'\n').next().unwrap_or(""))
 }
 
 /// A caller that leaves its flight early (its own signal or deadline), with the attempts the
 /// shared loop had sent by then.
-fn caller_error(error: Error, cause: Option<JsValue>, attempts: u32, elapsed_ms: f64, url: &str) -> JsValue {
+fn caller_error(
+    error: Error,
+    cause: Option<JsValue>,
+    attempts: u32,
+    elapsed_ms: f64,
+    url_lines: &str,
+) -> JsValue {
     let failure = crate::retry::Failure { error, cause: cause.map(Cause::Platform) };
-    failure_to_js(&failure, attempts, elapsed_ms, url)
+    failure_to_js(&failure, attempts, elapsed_ms, &shown_url(url_lines))
 }
 
 fn event_to_js(event: &Event) -> JsValue {
