@@ -12,7 +12,7 @@
 #      bench/before/build.sh builds from the repository's history),
 #      and where a call's CPU time goes, raw fetch, the plain JS wrapper and fetchTile, by V8's
 #      profiler in Node and in Chromium (bench/profile.mjs), CPU per call with fetch stubbed out
-#      (bench/own-work.mjs) and how often a call crosses between JS and the wasm module
+#      (bench/own-work.mjs; a page's main thread per call in Chromium, bench/own-work-chromium.mjs) and how often a call crosses between JS and the wasm module
 #      (bench/crossings.mjs)
 #   4. fault     every client × 18 fault scenarios on loopback (bench/fault.mjs)
 #   5. mapview   OpenLayers, Leaflet, MapLibre, CesiumJS and deck.gl in Chromium, own loader against the tilefetch
@@ -75,6 +75,7 @@ phase before bash -c 'bash bench/before/build.sh || echo "bench/before: not buil
 phase overhead node bench/overhead.mjs
 phase profile node bench/profile.mjs
 phase own-work node bench/own-work.mjs
+phase own-work-chromium node bench/own-work-chromium.mjs
 phase crossings node bench/crossings.mjs
 phase fault node bench/fault.mjs
 phase mapview node bench/mapview.mjs
