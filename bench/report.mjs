@@ -885,14 +885,20 @@ function ownWorkChromiumSection(own) {
   const s = own.summary;
   const name = (id) => ({ "tileclient-no-recent": "tilefetch TileClient, no recent tiles (`memoryCacheBytes: 0`)" })[id] ?? label(id);
   out.push(`\`node bench/own-work-chromium.mjs\`: in a page of headless Chromium ${own.version}, the page's \`fetch\` answers the tiles' requests at`);
-  out.push(`once with the same PNG tile; ${int(own.tiles)} calls per batch, ${own.concurrency} at a time, ${own.rounds} rounds after ${own.warmup} of warm-up, the clients`);
+  out.push(
+    `once with the same PNG tile; ${int(own.tiles)} calls per batch, ${own.concurrency} at a time, ${own.rounds} rounds after ${own.warmup} of warm-up, the clients`,
+  );
   out.push("taking turns. The main thread's busy time per call (the DevTools protocol's TaskDuration, read around each batch): what a");
   out.push("call costs the thread a map draws on. fetchTile's recent tiles are full after the warm-up (a batch asks for more tiles than they hold).");
   out.push("");
   out.push(
     table(
       ["client", "main thread µs per call", "over the plain JS wrapper (median of paired rounds)"],
-      Object.keys(s).map((id) => [isTilefetch(id) || id === "tileclient-no-recent" ? `**${name(id)}**` : name(id), fixed(s[id].cpuUsPerCall, 1), fixed(s[id].extraCpuOverReferenceUsPerCall, 1)]),
+      Object.keys(s).map((id) => [
+        isTilefetch(id) || id === "tileclient-no-recent" ? `**${name(id)}**` : name(id),
+        fixed(s[id].cpuUsPerCall, 1),
+        fixed(s[id].extraCpuOverReferenceUsPerCall, 1),
+      ]),
     ),
   );
   out.push("");
