@@ -1,18 +1,19 @@
 #!/usr/bin/env node
 // What a call costs a page's main thread, with the network taken out: in headless Chromium the
-// page's `fetch` is replaced by a stub that answers every request at once with the same healthy
-// PNG tile (a fresh Response each time), and the renderer's main-thread busy time (the DevTools
-// protocol's TaskDuration) is read before and after each batch. The plain JS wrapper, fetchTile (the default client: recent tiles on, full after the
-// warm-up, each batch's URLs more than they hold) and a TileClient without recent tiles take
-// turns in rounds, as in bench/own-work.mjs for Node (each batch bench/overhead-rounds.mjs's).
-// µs per call over the wrapper, medians of the differences paired within rounds. Writes
+// page's `fetch` is replaced, for the tiles' address, by a stub that answers at once with the
+// same healthy PNG tile (a fresh, script-made Response each time), and the renderer's main-thread
+// busy time (the DevTools protocol's TaskDuration) is read before and after each batch. The plain
+// JS wrapper, fetchTile (the default client, recent tiles on: with the default --tiles a batch
+// asks for more tiles than they hold) and a TileClient without recent tiles take turns in rounds,
+// as in bench/own-work.mjs for Node (each batch bench/overhead-rounds.mjs's). µs per call over
+// the wrapper, medians of the differences paired within rounds. Writes
 // bench/out/own-work-chromium.json.
 //
 //   node bench/own-work-chromium.mjs [--tiles 4000] [--rounds 9] [--beside DIR]
 //
 // --beside DIR: another build of the package (a copy of pkg/ made at another commit) whose
-// fetchTile runs in the same rounds as "fetchtile-beside", for a before/after of a change in
-// one page; the result goes to bench/out/own-work-chromium-beside.json instead.
+// fetchTile runs in the same rounds as "tilefetch-fetchtile-beside", for a before/after of a
+// change in one page; the result goes to bench/out/own-work-chromium-beside.json instead.
 import fs from "node:fs";
 import path from "node:path";
 import { bundle, HERE, OUT, ROOT } from "./bundle.mjs";
@@ -65,7 +66,7 @@ try {
         "tilefetch-fetchtile": fetchTileOf(tilefetch),
         "tileclient-no-recent": { get: async (url, signal) => (await noRecent.fetchTile(url, { signal })).data },
       };
-      if (beside) clients["fetchtile-beside"] = fetchTileOf(await import("/bench/out/beside-pkg/browser.js"));
+      if (beside) clients["tilefetch-fetchtile-beside"] = fetchTileOf(await import("/bench/out/beside-pkg/browser.js"));
       const urls = Array.from({ length: tiles }, (_, i) => `${TILES}tile/15/${16000 + (i % 40)}/${10000 + Math.floor(i / 40)}.png`);
       globalThis.runBatch = (id, concurrency) => batch(clients[id], urls, concurrency);
       return Object.keys(clients);

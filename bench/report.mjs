@@ -877,7 +877,6 @@ function crossingsSection(crossings) {
   return out;
 }
 
-/** CPU per call with fetch stubbed out (bench/own-work.mjs), beside the same over real sockets. */
 /** The Chromium half of "with the network taken out" (bench/own-work-chromium.mjs). */
 function ownWorkChromiumSection(own) {
   const out = ["### With the network taken out (Chromium, fetch stubbed)", ""];
@@ -889,7 +888,8 @@ function ownWorkChromiumSection(own) {
     `once with the same PNG tile; ${int(own.tiles)} calls per batch, ${own.concurrency} at a time, ${own.rounds} rounds after ${own.warmup} of warm-up, the clients`,
   );
   out.push("taking turns. The main thread's busy time per call (the DevTools protocol's TaskDuration, read around each batch): what a");
-  out.push("call costs the thread a map draws on. fetchTile's recent tiles are full after the warm-up (a batch asks for more tiles than they hold).");
+  out.push("call costs the thread a map draws on. fetchTile keeps recent tiles, a TileClient with `memoryCacheBytes: 0` none; the");
+  out.push(`responses are script-made (their headers can be changed), so a kept tile's headers are copied for each caller.`);
   out.push("");
   out.push(
     table(
@@ -905,6 +905,7 @@ function ownWorkChromiumSection(own) {
   return out;
 }
 
+/** CPU per call with fetch stubbed out (bench/own-work.mjs), beside the same over real sockets. */
 function ownWorkSection(own, overhead) {
   const out = ["### With the network taken out (Node, fetch stubbed)", ""];
   if (!own) return [...out, "Not run (bench/out/own-work.json is missing).", ""];

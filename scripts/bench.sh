@@ -12,7 +12,8 @@
 #      bench/before/build.sh builds from the repository's history),
 #      and where a call's CPU time goes, raw fetch, the plain JS wrapper and fetchTile, by V8's
 #      profiler in Node and in Chromium (bench/profile.mjs), CPU per call with fetch stubbed out
-#      (bench/own-work.mjs; a page's main thread per call in Chromium, bench/own-work-chromium.mjs) and how often a call crosses between JS and the wasm module
+#      (bench/own-work.mjs; a page's main thread per call in Chromium,
+#      bench/own-work-chromium.mjs) and how often a call crosses between JS and the wasm module
 #      (bench/crossings.mjs)
 #   4. fault     every client × 18 fault scenarios on loopback (bench/fault.mjs)
 #   5. mapview   OpenLayers, Leaflet, MapLibre, CesiumJS and deck.gl in Chromium, own loader against the tilefetch

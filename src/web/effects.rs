@@ -52,9 +52,9 @@ pub fn now() -> f64 {
     })
 }
 
-/// Held around a task's poll (task.rs): the clock is read once in it (`now`). A poll started
-/// inside another (a call made from a running call's callback) has its own reading, and the
-/// outer one's is back when it ends.
+/// Held around a task's poll (task.rs): the clock is read once in it (`now`). Polls do not nest
+/// (every poll, a new task's first included, is a promise reaction of its own); should one ever
+/// start inside another, it has its own reading and the outer one's is back when it ends.
 pub struct Turn(f64);
 
 impl Turn {
