@@ -23,13 +23,20 @@ export async function batch(client, urls, concurrency, cpu) {
  * Runs `warmup` + `rounds` rounds over `clients` ({id: {get}}) and returns, per client id, the
  * measured rounds' [{wallMs, cpuUs}]. `cpu()` returns process CPU µs (Node) or is absent.
  */
-export async function runRounds({ clients, urls, concurrency = 32, rounds = 11, warmup = 2, cpu }) {
-  const ids = Object.keys(clients);
+export function runRounds({ clients, urls, concurrency = 32, rounds = 11, warmup = 2, cpu }) {
+  return inTurns(Object.keys(clients), { rounds, warmup }, (id) => batch(clients[id], urls, concurrency, cpu));
+}
+
+/**
+ * The rounds themselves: `measure(id)` for each of `ids` in turn, each round starting one further
+ * along; per id, what the measured rounds' `measure` returned.
+ */
+export async function inTurns(ids, { rounds, warmup }, measure) {
   const samples = Object.fromEntries(ids.map((id) => [id, []]));
   for (let r = 0; r < warmup + rounds; r++) {
     for (let k = 0; k < ids.length; k++) {
       const id = ids[(r + k) % ids.length];
-      const s = await batch(clients[id], urls, concurrency, cpu);
+      const s = await measure(id);
       if (r >= warmup) samples[id].push(s);
     }
   }

@@ -18,7 +18,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { bundle, HERE, OUT, ROOT } from "./bundle.mjs";
 import { option } from "./cli.mjs";
-import { summarise } from "./overhead-rounds.mjs";
+import { inTurns, summarise } from "./overhead-rounds.mjs";
 import { launchBrowser, startStaticServer } from "../tests/browser/helpers.mjs";
 import { tilePng } from "../tests/server/fault-server.mjs";
 
@@ -78,17 +78,11 @@ try {
   const cdp = await page.context().newCDPSession(page);
   await cdp.send("Performance.enable");
   const busyUs = async () => (await cdp.send("Performance.getMetrics")).metrics.find((m) => m.name === "TaskDuration").value * 1e6;
-  // As bench/overhead-rounds.mjs's runRounds: the clients take turns, each round starting one further along.
-  const samples = Object.fromEntries(ids.map((id) => [id, []]));
-  for (let r = 0; r < warmup + rounds; r++) {
-    for (let k = 0; k < ids.length; k++) {
-      const id = ids[(r + k) % ids.length];
-      const before = await busyUs();
-      const { wallMs } = await page.evaluate(({ id, concurrency }) => globalThis.runBatch(id, concurrency), { id, concurrency });
-      const cpuUs = (await busyUs()) - before;
-      if (r >= warmup) samples[id].push({ wallMs, cpuUs });
-    }
-  }
+  const samples = await inTurns(ids, { rounds, warmup }, async (id) => {
+    const before = await busyUs();
+    const { wallMs } = await page.evaluate(({ id, concurrency }) => globalThis.runBatch(id, concurrency), { id, concurrency });
+    return { wallMs, cpuUs: (await busyUs()) - before };
+  });
   if (errors.length) throw new Error(`page errors: ${errors.join("\n")}`);
   const summary = summarise(samples, { tiles });
   result = { version: browser.version(), tiles, rounds, warmup, concurrency, samples, summary };
