@@ -26,7 +26,7 @@ const HERE = path.dirname(fileURLToPath(import.meta.url));
 const PHASES = ["issue", "net", "after"];
 /**
  * The adapter's **after**, split at what the page saw of each tile: the response's end (Resource
- * Timing) → `fetch()` resolved (headers) → the body read (`arrayBuffer()`) → the decoder started
+ * Timing) → `fetch()` resolved (headers) → the body read (its last read) → the decoder started
  * (after the core's classification and the hand-off) → decoded → the library's "loaded".
  */
 const SPLIT = [
@@ -57,12 +57,28 @@ function watchAdapter() {
     const key = keyOfUrl(input);
     return fetchAsIs.call(this, input, init).then((response) => {
       mark(key, "headers");
+      // The body read ends with `arrayBuffer()` resolving, or with a reader's read that is done
+      // (the core's transport reads through the body's reader).
       const read = response.arrayBuffer.bind(response);
       response.arrayBuffer = () =>
         read().then((body) => {
           mark(key, "body");
           return body;
         });
+      const body = response.body;
+      if (body) {
+        const getReader = body.getReader.bind(body);
+        body.getReader = (...args) => {
+          const reader = getReader(...args);
+          const next = reader.read.bind(reader);
+          reader.read = () =>
+            next().then((chunk) => {
+              if (chunk.done) mark(key, "body");
+              return chunk;
+            });
+          return reader;
+        };
+      }
       return response;
     });
   };

@@ -119,8 +119,7 @@ export async function fetchWhole(request, index, signal, bust, hedge) {
   }
   if (response.type === "cors") answeredCors(response.url);
   const headers = response.headers;
-  const header = (name) => headers.get(name) ?? undefined;
-  const data = await readBounded(response, header("content-length"), header("content-encoding"), maxBytes);
+  const data = await readBounded(response, headers.get("content-length") ?? undefined, maxBytes);
   return { response, data, status: response.status, fields: fieldLines(headers, ranged), early: earlyResponse !== null };
 }
 
@@ -261,19 +260,24 @@ export function tooLargeOf(error) {
 }
 
 /**
- * The whole body, held to `maxBytes`. A declared length over it is refused unread; a body whose
- * length is not known before it is read (no `Content-Length`, or a `Content-Encoding`, which the
- * platform decodes) is read chunk by chunk and cut as soon as it passes the bound. Either way the
- * read is cancelled, which ends the request, and a {@link BodyTooLarge} is thrown.
+ * The whole body, held to `maxBytes`. A declared length over it is refused unread; any other
+ * body is read chunk by chunk and cut as soon as it passes the bound (a body without a
+ * `Content-Length`, or with a `Content-Encoding`, which the platform decodes, has no length
+ * before it is read). Either way the read is cancelled, which ends the request, and a
+ * {@link BodyTooLarge} is thrown.
+ *
+ * Through the body's reader even where the length is known: in Chromium, `arrayBuffer()` (and
+ * `blob()`, `bytes()`) of a body already received resolves only after every task queued on the
+ * thread before it, where a reader's `read()` resolves at once; a map's main thread has tiles
+ * decoding and layout queued (ARCHITECTURE.md's ledger has the measurement).
  */
-async function readBounded(response, contentLength, contentEncoding, maxBytes) {
+async function readBounded(response, contentLength, maxBytes) {
   const declared = contentLength === undefined ? Number.NaN : Number(contentLength);
   if (declared > maxBytes) {
     await response.body?.cancel().catch(() => {});
     throw new BodyTooLarge(declared, true, response.status);
   }
-  // The length is known and bounded: one read, as before any bound (the common, fast case).
-  if ((declared >= 0 && contentEncoding === undefined) || !response.body) return new Uint8Array(await response.arrayBuffer());
+  if (!response.body) return new Uint8Array(await response.arrayBuffer());
   const reader = response.body.getReader();
   const chunks = [];
   let total = 0;
@@ -287,7 +291,10 @@ async function readBounded(response, contentLength, contentEncoding, maxBytes) {
     }
     chunks.push(value);
   }
-  if (chunks.length === 1) return chunks[0];
+  // A chunk that is its buffer's whole is the body as `arrayBuffer()` would give it; a view into
+  // a larger buffer (Node's pooled buffers) is copied, so the tile's bytes are all its buffer holds.
+  const [first] = chunks;
+  if (chunks.length === 1 && first.byteOffset === 0 && first.byteLength === first.buffer.byteLength) return first;
   const data = new Uint8Array(total);
   let at = 0;
   for (const chunk of chunks) {
