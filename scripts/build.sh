@@ -39,7 +39,7 @@ node scripts/options-from-registry.mjs
 # 40 KB (40,960 B); the budget is what the module measures today rounded up to the next KB, and
 # moves only down, but for a capability, or a measured saving of a call's CPU, whose cost
 # ARCHITECTURE.md's Size section records.
-SIZE_BUDGET_BYTES=63488
+SIZE_BUDGET_BYTES=64512
 
 gz() { cat "$@" | gzip -9 -c | wc -c; }
 wasm_gz=$(gz pkg/gen/tilefetch_bg.wasm)

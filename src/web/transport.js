@@ -264,7 +264,8 @@ export function tooLargeOf(error) {
  * body is read chunk by chunk and cut as soon as it passes the bound (a body without a
  * `Content-Length`, or with a `Content-Encoding`, which the platform decodes, has no length
  * before it is read). Either way the read is cancelled, which ends the request, and a
- * {@link BodyTooLarge} is thrown.
+ * {@link BodyTooLarge} is thrown. A body that is no web stream (a `fetch` option's response
+ * whose body is another kind of stream, or none) is read whole, then held to the bound.
  *
  * Through the body's reader even where the length is known: in Chromium, `arrayBuffer()` (and
  * `blob()`, `bytes()`) of a body already received resolves only after every task queued on the
@@ -273,17 +274,21 @@ export function tooLargeOf(error) {
  */
 async function readBounded(response, contentLength, maxBytes) {
   const declared = contentLength === undefined ? Number.NaN : Number(contentLength);
+  const body = response.body;
+  const stream = typeof body?.getReader === "function";
   if (declared > maxBytes) {
-    await response.body?.cancel().catch(() => {});
+    if (stream) await body.cancel().catch(() => {});
     throw new BodyTooLarge(declared, true, response.status);
   }
-  if (!response.body) return new Uint8Array(await response.arrayBuffer());
-  const reader = response.body.getReader();
+  // A body that is no web stream: read whole, then held to the bound as a stream of it.
+  const reader = (stream ? body : new Response(await response.arrayBuffer()).body).getReader();
   const chunks = [];
   let total = 0;
   for (;;) {
     const { done, value } = await reader.read();
     if (done) break;
+    // What `arrayBuffer()` rejects too: a script's stream that enqueued something else.
+    if (!(value instanceof Uint8Array)) throw new TypeError("a body chunk that is not a Uint8Array");
     total += value.byteLength;
     if (total > maxBytes) {
       await reader.cancel().catch(() => {});
@@ -291,10 +296,9 @@ async function readBounded(response, contentLength, maxBytes) {
     }
     chunks.push(value);
   }
-  // A chunk that is its buffer's whole is the body as `arrayBuffer()` would give it; a view into
-  // a larger buffer (Node's pooled buffers) is copied, so the tile's bytes are all its buffer holds.
-  const [first] = chunks;
-  if (chunks.length === 1 && first.byteOffset === 0 && first.byteLength === first.buffer.byteLength) return first;
+  // Copied, even from one chunk, as `arrayBuffer()` copies: the tile's bytes are its own and all
+  // its buffer holds (a chunk may be a view into a larger buffer, as Node's pooled ones are, or
+  // one a script's stream enqueued and keeps; a map may transfer the tile's buffer away).
   const data = new Uint8Array(total);
   let at = 0;
   for (const chunk of chunks) {

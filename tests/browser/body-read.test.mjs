@@ -28,11 +28,18 @@ async function scenario() {
     const tile = await client.fetchTile(`https://tiles.example/1/${i}/0.png`, { fetch: answer });
     runs.push({ taskRan, bytes: tile.data.length, sent: png.length, exact: tile.data.byteLength === tile.data.buffer.byteLength });
   }
-  return runs;
+  // The control: here `arrayBuffer()` of the same answer settles after a task queued before it.
+  let controlTaskRan = false;
+  setTimeout(() => {
+    controlTaskRan = true;
+  }, 0);
+  await (await answer()).arrayBuffer();
+  return { runs, controlTaskRan };
 }
 
-function check(t, runs) {
+function check(t, { runs, controlTaskRan }) {
   t.diagnostic(`a task queued before each call ran first in ${runs.filter((r) => r.taskRan).length} of ${runs.length} calls`);
+  assert.equal(controlTaskRan, true, "control: arrayBuffer() settles after a task queued before it, in this browser");
   for (const r of runs) {
     assert.equal(r.bytes, r.sent, "the whole tile");
     assert.ok(r.exact, "the tile's bytes are all its buffer holds");
