@@ -226,7 +226,9 @@ registry! {
         Unset("the global `fetch`"), Client,
         "What every attempt (hedges included) calls instead of the global `fetch`, with the same \
          arguments: the URL or `Request`, and an init whose `signal` aborts the attempt. A call \
-         that joins an identical one in flight is served by that call's `fetch`. Not per host.";
+         that joins an identical one in flight is served by that call's `fetch`. Not per host. \
+         A response whose body is no web `ReadableStream` (node-fetch's carries a Node stream) \
+         is read whole with `arrayBuffer()`, then held to `maxBytes`.";
     MaxBytes "maxBytes": "number" = Number(33_554_432.0, 67_108_864.0), Host,
         "The largest body a tile may have, in bytes, after any `Content-Encoding` is decoded \
          (32 MiB; 64 MiB for preset `\"batch\"`). A larger declared `Content-Length` is refused \
