@@ -6,7 +6,8 @@
 // **after**, from the response end to the library's "loaded". Tiles of the open step apart from
 // the later steps' (the open step pays the module's start and, in the OpenLayers and Leaflet
 // adapters, the first contact with an origin: docs/map-libraries.md); the adapter's **after** also
-// split at its fetch's headers, its body read and its decode (SPLIT). Writes
+// split at its fetch's headers, its body read and its decode (SPLIT), and its **issue** split where
+// its request was made (ISSUE_SPLIT: `fetch()` called, or an image's `src` set). Writes
 // bench/out/mapview-phases.json. OpenLayers and Leaflet: MapLibre's own loader fetches its tiles in
 // its worker, whose requests the page's Resource Timing does not list.
 //
@@ -36,6 +37,15 @@ const SPLIT = [
   ["decoder", "decoded"],
   ["decoded", "loaded"],
 ];
+/**
+ * The adapter's **issue**, split where the page made the request: the library asking for the tile
+ * → `fetch()` called or an image's `src` set (tilefetch's own part: the adapter, the core, the
+ * queue) → the request's start (Resource Timing: the browser's part, as for the own loader).
+ */
+const ISSUE_SPLIT = [
+  ["asked", "sent"],
+  ["sent", "start"],
+];
 
 /**
  * In the page, before an adapter run: records when each tile's `fetch()` resolved, its body was
@@ -55,6 +65,7 @@ function watchAdapter() {
   const fetchAsIs = globalThis.fetch;
   globalThis.fetch = function (input, init) {
     const key = keyOfUrl(input);
+    mark(key, "sent");
     return fetchAsIs.call(this, input, init).then((response) => {
       mark(key, "headers");
       // The body read ends with `arrayBuffer()` resolving, or with a reader's read that is done
@@ -82,6 +93,15 @@ function watchAdapter() {
       return response;
     });
   };
+  // A tile the adapter loads as an image (a server not known yet to send CORS headers).
+  const src = Object.getOwnPropertyDescriptor(HTMLImageElement.prototype, "src");
+  Object.defineProperty(HTMLImageElement.prototype, "src", {
+    ...src,
+    set(value) {
+      mark(keyOfUrl(value), "sent");
+      src.set.call(this, value);
+    },
+  });
   const Decoder = globalThis.ImageDecoder;
   if (typeof Decoder === "function") {
     globalThis.ImageDecoder = class extends Decoder {
@@ -101,7 +121,7 @@ function watchAdapter() {
 }
 
 /** In the page, after a run: each loaded tile's phases, and whether it was asked for by the open step. */
-function tilePhases(SPLIT) {
+function tilePhases([SPLIT, ISSUE_SPLIT]) {
   const records = window.harness.states();
   const entries = performance.getEntriesByType("resource").filter((e) => e.name.includes("/tile/"));
   const first = Math.min(...Object.values(records).map((r) => r.t0 ?? Number.POSITIVE_INFINITY));
@@ -115,6 +135,8 @@ function tilePhases(SPLIT) {
     if (seen) {
       const at = { ...seen, end: e.responseEnd, loaded: r.t1 };
       row.split = Object.fromEntries(SPLIT.map(([from, to]) => [`${from}-${to}`, at[to] - at[from]]));
+      const asked = { ...seen, asked: r.t0, start: e.startTime };
+      row.issueSplit = Object.fromEntries(ISSUE_SPLIT.map(([from, to]) => [`${from}-${to}`, asked[to] - asked[from]]));
     }
     out.push(row);
   }
@@ -150,7 +172,7 @@ async function main() {
       if (watched) await page.evaluate(watchAdapter);
       const close = page.closeContext;
       page.closeContext = async () => {
-        const rows = await page.evaluate(tilePhases, SPLIT);
+        const rows = await page.evaluate(tilePhases, [SPLIT, ISSUE_SPLIT]);
         tiles[loader].push(...rows.map((r) => ({ ...r, watched })));
         await close();
       };
@@ -192,11 +214,21 @@ async function main() {
               return [`${from}-${to}`, { tiles: xs.length, p50: median(xs), p90: quantile(xs, 0.9) }];
             }),
           );
+          out.libs[lib.id][name][step].issueSplit = Object.fromEntries(
+            ISSUE_SPLIT.map(([from, to]) => {
+              const xs = split.map((r) => r.issueSplit[`${from}-${to}`]).filter(Number.isFinite);
+              return [`${from}-${to}`, { tiles: xs.length, p50: median(xs), p90: quantile(xs, 0.9) }];
+            }),
+          );
         }
         const s = out.libs[lib.id][name][step];
-        if (s.split) {
+        for (const [phase, parts] of [
+          ["issue", s.issueSplit],
+          ["after", s.split],
+        ]) {
+          if (!parts) continue;
           process.stderr.write(
-            `  ${lib.id.padEnd(8)} ${name.padEnd(9)} ${step.padEnd(5)} after, split: ${Object.entries(s.split)
+            `  ${lib.id.padEnd(8)} ${name.padEnd(9)} ${step.padEnd(5)} ${phase}, split: ${Object.entries(parts)
               .map(([k, v]) => `${k} ${v.p50?.toFixed(1)}/${v.p90?.toFixed(1)}`)
               .join("  ")}\n`,
           );

@@ -235,10 +235,28 @@ export function phasesTables(phases, phasesBefore = null) {
   }
   if (splitRows.length) {
     md.push("The adapter's **after**, split (ms, p50 / p90 per tile): from the response's end (Resource Timing, the network");
-    md.push("stack) to `fetch()` resolving in the page, to its body read (`arrayBuffer()` of an answer already received), to");
+    md.push("stack) to `fetch()` resolving in the page, to its body read (the reader's last read), to");
     md.push("the decoder starting (the core's classification and the hand-off), the decode, and the library's \"loaded\":");
     md.push("");
     md.push(table(["library", "steps", "end → fetch resolved", "→ body read", "→ decoder started", "decode", "→ loaded"], splitRows));
+    md.push("");
+  }
+  const issueRows = [];
+  for (const [lib, loaders] of Object.entries(phases.libs)) {
+    for (const [loader, steps] of Object.entries(loaders)) {
+      for (const [step, s] of Object.entries(steps)) {
+        if (!s.issueSplit) continue;
+        const cells = Object.values(s.issueSplit).map((v) => `${v.p50?.toFixed(1) ?? "—"} / ${v.p90?.toFixed(1) ?? "—"}`);
+        issueRows.push([LIB_TITLE[lib], loader === "own" ? "own loader" : "adapter", step, ...cells]);
+      }
+    }
+  }
+  if (issueRows.length) {
+    md.push("**issue**, split (ms, p50 / p90 per tile): from the library asking for the tile to the page making its request");
+    md.push("(`fetch()` called, or an image's `src` set: for the adapter, its own part, the core and its queue), and from there");
+    md.push("to the request's start (Resource Timing: the browser's part):");
+    md.push("");
+    md.push(table(["library", "loader", "steps", "asked → request made", "→ request started"], issueRows));
     md.push("");
   }
   return md;
