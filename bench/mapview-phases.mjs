@@ -48,9 +48,10 @@ const ISSUE_SPLIT = [
 ];
 
 /**
- * In the page, before an adapter run: records when each tile's `fetch()` resolved, its body was
- * read and its ImageDecoder started and finished, by the tile's key (from its URL; a decoder's
- * from the `tile=z/x/y` text chunk the fault server writes into every tile).
+ * In the page, before a watched round's run (either loader's): records when each tile's request
+ * was made (`fetch()` called, or an image's `src` set), its `fetch()` resolved, its body was read
+ * and its ImageDecoder started and finished, by the tile's key (from its URL; a decoder's from
+ * the `tile=z/x/y` text chunk the fault server writes into every tile).
  */
 function watchAdapter() {
   const seen = {};

@@ -4,12 +4,10 @@
 // in Node (wall and process CPU time) and in headless Chromium (wall time). Writes
 // bench/out/overhead.json.
 //
-//   node bench/overhead.mjs [--tiles 400] [--rounds 11] [--chromium-tiles 200] [--chromium-rounds 9] [--only node|chromium] [--beside DIR]
+//   node bench/overhead.mjs [--tiles 400] [--rounds 11] [--chromium-tiles 200] [--chromium-rounds 9] [--only node|chromium]
 //
-// --beside DIR: another build of the package (a copy of pkg/ made at another commit) whose
-// fetchTile runs in Node's rounds as "tilefetch-fetchtile-beside", for a before/after of a change
-// on sockets; the run is then written to bench/out/overhead-beside.json, not the file the report
-// reads.
+// A before/after of a change on these tiles: bench/beside.mjs, which runs an earlier commit's
+// module in the same rounds.
 //
 // Node also runs the wasm floor (bench/floor/client.mjs, built by bench/floor/build.sh): the plain
 // wrapper with its fetch done from a wasm-bindgen async function.
@@ -17,7 +15,6 @@
 // Chromium gets fewer tiles and rounds: with 6 connections per host its batches take ~10× longer.
 import fs from "node:fs";
 import path from "node:path";
-import { pathToFileURL } from "node:url";
 import { CLIENTS } from "./clients/index.mjs";
 import * as floor from "./floor/client.mjs";
 import { FLOOR_ID, floorIsBuilt } from "./floor/id.mjs";
@@ -33,7 +30,6 @@ const chromiumRun = { tiles: Number(opt("chromium-tiles", 200)), rounds: Number(
 const warmup = 2;
 const concurrency = 32;
 const only = opt("only", null);
-const beside = opt("beside", null);
 
 const urlsOf = (serverUrl, tiles) =>
   Array.from({ length: tiles }, (_, i) => `${serverUrl}/tile/15/${16000 + (i % 20)}/${10000 + Math.floor(i / 20)}.png?run=overhead`);
@@ -44,10 +40,6 @@ async function inNode(serverUrl, { tiles, rounds }) {
   const withFloor = floorIsBuilt();
   const modules = Object.entries(CLIENTS).flatMap((entry) => (entry[0] === "plain-wrapper" && withFloor ? [entry, [FLOOR_ID, floor]] : [entry]));
   const clients = Object.fromEntries(modules.map(([id, m]) => [id, m.create({ tilefetch })]));
-  if (beside !== null) {
-    const other = await import(pathToFileURL(path.resolve(beside, "node.js")).href);
-    clients["tilefetch-fetchtile-beside"] = CLIENTS["tilefetch-fetchtile"].create({ tilefetch: other });
-  }
   const cpu = () => {
     const u = process.cpuUsage();
     return u.user + u.system;
@@ -102,4 +94,4 @@ try {
   await server.stop();
 }
 fs.mkdirSync(OUT, { recursive: true });
-fs.writeFileSync(path.join(OUT, beside === null ? "overhead.json" : "overhead-beside.json"), JSON.stringify(result, null, 1));
+fs.writeFileSync(path.join(OUT, "overhead.json"), JSON.stringify(result, null, 1));

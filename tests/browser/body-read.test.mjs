@@ -7,14 +7,17 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { blankPageSuite, inWorker } from "./helpers.mjs";
+import { tilePng } from "../server/fault-server.mjs";
 
 const suite = blankPageSuite();
+// The fault server's tile, handed to the page or worker as its bytes.
+const TILE = { bytes: Array.from(tilePng(1, 1, 0)) };
 
-// In the page or the worker: calls whose `fetch` answers at once with a tile (a 1×1 PNG), each
+// In the page or the worker: calls whose `fetch` answers at once with a tile (`bytes`), each
 // started with a task queued just before it; whether that task ran before the call settled.
-async function scenario() {
+async function scenario({ bytes }) {
   const { TileClient } = await import("/pkg/browser.js");
-  const png = Uint8Array.from(atob("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII="), (c) => c.charCodeAt(0));
+  const png = Uint8Array.from(bytes);
   const answer = () => Promise.resolve(new Response(png, { status: 200, headers: { "content-type": "image/png", "content-length": String(png.length) } }));
   const client = new TileClient({ memoryCacheBytes: 0 });
   // The first call waits for the module; the ones after it are what is looked at.
@@ -49,12 +52,12 @@ function check(t, { runs, controlTaskRan }) {
 
 test("page: a tile's body read does not wait behind queued tasks", { timeout: 60_000 }, async (t) => {
   const page = await suite.blankPage();
-  check(t, await page.evaluate(scenario));
+  check(t, await page.evaluate(scenario, TILE));
   assert.deepEqual(page.problems(), []);
 });
 
 test("dedicated worker: a tile's body read does not wait behind queued tasks", { timeout: 60_000 }, async (t) => {
   const page = await suite.blankPage();
-  check(t, await inWorker(page, scenario, {}, suite.web.url));
+  check(t, await inWorker(page, scenario, TILE, suite.web.url));
   assert.deepEqual(page.problems(), []);
 });
