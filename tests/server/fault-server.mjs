@@ -367,12 +367,15 @@ export function takeBucketToken(bucket, now) {
  * window's quota has room. Returns whether it did, and the ms until the window ends.
  */
 export function takeWindowRequest(win, now) {
-  const index = Math.floor((now - win.start) / win.windowMs);
+  // From the time since the start, not `start + end - now`: that sum rounds, and a window's
+  // first request would then state one second more than the window has.
+  const elapsed = now - win.start;
+  const index = Math.floor(elapsed / win.windowMs);
   if (index !== win.window) {
     win.window = index;
     win.used = 0;
   }
-  const endsInMs = win.start + (index + 1) * win.windowMs - now;
+  const endsInMs = (index + 1) * win.windowMs - elapsed;
   if (win.used < win.quota) {
     win.used += 1;
     return { ok: true, endsInMs };

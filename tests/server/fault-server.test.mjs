@@ -7,7 +7,7 @@ import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
-import { startFaultServer, tilePng, crc32, prng, paretoDelay, PNG_SIGNATURE, bucketStatement, takeWindowRequest } from "./fault-server.mjs";
+import { startFaultServer, tilePng, crc32, prng, paretoDelay, PNG_SIGNATURE, bucketStatement, takeWindowRequest, windowStatement } from "./fault-server.mjs";
 
 const SERVER_FILE = fileURLToPath(new URL("./fault-server.mjs", import.meta.url));
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -586,6 +586,12 @@ describe("concurrency, outage, token bucket", () => {
         { ok: true, endsInMs: 2000 },
       ],
     );
+    // A start where `start + 1000 - start` is not 1000 in doubles: the first request still
+    // states the whole window, one second.
+    const odd = { start: 901.5987896752175, quota: 2, windowMs: 1000, window: 0, used: 0 };
+    const first = takeWindowRequest(odd, odd.start);
+    assert.deepEqual(first, { ok: true, endsInMs: 1000 });
+    assert.equal(windowStatement(odd, first.endsInMs).RateLimit, '"tiles";r=1;t=1');
   });
 
   test("bucket: burst tokens at first, then rate per second; 429 + Retry-After from ra when empty", async () => {
