@@ -430,7 +430,12 @@ for (const compatibilityDate of [MIN_COMPATIBILITY_DATE, COMPATIBILITY_DATE]) {
       assert.equal(h(a, "x-tilefetch-cache"), "miss");
       assert.equal(h(a, "cache-control"), "public, max-age=1");
       assert.equal(srv.requests(R("nf")), 1);
-      await sleep(50); // the cache write is a waitUntil
+      // The cache write is a waitUntil: wait for it (within the TTL), as the cache-key tests do.
+      const caches = await mf.getCaches();
+      const key = `${srv.url}/tile/3/1/1.png?run=${R("nf")}&f=404`;
+      let stored;
+      for (const end = Date.now() + 800; !stored && Date.now() < end; await sleep(10)) stored = await caches.default.match(key);
+      assert.ok(stored, "the 404 stored");
       const b = await get(mf, "http://proxy.test/nf/3/1/1.png");
       assert.equal(b.status, 404);
       assert.equal(h(b, "x-tilefetch-cache"), "hit");
