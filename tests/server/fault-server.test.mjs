@@ -7,7 +7,18 @@ import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
-import { startFaultServer, tilePng, crc32, prng, paretoDelay, PNG_SIGNATURE, bucketStatement, takeBucketToken, takeWindowRequest, windowStatement } from "./fault-server.mjs";
+import {
+  startFaultServer,
+  tilePng,
+  crc32,
+  prng,
+  paretoDelay,
+  PNG_SIGNATURE,
+  bucketStatement,
+  takeBucketToken,
+  takeWindowRequest,
+  windowStatement,
+} from "./fault-server.mjs";
 
 const SERVER_FILE = fileURLToPath(new URL("./fault-server.mjs", import.meta.url));
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
