@@ -47,6 +47,16 @@ const ISSUE_SPLIT = [
   ["sent", "start"],
 ];
 
+/** Each of `pairs`' spans over the tiles' `rows` (their `field`): how many had it, p50 and p90. */
+function partsOf(rows, field, pairs) {
+  return Object.fromEntries(
+    pairs.map(([from, to]) => {
+      const xs = rows.map((r) => r[field][`${from}-${to}`]).filter(Number.isFinite);
+      return [`${from}-${to}`, { tiles: xs.length, p50: median(xs), p90: quantile(xs, 0.9) }];
+    }),
+  );
+}
+
 /**
  * In the page, before a watched round's run (either loader's): records when each tile's request
  * was made (`fetch()` called, or an image's `src` set), its `fetch()` resolved, its body was read
@@ -135,9 +145,9 @@ function tilePhases([SPLIT, ISSUE_SPLIT]) {
     const seen = window.__tileEvents?.[key];
     if (seen) {
       const at = { ...seen, end: e.responseEnd, loaded: r.t1 };
-      row.split = Object.fromEntries(SPLIT.map(([from, to]) => [`${from}-${to}`, at[to] - at[from]]));
-      const asked = { ...seen, asked: r.t0, start: e.startTime };
-      row.issueSplit = Object.fromEntries(ISSUE_SPLIT.map(([from, to]) => [`${from}-${to}`, asked[to] - asked[from]]));
+      const spans = (times, pairs) => Object.fromEntries(pairs.map(([from, to]) => [`${from}-${to}`, times[to] - times[from]]));
+      row.split = spans(at, SPLIT);
+      row.issueSplit = spans({ ...seen, asked: r.t0, start: e.startTime }, ISSUE_SPLIT);
     }
     out.push(row);
   }
@@ -209,18 +219,8 @@ async function main() {
         };
         const split = rows.filter((r) => r.open === (step === "open") && r.split);
         if (split.length) {
-          out.libs[lib.id][name][step].split = Object.fromEntries(
-            SPLIT.map(([from, to]) => {
-              const xs = split.map((r) => r.split[`${from}-${to}`]).filter(Number.isFinite);
-              return [`${from}-${to}`, { tiles: xs.length, p50: median(xs), p90: quantile(xs, 0.9) }];
-            }),
-          );
-          out.libs[lib.id][name][step].issueSplit = Object.fromEntries(
-            ISSUE_SPLIT.map(([from, to]) => {
-              const xs = split.map((r) => r.issueSplit[`${from}-${to}`]).filter(Number.isFinite);
-              return [`${from}-${to}`, { tiles: xs.length, p50: median(xs), p90: quantile(xs, 0.9) }];
-            }),
-          );
+          out.libs[lib.id][name][step].split = partsOf(split, "split", SPLIT);
+          out.libs[lib.id][name][step].issueSplit = partsOf(split, "issueSplit", ISSUE_SPLIT);
         }
         const s = out.libs[lib.id][name][step];
         for (const [phase, parts] of [

@@ -280,8 +280,13 @@ async function readBounded(response, contentLength, maxBytes) {
     if (stream) await body.cancel().catch(() => {});
     throw new BodyTooLarge(declared, true, response.status);
   }
-  // A body that is no web stream: read whole, then held to the bound as a stream of it.
-  const reader = (stream ? body : new Response(await response.arrayBuffer()).body).getReader();
+  if (!stream) {
+    // No web stream to read as it comes: read whole, then held to the bound.
+    const data = new Uint8Array(await response.arrayBuffer());
+    if (data.byteLength > maxBytes) throw new BodyTooLarge(data.byteLength, false, response.status);
+    return data;
+  }
+  const reader = body.getReader();
   const chunks = [];
   let total = 0;
   for (;;) {
