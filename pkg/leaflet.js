@@ -21,8 +21,10 @@ const EMPTY_TILE = "data:image/gif;base64,R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALA
  * `options`: Leaflet TileLayer options and fetchTile options in one object (fetchTile's are
  * recognised by name; `subdomains` serves both: Leaflet's `{s}` becomes tilefetch's mirrors, so
  * a retry goes to the next subdomain). Tiles that leave the view (`tileunload`) or are dropped
- * on zoom (`tileabort`) are aborted, whether in flight, queued or sleeping before a retry. A
- * give-up calls `done(error)`, so `tileerror` fires with the TileError as `error`.
+ * on zoom (`tileabort`) are given up, whether in flight, queued or sleeping before a retry: a
+ * request the server has lands into the client's recent tiles while no other request waits
+ * for its connection, else it is aborted (`whenAbandoned: "yield"`, unless the options say
+ * otherwise). A give-up calls `done(error)`, so `tileerror` fires with the TileError as `error`.
  */
 export function createTileLayer(L, urlTemplate, options = {}) {
   const Layer = routeTileLayer(L);
@@ -239,7 +241,7 @@ export function routeTileLayer(L, Base = L?.TileLayer) {
  * tiles without CORS headers.
  */
 function splitOptions(options) {
-  const { fetchOptions, rest: layerOptions, load: loadWith } = adapterOptions("leaflet", options ?? {}, isFetchKey);
+  const { fetchOptions, rest: layerOptions, load: loadWith } = adapterOptions("leaflet", options ?? {}, isFetchKey, { whenAbandoned: "yield" });
   if (typeof layerOptions.referrerPolicy === "string") fetchOptions.referrerPolicy = layerOptions.referrerPolicy;
   if (layerOptions.crossOrigin === "use-credentials" && fetchOptions.credentials === undefined) {
     fetchOptions.credentials = "include";

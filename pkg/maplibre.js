@@ -15,7 +15,10 @@ const SCHEME = /^[a-z][a-z0-9+.-]*:\/\/(?=[a-z][a-z0-9+.-]*:)/i;
  * `client` (a TileClient shared by maps and layers), or a TileClient itself.
  */
 export function createProtocol(options) {
-  const { fetchOptions, load } = adapterOptions("maplibre", options);
+  // A tile MapLibre cancels (one at a view's edge, as the view moves on) lands into the
+  // client's recent tiles while nothing waits for its connection, so a pan back costs no second
+  // request; else it is aborted, as MapLibre's own loader aborts it.
+  const { fetchOptions, load } = adapterOptions("maplibre", options, undefined, { whenAbandoned: "yield" });
 
   return async function tilefetchProtocol(requestParameters, abortController) {
     const url = String(requestParameters.url).replace(SCHEME, "");

@@ -360,6 +360,13 @@ impl HostState {
         Decision::Go { probe }
     }
 
+    /// Whether the host's answers show that the platform holds back none of its attempts for a
+    /// connection (HTTP/2: see [`AdaptiveLimit::multiplexed`]); false with a fixed
+    /// `maxConcurrent`, whose limit reads no answers.
+    pub fn multiplexed(&self) -> bool {
+        self.limit.as_ref().is_some_and(AdaptiveLimit::multiplexed)
+    }
+
     /// The host as a browser meets it: an adaptive limit opens wide (see
     /// [`AdaptiveLimit::opened_wide`]); a fixed `maxConcurrent` stays as set.
     pub fn in_a_browser(mut self) -> HostState {

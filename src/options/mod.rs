@@ -66,8 +66,8 @@ pub struct Options {
     pub referrer_policy: Option<&'static str>,
     /// `cache`; `None`: not sent.
     pub cache: Option<&'static str>,
-    /// `whenAbandoned` is `"land"`.
-    pub lands_abandoned: bool,
+    /// `whenAbandoned`.
+    pub when_abandoned: WhenAbandoned,
     /// `startJitterMs`.
     pub start_jitter_ms: f64,
     /// `maxAgeS`; `None`: off.
@@ -116,6 +116,25 @@ pub enum Hedge {
     AfterMs(f64),
 }
 
+/// `whenAbandoned`: what a request in flight becomes once every caller of its tile has gone
+/// (the rule of landing: `crate::retry::serving::lets_land`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WhenAbandoned {
+    /// Aborted.
+    Abort,
+    /// Left to land, when it has a connection and is due soon.
+    Land,
+    /// Left to land as with `Land` while no other request to its host waits behind it.
+    Yield,
+}
+
+impl WhenAbandoned {
+    /// The values `whenAbandoned` takes, as JavaScript spells them.
+    pub const NAMES: [&'static str; 3] = ["abort", "land", "yield"];
+    /// In the order of `NAMES`.
+    pub const ALL: [WhenAbandoned; 3] = [WhenAbandoned::Abort, WhenAbandoned::Land, WhenAbandoned::Yield];
+}
+
 impl Key {
     /// This key's bit in [`Options`]' record of the fields given explicitly.
     const fn bit(self) -> u32 {
@@ -125,7 +144,6 @@ impl Key {
 
 const CREDENTIALS: [&str; 3] = ["omit", "same-origin", "include"];
 const MODES: [&str; 3] = ["cors", "no-cors", "same-origin"];
-const WHEN_ABANDONED: [&str; 2] = ["abort", "land"];
 const CACHES: [&str; 6] = ["default", "no-store", "reload", "no-cache", "force-cache", "only-if-cached"];
 const REFERRER_POLICIES: [&str; 9] = [
     "",
@@ -161,7 +179,11 @@ impl Options {
             mode: None,
             referrer_policy: None,
             cache: None,
-            lands_abandoned: Key::WhenAbandoned.default().text(batch) == WHEN_ABANDONED[1],
+            when_abandoned: {
+                let default = Key::WhenAbandoned.default().text(batch);
+                let chosen = WhenAbandoned::NAMES.iter().position(|n| *n == default);
+                WhenAbandoned::ALL[chosen.unwrap_or(0)]
+            },
             start_jitter_ms: number(const { per_preset(Key::StartJitterMs) }),
             max_age_s: None,
             max_bytes: number(const { per_preset(Key::MaxBytes) }),
@@ -255,7 +277,7 @@ impl Options {
                     Credentials => &CREDENTIALS,
                     Mode => &MODES,
                     ReferrerPolicy => &REFERRER_POLICIES,
-                    WhenAbandoned => &WHEN_ABANDONED,
+                    WhenAbandoned => &self::WhenAbandoned::NAMES,
                     _ => &CACHES,
                 };
                 let chosen = text(key, value)
@@ -267,7 +289,7 @@ impl Options {
                     Credentials => self.credentials = name,
                     Mode => self.mode = name,
                     ReferrerPolicy => self.referrer_policy = name,
-                    WhenAbandoned => self.lands_abandoned = chosen == 1,
+                    WhenAbandoned => self.when_abandoned = self::WhenAbandoned::ALL[chosen],
                     _ => self.cache = name,
                 }
             }
@@ -490,6 +512,28 @@ mod tests {
 
     fn range_of(fields: &[(&str, Value)]) -> Value {
         Value::Record(fields.iter().map(|(k, v)| (k.to_string(), v.clone())).collect())
+    }
+
+    /// An option typed as a union of strings (`"abort" | "land" | "yield"`) takes each of them, as
+    /// the TypeScript type and the documentation say, and names itself for any other.
+    #[test]
+    fn every_string_a_union_type_lists_is_taken_and_no_other() {
+        let mut unions = 0;
+        for spec in crate::options::registry::SPECS {
+            let literals: Vec<&str> = spec.ts_type.split(" | ").map(|t| t.trim_matches('"')).collect();
+            let all_strings =
+                spec.ts_type.split(" | ").all(|t| t.len() > 2 && t.starts_with('"') && t.ends_with('"'));
+            if !all_strings {
+                continue;
+            }
+            unions += 1;
+            for literal in literals {
+                let taken = parse(&[(spec.name, Value::Text(literal.to_string()))]);
+                assert!(taken.is_ok(), "{}: {literal}: {taken:?}", spec.name);
+            }
+            assert_eq!(field_of(parse(&[(spec.name, Value::Text("finish".into()))])), spec.name);
+        }
+        assert!(unions >= 4, "{unions}");
     }
 
     #[test]

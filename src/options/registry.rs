@@ -234,7 +234,7 @@ registry! {
          (32 MiB; 64 MiB for preset `\"batch\"`). A larger declared `Content-Length` is refused \
          before the body is read; a body without one is cut as soon as it passes the bound. \
          Either rejects at once with kind `\"too-large\"`: not retried, not held against the host.";
-    WhenAbandoned "whenAbandoned": r#""abort" | "land""# = Text("abort", "abort"), Host,
+    WhenAbandoned "whenAbandoned": r#""abort" | "land" | "yield""# = Text("abort", "abort"), Host,
         "What a request in flight becomes once every caller of its tile has gone (its signal \
          aborted, its deadline passed): `\"abort\"` aborts it; `\"land\"`, in a page or a \
          worker (where the browser holds requests per host), lets it \
@@ -242,9 +242,13 @@ registry! {
          it is due within half a second, and keeps its tile for the next identical call \
          (`memoryCacheBytes`), which joins it while it is out; nothing more is started for it \
          (no retry, no hedge). A map that pans faster than its server answers then spends no \
-         request twice. The OpenLayers adapter asks for `\"land\"` in its calls (OpenLayers' \
-         own loader never abandons an image it started), unless its options say otherwise (a \
-         `TileClient`'s own setting does not: a call's option wins); in Node it aborts.";
+         request twice. `\"yield\"` lets it land as `\"land\"` does only while no other \
+         request to its host waits for a connection (or for a slot: `maxConcurrent`), and \
+         aborts it when one does, which then has the connection at once. The OpenLayers adapter \
+         asks for `\"land\"` in its calls (OpenLayers' own loader never abandons an image it \
+         started), the Leaflet and MapLibre adapters for `\"yield\"` (their own loaders abort \
+         a tile of a view gone), unless their options say otherwise (a `TileClient`'s own \
+         setting does not: a call's option wins); in Node it aborts.";
     Range "range": "ByteRange" = Unset("none: the whole resource"), Call,
         "Asks for `length` bytes from `offset` (a `Range` header), as a cloud-optimised archive \
          (PMTiles) is read. The answer is held to the range, not judged as an image: a 206 must \

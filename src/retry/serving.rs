@@ -3,7 +3,7 @@
 //! which is queueing, not a server failing to answer.
 
 use crate::host::state::SharedHost;
-use crate::options::Options;
+use crate::options::{Options, WhenAbandoned};
 
 /// The connections a browser opens to one host over HTTP/1.1 (Chromium's and Firefox's limit):
 /// past this many attempts out to a host, the next waits in the browser for one of them to end.
@@ -39,16 +39,30 @@ pub const LAND_MIN_ANSWERS: u64 = 8;
 
 /// Whether an attempt out to `host` since `sent_ms`, whose callers have all gone, is left to
 /// land (its tile kept for the next identical call: a map panned back, a tile asked again) rather
-/// than aborted. Only one that has a connection (`queue` served or none): the server has the
-/// request already, and aborting it spares the server nothing, where finishing it spares the
-/// next ask a request; and only one due within [`LAND_WITHIN_MS`] by the host's p95 answer once
-/// it has answered [`LAND_MIN_ANSWERS`]: a slow or hung one would hold a connection the next view
-/// needs.
-pub fn lets_land(host: &SharedHost, queue: Option<&ConnectionQueue>, sent_ms: f64, now_ms: f64) -> bool {
-    if queue.is_some_and(|q| !q.is_served(host)) {
+/// than aborted, as `when` (`whenAbandoned`) asks. Only one that has a connection (`queue` served
+/// or none): the server has the request already, and aborting it spares the server nothing,
+/// where finishing it spares the next ask a request; and only one due within [`LAND_WITHIN_MS`]
+/// by the host's p95 answer once it has answered [`LAND_MIN_ANSWERS`]: a slow or hung one would
+/// hold a connection the next view needs. With [`WhenAbandoned::Yield`], only while no other
+/// attempt to the host waits for a slot, or for one of the platform's `connections` to it (more
+/// out than those, on a host not seen to multiplex): one waiting gets the connection an abort
+/// frees at once, as a map library's own loader that aborts a tile of a view gone gives it.
+pub fn lets_land(
+    when: WhenAbandoned,
+    host: &SharedHost,
+    queue: Option<&ConnectionQueue>,
+    connections: Option<usize>,
+    sent_ms: f64,
+    now_ms: f64,
+) -> bool {
+    if when == WhenAbandoned::Abort || queue.is_some_and(|q| !q.is_served(host)) {
         return false;
     }
     let host = host.borrow();
+    let held_back = connections.is_some_and(|c| host.slots.in_flight() > c) && !host.multiplexed();
+    if when == WhenAbandoned::Yield && (held_back || host.slots.queued() > 0) {
+        return false;
+    }
     let answered = &host.counters.attempt_latency;
     answered.count() >= LAND_MIN_ANSWERS
         && answered.percentile(0.95).is_some_and(|p95| sent_ms + p95 - now_ms <= LAND_WITHIN_MS)
@@ -87,34 +101,93 @@ impl ConnectionQueue {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::host::limit::{Answer, WARM_UP_MS};
     use crate::host::state::HostState;
     use crate::host::HostConfig;
     use crate::options::Value;
+    use std::future::Future;
+    use std::task::{Context, Waker};
 
     #[test]
     fn an_abandoned_attempt_lands_only_with_a_connection_and_soon() {
         let host = HostState::new("h.example", &HostConfig::DEFAULT, 0.0).shared();
-        assert!(!lets_land(&host, None, 0.0, 10.0), "no answers yet: nothing says it is soon");
+        assert!(
+            !lets_land(WhenAbandoned::Land, &host, None, None, 0.0, 10.0),
+            "no answers yet: nothing says it is soon"
+        );
         for _ in 1..LAND_MIN_ANSWERS {
             host.borrow_mut().counters.attempt_latency.record(300.0);
         }
-        assert!(!lets_land(&host, None, 0.0, 10.0), "one answer short");
+        assert!(!lets_land(WhenAbandoned::Land, &host, None, None, 0.0, 10.0), "one answer short");
         host.borrow_mut().counters.attempt_latency.record(300.0);
-        assert!(lets_land(&host, None, 0.0, 10.0), "due in about 300 ms");
+        assert!(lets_land(WhenAbandoned::Land, &host, None, None, 0.0, 10.0), "due in about 300 ms");
         // A p95 of about 2.5 s (a rendering WMS): due in more than half a second until it is
         // near its end.
         for _ in 0..LEARNED_TIMEOUT_SAMPLES * 4 {
             host.borrow_mut().counters.attempt_latency.record(2_500.0);
         }
-        assert!(!lets_land(&host, None, 0.0, 10.0));
-        assert!(lets_land(&host, None, 0.0, 2_400.0));
+        assert!(!lets_land(WhenAbandoned::Land, &host, None, None, 0.0, 10.0));
+        assert!(lets_land(WhenAbandoned::Land, &host, None, None, 0.0, 2_400.0));
         // Held back for a connection: the server has not got it.
+        let browser = Some(CONNECTIONS_PER_HOST);
         let slots = host.borrow().slots.clone();
         let mut held: Vec<_> = (0..=CONNECTIONS_PER_HOST).map(|_| slots.try_acquire().unwrap()).collect();
         let queue = ConnectionQueue::at_send(&host, Some(CONNECTIONS_PER_HOST)).expect("held back");
-        assert!(!lets_land(&host, Some(&queue), 0.0, 2_400.0));
+        assert!(!lets_land(WhenAbandoned::Land, &host, Some(&queue), browser, 0.0, 2_400.0));
         held.remove(0);
-        assert!(lets_land(&host, Some(&queue), 0.0, 2_400.0), "one ahead ended: it has one now");
+        assert!(
+            lets_land(WhenAbandoned::Land, &host, Some(&queue), browser, 0.0, 2_400.0),
+            "one ahead ended: it has one now"
+        );
+    }
+
+    #[test]
+    fn a_yielding_attempt_lands_only_while_no_other_waits_behind_it() {
+        let host = HostState::new("h.example", &HostConfig::DEFAULT, 0.0).shared();
+        for _ in 0..LAND_MIN_ANSWERS {
+            host.borrow_mut().counters.attempt_latency.record(300.0);
+        }
+        let browser = Some(CONNECTIONS_PER_HOST);
+        let (land, yields) = (WhenAbandoned::Land, WhenAbandoned::Yield);
+        let slots = host.borrow().slots.clone();
+        let mut out: Vec<_> = (0..CONNECTIONS_PER_HOST).map(|_| slots.try_acquire().unwrap()).collect();
+        assert!(lets_land(yields, &host, None, browser, 0.0, 10.0), "as many out as connections: none waits");
+        assert!(!lets_land(WhenAbandoned::Abort, &host, None, browser, 0.0, 10.0));
+        out.push(slots.try_acquire().unwrap());
+        assert!(!lets_land(yields, &host, None, browser, 0.0, 10.0), "the seventh waits for a connection");
+        assert!(lets_land(land, &host, None, browser, 0.0, 10.0), "landing whoever waits");
+        assert!(lets_land(yields, &host, None, None, 0.0, 10.0), "a platform that holds none back");
+
+        // Answers to the attempts past the connections as quick as the others, after the host's
+        // first second: the browser multiplexes them (HTTP/2), and none waits.
+        let answer = |at_ms: f64, held_back: bool| Answer {
+            at_ms,
+            took_ms: 50.0,
+            held_back: Some(held_back),
+            overtook: Some(held_back),
+            limit_at_send: 16,
+        };
+        for i in 0..CONNECTIONS_PER_HOST as u64 {
+            host.borrow_mut().tile_answered(i, answer(i as f64, false));
+        }
+        for i in 0..16 {
+            host.borrow_mut().tile_answered(100 + i, answer(WARM_UP_MS + i as f64, true));
+        }
+        assert!(host.borrow().multiplexed());
+        assert!(
+            lets_land(yields, &host, None, browser, 0.0, 10.0),
+            "over HTTP/2 the seventh has a connection"
+        );
+
+        // An attempt waiting for a slot.
+        slots.set_limit(out.len());
+        let mut waiter = Box::pin(slots.acquire());
+        assert!(waiter.as_mut().poll(&mut Context::from_waker(Waker::noop())).is_pending());
+        assert_eq!(slots.queued(), 1);
+        assert!(!lets_land(yields, &host, None, None, 0.0, 10.0), "one waits for a slot");
+        assert!(lets_land(land, &host, None, None, 0.0, 10.0));
+        drop(waiter);
+        assert!(lets_land(yields, &host, None, None, 0.0, 10.0));
     }
 
     #[test]

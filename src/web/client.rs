@@ -26,7 +26,7 @@ use crate::client::{
 use crate::host::state::{Hold, SharedHost};
 use crate::host::{host_key, HostState};
 use crate::options::client_config::ClientConfig;
-use crate::options::{entries_of, Options};
+use crate::options::{entries_of, Options, WhenAbandoned};
 use crate::redact::redact_url;
 use crate::response::byte_range::whole_to_range;
 use crate::response::freshness::{reuse_ms, FreshnessHeaders};
@@ -123,8 +123,12 @@ impl ClientInner {
                 flight
             }
             None => {
-                let lands = options.lands_abandoned && keeps && holds_requests_per_host();
-                let flight = Rc::new(Flight::new(own_end, lands));
+                let when_abandoned = if keeps && holds_requests_per_host() {
+                    options.when_abandoned
+                } else {
+                    WhenAbandoned::Abort
+                };
+                let flight = Rc::new(Flight::new(own_end, when_abandoned));
                 self.flights.borrow_mut().start(key.clone(), flight.clone());
                 let client = self.clone();
                 let task = flight.clone();
@@ -246,10 +250,14 @@ impl ClientInner {
                 flight.attempts.set(*attempt);
             }
             match &event {
-                Event::Attempt { host, .. } if flight.lands => {
+                Event::Attempt { host, .. } if flight.when_abandoned != WhenAbandoned::Abort => {
                     let host = run.route.iter().find(|h| h.borrow().name == *host);
-                    *flight.sent.borrow_mut() =
-                        host.map(|h| (h.clone(), ConnectionQueue::at_send(h, connections), JsClock.now_ms()));
+                    *flight.sent.borrow_mut() = host.map(|h| Sent {
+                        host: h.clone(),
+                        queue: ConnectionQueue::at_send(h, connections),
+                        connections,
+                        sent_ms: JsClock.now_ms(),
+                    });
                     flight.out.set(true);
                 }
                 Event::Retry { .. } => flight.out.set(false),
@@ -426,6 +434,16 @@ struct SharedTile {
     elapsed_ms: f64,
 }
 
+/// A flight's attempt out, as [`lets_land`] reads it.
+struct Sent {
+    host: SharedHost,
+    /// Its place in the queue for a connection.
+    queue: Option<ConnectionQueue>,
+    /// The platform's connections per host (`Transport::connections_per_host`).
+    connections: Option<usize>,
+    sent_ms: f64,
+}
+
 /// One network retry loop shared by identical concurrent calls.
 struct Flight {
     outcome: RefCell<Option<Result<SharedTile, JsValue>>>,
@@ -440,20 +458,20 @@ struct Flight {
     /// Gives the shared loop up when every caller has gone, but lets an attempt out land (see
     /// [`Flight::lets_land`]): it starts nothing more (no retry, hedge or wait).
     abandon: Rc<Stop>,
-    /// Whether an attempt out may land once its callers have gone (`whenAbandoned: "land"`, in
-    /// a page, for a tile the client keeps: so that it serves the next identical call).
-    lands: bool,
+    /// Whether an attempt out may land once its callers have gone (`whenAbandoned`, in a page,
+    /// for a tile the client keeps, so that it serves the next identical call; else `Abort`).
+    when_abandoned: WhenAbandoned,
     /// Whether an attempt is out now.
     out: Cell<bool>,
-    /// The attempt out: its host, its place in the queue for a connection, when it was sent.
-    sent: RefCell<Option<(SharedHost, Option<ConnectionQueue>, f64)>>,
+    /// The attempt out.
+    sent: RefCell<Option<Sent>>,
     /// Whether the body as received has gone (to the first caller, or to the recent tiles):
     /// every caller after it gets a copy.
     body_taken: Cell<bool>,
 }
 
 impl Flight {
-    fn new(ends_at: f64, lands: bool) -> Flight {
+    fn new(ends_at: f64, when_abandoned: WhenAbandoned) -> Flight {
         Flight {
             ends_at,
             outcome: RefCell::new(None),
@@ -462,7 +480,7 @@ impl Flight {
             attempts: Cell::new(0),
             stop: Rc::default(),
             abandon: Rc::default(),
-            lands,
+            when_abandoned,
             out: Cell::new(false),
             sent: RefCell::new(None),
             body_taken: Cell::new(false),
@@ -470,14 +488,20 @@ impl Flight {
     }
 
     /// Whether, its callers all gone, the attempt it has out lands rather than being aborted
-    /// (`whenAbandoned: "land"`, when the core's rule says so: [`lets_land`]). The next view's ask
-    /// for it joins it, and a pan back finds it kept, where an abort would have wasted the
-    /// request the server has.
+    /// (`whenAbandoned` `"land"` or `"yield"`, when the core's rule says so: [`lets_land`]). The
+    /// next view's ask for it joins it, and a pan back finds it kept, where an abort would have
+    /// wasted the request the server has.
     fn lets_land(&self) -> bool {
-        self.lands
-            && self.out.get()
-            && self.sent.borrow().as_ref().is_some_and(|(host, queue, sent_ms)| {
-                lets_land(host, queue.as_ref(), *sent_ms, JsClock.now_ms())
+        self.out.get()
+            && self.sent.borrow().as_ref().is_some_and(|sent| {
+                lets_land(
+                    self.when_abandoned,
+                    &sent.host,
+                    sent.queue.as_ref(),
+                    sent.connections,
+                    sent.sent_ms,
+                    JsClock.now_ms(),
+                )
             })
     }
 

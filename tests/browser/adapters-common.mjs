@@ -473,6 +473,56 @@ export function scenarios(env, { name, spec = (s) => s }) {
      * Slow tiles (in flight, queued behind maxConcurrent 3, sleeping 3 s after a 503), then a jump
      * far away: the old view's connections are aborted and none of its tiles is requested again.
      */
+    /**
+     * A tile the library gives up while nothing else waits for the server: its request, which
+     * the server has, lands into the client's recent tiles (`whenAbandoned: "yield"`, the Leaflet
+     * and MapLibre adapters' default), and showing the tile again costs no request. The map opens
+     * at c and a (their tiles kept), pans a tile east (a column of new tiles goes out, answered
+     * 200 ms late), and jumps back to c at once, whose tiles come from memory. With
+     * `whenAbandoned: "abort"` the column's requests are aborted on the server and asked again
+     * (the checks below fail).
+     */
+    async leftTilesLand(t) {
+      const run = `${name}-land`;
+      return onPage(async (page, srv) => {
+        await metBefore(page, srv.url); // through fetch from the first view: answers to learn from
+        const zoom = 5;
+        const a = [4096, 4096];
+        const c = [a[0] + 10 * TILE, a[1]];
+        const edge = [a[0] + TILE, a[1]];
+        const keysOf = (center) => viewTiles(zoom, center).map((x) => x.key);
+        await page.evaluate((s) => window.harness.create(s), spec({ template: template(run, "delay=200&cc=none"), zoom, center: c }));
+        await waitSettled(page, keysOf(c));
+        await page.evaluate((p) => window.harness.jump(p), a);
+        await waitSettled(page, keysOf(a));
+        const known = new Set([...keysOf(c), ...keysOf(a)]);
+        const column = keysOf(edge)
+          .filter((k) => !known.has(k))
+          .map((k) => `${run}/${k}`);
+        await page.evaluate((p) => window.harness.jump(p), edge);
+        const deadline = Date.now() + 5_000;
+        while (column.some((k) => srv.requests(k) === 0) && Date.now() < deadline) await sleep(5);
+        await page.evaluate((p) => window.harness.jump(p), c);
+        await waitSettled(page, keysOf(c));
+        await sleep(600); // the column's requests land
+        const sent = column.filter((k) => srv.requests(k) > 0);
+        assert.ok(sent.length >= 1, `the column's requests were on the server when the view moved on (${column.length} tiles)`);
+        const aborted = sent.reduce((n, k) => n + srv.aborted(k), 0);
+        assert.equal(aborted, 0, `none of the column's ${sent.length} requests was aborted on the server`);
+        const before = sent.map((k) => srv.requests(k));
+        await page.evaluate((p) => window.harness.jump(p), edge);
+        const states = await waitSettled(page, keysOf(edge));
+        for (const k of keysOf(edge)) assert.equal(states[k].state, "loaded", k);
+        assert.deepEqual(
+          sent.map((k) => srv.requests(k)),
+          before,
+          "the column shown again without a request",
+        );
+        t.diagnostic(`${sent.length} requests of the column left landed; ${srv.requests(run)} requests in all`);
+        assert.deepEqual(page.problems(), [], "no unexpected page errors");
+      });
+    },
+
     async panAborts(t, { noError = true } = {}) {
       const run = `${name}-pan`;
       return onPage(async (page, srv) => {

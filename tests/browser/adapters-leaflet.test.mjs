@@ -27,6 +27,7 @@ test("createTileLayer: 404 tiles fire tileerror with the TileError within 200 ms
   }),
 );
 test("createTileLayer: panning away aborts slow, queued and sleeping tiles", { timeout: 30_000 }, (t) => s.panAborts(t));
+test("createTileLayer: a tile left while nothing else waits lands, and is shown again without a request", { timeout: 40_000 }, (t) => s.leftTilesLand(t));
 
 // A server without CORS headers (MapServer's and GeoServer's default): shown as Leaflet's own
 // <img> loader shows it, with tilefetch's retries.
