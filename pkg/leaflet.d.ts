@@ -23,7 +23,9 @@ export type LeafletTileOptions = Omit<FetchTileOptions, "subdomains" | "referrer
 /**
  * An instance of a subclass of `L.TileLayer`. Its `createTile(coords, done)` loads through
  * fetchTile; tiles that leave the view (`tileunload`) or are dropped on zoom (`tileabort`) are
- * aborted whether in flight, queued or sleeping; a give-up calls `done(error)`, so `tileerror`
+ * given up whether in flight, queued or sleeping (a request the server has lands into the
+ * client's recent tiles while no other request waits for its connection: `whenAbandoned:
+ * "yield"`, unless the options say otherwise); a give-up calls `done(error)`, so `tileerror`
  * fires with the TileError as `error` (and `errorTileUrl` is shown when set); an empty tile
  * (`emptyOn`) loads as a transparent image. The tile element (`tileload`'s `tile`) is a
  * `<canvas>` whose context is `"bitmaprenderer"` (so `getContext("2d")` on it is `null`; draw it

@@ -34,8 +34,10 @@ export interface ProtocolResponse {
 
 /**
  * The action for `maplibregl.addProtocol(scheme, action)`. The abortController cancels the tile
- * (in flight, queued or sleeping); a cancelled request rejects with a DOMException named
- * "AbortError" (MapLibre ignores those). A give-up rejects with the TileError, whose `status`
+ * (in flight, queued or sleeping; a request the server has lands into the client's recent tiles
+ * while no other request waits for its connection: `whenAbandoned: "yield"`, unless the options
+ * say otherwise); a cancelled request rejects with a DOMException named "AbortError" (MapLibre
+ * ignores those). A give-up rejects with the TileError, whose `status`
  * MapLibre reads: a 404 marks the tile errored without an error event, others fire the map's
  * `error` event with the TileError as `error`. An empty tile (`emptyOn`) resolves with an empty
  * ArrayBuffer, or a transparent 1×1 ImageBitmap for images.
