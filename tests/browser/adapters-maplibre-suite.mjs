@@ -34,7 +34,6 @@ export function maplibreTests(entry, major) {
     }),
   );
   test("createProtocol: panning away aborts slow, queued and sleeping tiles", { timeout: 30_000 }, (t) => s.panAborts(t));
-  test("createProtocol: a tile left while nothing else waits lands, and is shown again without a request", { timeout: 40_000 }, (t) => s.leftTilesLand(t));
 
   // WebGL draws no image its page cannot read, whoever loads it: a server without CORS headers
   // leaves MapLibre's own loader blank too. Each tile's error says why and what to do.
