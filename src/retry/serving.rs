@@ -59,9 +59,11 @@ pub fn lets_land(
         return false;
     }
     let host = host.borrow();
-    let held_back = connections.is_some_and(|c| host.slots.in_flight() > c) && !host.multiplexed();
-    if when == WhenAbandoned::Yield && (held_back || host.slots.queued() > 0) {
-        return false;
+    if when == WhenAbandoned::Yield {
+        let held_back = connections.is_some_and(|c| host.slots.in_flight() > c) && !host.multiplexed();
+        if held_back || host.slots.queued() > 0 {
+            return false;
+        }
     }
     let answered = &host.counters.attempt_latency;
     answered.count() >= LAND_MIN_ANSWERS

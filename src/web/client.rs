@@ -252,7 +252,7 @@ impl ClientInner {
             match &event {
                 Event::Attempt { host, .. } if flight.when_abandoned != WhenAbandoned::Abort => {
                     let host = run.route.iter().find(|h| h.borrow().name == *host);
-                    *flight.sent.borrow_mut() = host.map(|h| Sent {
+                    *flight.sent.borrow_mut() = host.map(|h| AttemptOut {
                         host: h.clone(),
                         queue: ConnectionQueue::at_send(h, connections),
                         connections,
@@ -435,7 +435,7 @@ struct SharedTile {
 }
 
 /// A flight's attempt out, as [`lets_land`] reads it.
-struct Sent {
+struct AttemptOut {
     host: SharedHost,
     /// Its place in the queue for a connection.
     queue: Option<ConnectionQueue>,
@@ -464,7 +464,7 @@ struct Flight {
     /// Whether an attempt is out now.
     out: Cell<bool>,
     /// The attempt out.
-    sent: RefCell<Option<Sent>>,
+    sent: RefCell<Option<AttemptOut>>,
     /// Whether the body as received has gone (to the first caller, or to the recent tiles):
     /// every caller after it gets a copy.
     body_taken: Cell<bool>,
