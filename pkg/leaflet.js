@@ -253,7 +253,7 @@ function splitOptions(options) {
     custom: fetchOptions.fetch,
   };
   const load = (url, signal, subdomains, element) =>
-    loadTile(loadWith, url, signal, { ...imageSettings, element, extra: subdomains ? { subdomains } : undefined });
+    loadTile(loadWith, url, signal, { ...imageSettings, element, decoded: false, extra: subdomains ? { subdomains } : undefined });
   return { layerOptions, load, crossOrigin };
 }
 

@@ -174,12 +174,12 @@ function askedAsTheLibrary(image, crossOrigin, referrerPolicy) {
 
 /**
  * The `fetch` option of an image load: the URL the core picked (a mirror, a cache-busted one)
- * loads into an image element (`element` for the first load, else a new one), decoded;
- * `into.image` is set to it, `into.src` to the address it loaded (read now: the library may
- * empty its element later), and the core gets a stand-in response. An image that fails to load
- * or decode rejects as a network error would.
+ * loads into an image element (`element` for the first load, else a new one), decoded first when
+ * `decoded`; `into.image` is set to it, `into.src` to the address it loaded (read now: the
+ * library may empty its element later), and the core gets a stand-in response. An image that
+ * fails to load rejects as a network error would.
  */
-function imageFetch(into, crossOrigin, referrerPolicy, element = null) {
+function imageFetch(into, crossOrigin, referrerPolicy, element, decoded) {
   let own = element;
   return (input, init) =>
     new Promise((resolve, reject) => {
@@ -214,12 +214,14 @@ function imageFetch(into, crossOrigin, referrerPolicy, element = null) {
         image.src = VOID_IMAGE;
       };
       signal?.addEventListener("abort", onAbort, { once: true });
-      // Decoded before it is handed over, as the libraries' own loaders do (a decode() that
-      // rejects for an image that did load still gives a drawable image).
       const loaded = () => (image.naturalWidth > 0 ? settle(null) : settle(new Error("the tile's image is empty")));
+      // Handed over when the library's own loader would hand it over: OpenLayers' once decoded,
+      // Leaflet's once loaded (the browser decodes it as it paints it; a decode() first held a
+      // full first view back against Leaflet's own loader: ARCHITECTURE.md's ledger). A
+      // decode() that rejects for an image that did load still gives a drawable image.
       // Listeners, not onload/onerror, which a library may set on its own element (Leaflet's
       // abort on a zoom replaces them).
-      const onLoad = () => image.decode().then(loaded, loaded);
+      const onLoad = () => (decoded ? image.decode().then(loaded, loaded) : loaded());
       // Not a TypeError (fetch's network error): the core checks those for a CORS refusal.
       const onError = () => settle(new Error("the tile's image did not load"));
       image.addEventListener("load", onLoad);
@@ -269,9 +271,11 @@ function fallbackOrigin(url, crossOrigin) {
 
 /**
  * Loads one tile: through fetch (`{tile}`: fetchTile's Tile), or, for a server without CORS
- * headers, as an image element (`{image}`: an HTMLImageElement, loaded and decoded). `load(url,
- * signal, extra)` is the adapter's (see adapter-options.js); `crossOrigin` and `referrerPolicy`
- * are the library's settings for its own images, `custom` the caller's `fetch` option.
+ * headers, as an image element (`{image}`: an HTMLImageElement, loaded, and decoded unless
+ * `decoded` is false). `load(url, signal, extra)` is the adapter's (see adapter-options.js);
+ * `crossOrigin` and `referrerPolicy` are the library's settings for its own images, `custom` the
+ * caller's `fetch` option, `decoded` whether the library's own loader decodes an image before
+ * it shows it.
  *
  * A server's CORS answer costs one tile: the first tile of another origin not met before (in
  * this page or, through localStorage, an earlier visit) goes through fetch, and until the
@@ -285,7 +289,7 @@ function fallbackOrigin(url, crossOrigin) {
  * cannot help: the `cors` TileError is the tile's error. Rejects with the TileError of a
  * give-up.
  */
-export function loadTile(load, url, signal, { extra, crossOrigin = null, referrerPolicy, custom, element = null } = {}) {
+export function loadTile(load, url, signal, { extra, crossOrigin = null, referrerPolicy, custom, element = null, decoded = true } = {}) {
   // The page's own origin needs no CORS headers: nothing to find out, no first contact.
   const origin = fallbackOrigin(url, crossOrigin);
   if (origin === null) return load(url, signal, extra).then((tile) => ({ tile }));
@@ -293,7 +297,7 @@ export function loadTile(load, url, signal, { extra, crossOrigin = null, referre
     const into = { image: null };
     // Joined to another call's image load: its own once that one has ended. Joined to a fetch
     // of the tile: that tile.
-    return load(url, signal, { ...extra, fetch: imageFetch(into, crossOrigin, referrerPolicy, element) }).then((tile) =>
+    return load(url, signal, { ...extra, fetch: imageFetch(into, crossOrigin, referrerPolicy, element, decoded) }).then((tile) =>
       into.image ? { image: into.image } : isStandIn(tile) ? asImage() : { tile },
     );
   };
@@ -314,7 +318,7 @@ export function loadTile(load, url, signal, { extra, crossOrigin = null, referre
       },
     );
   }
-  if (firstContacts.has(origin)) return whileUnknown(load, url, signal, extra, origin, { crossOrigin, referrerPolicy, custom, element, asImage });
+  if (firstContacts.has(origin)) return whileUnknown(load, url, signal, extra, origin, { crossOrigin, referrerPolicy, custom, element, decoded, asImage });
   let known;
   const contact = new Promise((resolve) => {
     known = resolve;
@@ -333,9 +337,9 @@ export function loadTile(load, url, signal, { extra, crossOrigin = null, referre
  * later ones (retries, hedges) through fetch once the origin is known to send CORS headers
  * (then `{tile}`).
  */
-function whileUnknown(load, url, signal, extra, origin, { crossOrigin, referrerPolicy, custom, element, asImage: imageLoad }) {
+function whileUnknown(load, url, signal, extra, origin, { crossOrigin, referrerPolicy, custom, element, decoded, asImage: imageLoad }) {
   const into = { image: null };
-  const asImage = imageFetch(into, crossOrigin, referrerPolicy, element);
+  const asImage = imageFetch(into, crossOrigin, referrerPolicy, element, decoded);
   let first = true;
   const attempt = (input, init) => {
     const image = first || !corsOrigins.has(origin);

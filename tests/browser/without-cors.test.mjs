@@ -225,7 +225,8 @@ test("adapters: a tile is likely an image while its origin is not known to send 
  * Puts a stand-in for `Image` in `page`: an element that "loads" any address but a data: URL
  * `window.__imageLoadMs` (10) after its src is set, or fails its first load where
  * `window.__imageFailsOnce(url)` says so; each load is recorded in `window.__imageLoads` as
- * `{ image, tile }` (its id, the address's last segment).
+ * `{ image, tile }` (its id, the address's last segment). Its `decode()` calls are counted in
+ * `window.__decodes`, and never settle while `window.__decodeHangs` is set.
  */
 async function installFakeImage(page) {
   await page.evaluate(() => {
@@ -249,7 +250,8 @@ async function installFakeImage(page) {
         setTimeout(() => this.dispatchEvent(new Event(fails ? "error" : "load")), window.__imageLoadMs ?? 10);
       }
       decode() {
-        return Promise.resolve();
+        window.__decodes = (window.__decodes ?? 0) + 1;
+        return window.__decodeHangs ? new Promise(() => {}) : Promise.resolve();
       }
     };
   });
@@ -341,6 +343,37 @@ test("adapters: a tile's first image load goes into the caller's element, a retr
   assert.deepEqual(r.likely, [true, true, false], "likely images: the tiles shown as images, not a tile of the origin not shown before");
   assert.equal(r.afterGone, "4.png", "a tile whose element was emptied before its load ended is shown again from the address it loaded");
   assert.ok(r.keptIsSame, "a tile loaded into an image of its own is shown again as that image");
+  assert.deepEqual(page.problems(), []);
+});
+
+// Leaflet's own loader shows its <img> tile once loaded (the browser decodes it as it paints),
+// OpenLayers' once decoded (ol/Image's listenImage): an image load hands the tile over as the
+// library's own loader would (`decoded`), here with a decode() that never settles.
+test("adapters: an image load hands its tile over once loaded where the library's own loader does (Leaflet), once decoded where it decodes (OpenLayers)", {
+  timeout: 30_000,
+}, async () => {
+  const page = await blankPage();
+  await installFakeImage(page);
+  const r = await page.evaluate(async () => {
+    const { loadTile } = await import("/pkg/without-cors.js");
+    window.__decodeHangs = true;
+    // The first contact answers after 150 ms: the second tile of each origin loads as an image.
+    globalThis.fetch = () => new Promise((resolve) => setTimeout(() => resolve(new Response("tile")), 150));
+    const load = async (url, signal, extra) => {
+      await (extra?.fetch ?? globalThis.fetch)(url, { signal });
+      return { empty: false };
+    };
+    const signal = new AbortController().signal;
+    const within = (promise, ms) =>
+      Promise.race([promise.then((t) => (t.image ? "image" : "tile")), new Promise((resolve) => setTimeout(() => resolve("pending"), ms))]);
+    const twoTiles = (base, decoded) =>
+      Promise.all([`${base}/1.png`, `${base}/2.png`].map((url) => within(loadTile(load, url, signal, { element: new Image(), decoded }), 1000)));
+    const [leaflet, openlayers] = await Promise.all([twoTiles("http://127.0.0.6:9/tile/4/1", false), twoTiles("http://127.0.0.7:9/tile/4/1", true)]);
+    return { leaflet, openlayers, decodes: window.__decodes ?? 0 };
+  });
+  assert.deepEqual(r.leaflet, ["tile", "image"], "without decoding, the image tile is handed over once loaded");
+  assert.deepEqual(r.openlayers, ["tile", "pending"], "decoding, the image tile waits for its decode()");
+  assert.equal(r.decodes, 1, "one decode(): OpenLayers' image tile's");
   assert.deepEqual(page.problems(), []);
 });
 
