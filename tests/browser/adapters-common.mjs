@@ -499,6 +499,7 @@ export function scenarios(env, { name, spec = (s) => s }) {
         const column = keysOf(edge)
           .filter((k) => !known.has(k))
           .map((k) => `${run}/${k}`);
+        const jumpedAt = srv.now();
         await page.evaluate((p) => window.harness.jump(p), edge);
         const deadline = Date.now() + 5_000;
         while (column.some((k) => srv.requests(k) === 0) && Date.now() < deadline) await sleep(5);
@@ -508,7 +509,14 @@ export function scenarios(env, { name, spec = (s) => s }) {
         const sent = column.filter((k) => srv.requests(k) > 0);
         assert.ok(sent.length >= 1, `the column's requests were on the server when the view moved on (${column.length} tiles)`);
         const aborted = sent.reduce((n, k) => n + srv.aborted(k), 0);
-        assert.equal(aborted, 0, `none of the column's ${sent.length} requests was aborted on the server`);
+        // What the server saw from the jump to the column on, for a failure's message.
+        const seen = srv.log
+          .filter((e) => e.key.startsWith(`${run}/`) && e.t >= jumpedAt)
+          .map(
+            (e) =>
+              `${e.key.slice(run.length + 1)} ${e.outcome} at ${Math.round(e.t - jumpedAt)}–${Math.round((e.tAborted ?? e.tDone ?? Number.NaN) - jumpedAt)} ms`,
+          );
+        assert.equal(aborted, 0, `none of the column's ${sent.length} requests was aborted on the server (from the jump on: ${seen.join(", ")})`);
         const before = sent.map((k) => srv.requests(k));
         await page.evaluate((p) => window.harness.jump(p), edge);
         const states = await waitSettled(page, keysOf(edge));
