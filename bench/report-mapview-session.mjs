@@ -41,7 +41,7 @@ export function sessionSection(data, lose) {
       "the server's requests per view tile shown, over both. The own `<img>` loader shows a tile it has shown before from the page's image memory; " +
       "the adapters from the client's recent tiles (`memoryCacheBytes`); OpenLayers and MapLibre keep tiles of their own too. The OpenLayers " +
       'adapter lets a request of a view gone land (`whenAbandoned: "land"`), as OpenLayers\' own loader lets an image finish; the Leaflet and ' +
-      "MapLibre adapters abort it, as their libraries' own loaders do.",
+      'MapLibre adapters let it land only while no other request to the host waits for a slot or a connection, else abort it (`whenAbandoned: "yield"`).',
     "",
   );
   const where = "Map sessions";
