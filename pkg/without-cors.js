@@ -177,9 +177,10 @@ function askedAsTheLibrary(image, crossOrigin, referrerPolicy) {
  * loads into an image element (`element` for the first load, else a new one), decoded first when
  * `decoded`; `into.image` is set to it, `into.src` to the address it loaded (read now: the
  * library may empty its element later), and the core gets a stand-in response. An image that
- * fails to load rejects as a network error would.
+ * fails to load rejects as a network error would, and so does one cut short while `checked()`
+ * says its retry would go through fetch (`isWhole`).
  */
-function imageFetch(into, crossOrigin, referrerPolicy, element, decoded) {
+function imageFetch(into, crossOrigin, referrerPolicy, element, decoded, checked = () => false) {
   let own = element;
   return (input, init) =>
     new Promise((resolve, reject) => {
@@ -214,7 +215,11 @@ function imageFetch(into, crossOrigin, referrerPolicy, element, decoded) {
         image.src = VOID_IMAGE;
       };
       signal?.addEventListener("abort", onAbort, { once: true });
-      const loaded = () => (image.naturalWidth > 0 ? settle(null) : settle(new Error("the tile's image is empty")));
+      const handOver = () => (image.naturalWidth > 0 ? settle(null) : settle(new Error("the tile's image is empty")));
+      const loaded = () =>
+        checked() && image.naturalWidth > 0
+          ? isWhole(image).then((whole) => (whole ? handOver() : settle(new Error("the tile's image is cut short"))))
+          : handOver();
       // Handed over when the library's own loader would hand it over: OpenLayers' once decoded,
       // Leaflet's once loaded (the browser decodes it as it paints it; a decode() first held a
       // full first view back against Leaflet's own loader: ARCHITECTURE.md's ledger). A
@@ -228,6 +233,26 @@ function imageFetch(into, crossOrigin, referrerPolicy, element, decoded) {
       image.addEventListener("error", onError);
       image.src = address;
     });
+}
+
+/**
+ * Whether `image`, loaded, holds the whole of its picture. An image element fires `load`, and
+ * its `decode()` resolves, for a body cut short that still begins as an image (a PNG without its
+ * end: the top rows shown, the rest blank), where `createImageBitmap` refuses it; the core's
+ * classification, which reads a fetched body's end, cannot see an image's. True where it cannot
+ * be told (no `createImageBitmap`, an element that is no HTMLImageElement).
+ */
+function isWhole(image) {
+  if (typeof createImageBitmap !== "function" || typeof HTMLImageElement !== "function" || !(image instanceof HTMLImageElement)) {
+    return Promise.resolve(true);
+  }
+  return createImageBitmap(image).then(
+    (bitmap) => {
+      bitmap.close();
+      return true;
+    },
+    () => false,
+  );
 }
 
 /**
@@ -339,7 +364,10 @@ export function loadTile(load, url, signal, { extra, crossOrigin = null, referre
  */
 function whileUnknown(load, url, signal, extra, origin, { crossOrigin, referrerPolicy, custom, element, decoded, asImage: imageLoad }) {
   const into = { image: null };
-  const asImage = imageFetch(into, crossOrigin, referrerPolicy, element, decoded);
+  // An image cut short is not handed over while a retry of it would go through fetch (the
+  // origin not found without CORS headers): the core retries it, and the fetch's classification
+  // sees the cut. A server without them gets its images as the library's own loader shows them.
+  const asImage = imageFetch(into, crossOrigin, referrerPolicy, element, decoded, () => !imageOrigins.has(origin));
   let first = true;
   const attempt = (input, init) => {
     const image = first || !corsOrigins.has(origin);

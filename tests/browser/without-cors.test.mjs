@@ -416,3 +416,51 @@ test("adapters: two loads of one tile at once through the real client each end a
   assert.deepEqual(r.b, { image: "2.png" }, "the second load, served by the first's request: an image of the tile too, not the stand-in");
   assert.deepEqual(page.problems(), []);
 });
+
+// An image element fires `load` (and its decode() resolves) for a PNG cut short that ends
+// cleanly, the top rows shown and the rest blank, which the library's own loader shows as
+// loaded; a fetched body's end the core checks. While an origin's CORS answer is on its way its
+// tiles load as images: one cut short is retried, not handed over; from a server known to send
+// no CORS headers it is shown as the library's own loader shows it, with no second request.
+test("adapters: a first view's image cut short is retried, not shown; a server without CORS headers gets its images as they come", {
+  timeout: 30_000,
+}, async () => {
+  const port = new URL(suite.srv.url).port;
+  const page = await suite.blankPage(failedLoadFrom(`http://localhost:${port}`));
+  const run = `cut${Date.now()}`;
+  const r = await page.evaluate(
+    async ({ corsBase, bareBase, run }) => {
+      const { loadTile } = await import("/pkg/without-cors.js");
+      const { TileClient } = await import("/pkg/browser.js");
+      const client = new TileClient({ hedge: "off" });
+      const load = (url, signal, extra) => client.fetchTile(url, { signal, ...extra });
+      const signal = new AbortController().signal;
+      const whole = async (x) => {
+        if (x.tile) return { via: "tile", whole: new TextDecoder("latin1").decode(x.tile.data.slice(-8)).startsWith("IEND") };
+        return {
+          via: "image",
+          whole: await createImageBitmap(x.image).then(
+            () => true,
+            () => false,
+          ),
+        };
+      };
+      const tile = (url) => loadTile(load, url, signal, { decoded: false });
+      // The origin's first contact answers after 300 ms; tile 2 loads as an image meanwhile, its
+      // first answer cut short.
+      const [, cut] = await Promise.all([tile(`${corsBase}/1.png?run=${run}&delay=300`), tile(`${corsBase}/2.png?run=${run}&f=truncate&n=1`)]);
+      // Another origin (the same server by another name), found without CORS headers by its first tile.
+      await tile(`${bareBase}/1.png?run=${run}x&cors=0`);
+      const bare = await tile(`${bareBase}/3.png?run=${run}x&cors=0&f=truncate&n=1`);
+      return { cut: await whole(cut), bare: await whole(bare) };
+    },
+    { corsBase: `${suite.srv.url}/tile/6/1`, bareBase: `http://localhost:${port}/tile/6/1`, run },
+  );
+  const answers = (key) => suite.srv.log.filter((e) => e.key === key).map((e) => `${e.headers["sec-fetch-dest"]} ${e.fault}`);
+  const cutAnswers = answers(`${run}/6/1/2`);
+  assert.equal(r.cut.whole, true, `the tile handed over is whole: ${JSON.stringify(r.cut)}, answers ${JSON.stringify(cutAnswers)}`);
+  assert.deepEqual(cutAnswers, ["image truncate", `${r.cut.via === "tile" ? "empty" : "image"} none`], "an image cut short, then the tile");
+  assert.deepEqual(r.bare, { via: "image", whole: false }, "without CORS headers: the image as it came, as the own loader shows it");
+  assert.deepEqual(answers(`${run}x/6/1/3`), ["image truncate"], "without CORS headers: one request for the cut tile");
+  assert.deepEqual(page.problems(), []);
+});
