@@ -113,14 +113,27 @@ async function withDevTools(url) {
 /** Chromium launched on its own: no DevTools protocol client. */
 async function withoutDevTools(url) {
   const profile = fs.mkdtempSync(path.join(os.tmpdir(), "tilefetch-request-start-"));
+  // A process group of its own: Chromium's helper processes (zygote, renderer, GPU) outlive the
+  // browser's own exit and went on writing the profile as it was removed (ENOTEMPTY, a whole
+  // bench lost); the group is stopped, and waited for, as one.
   const child = spawn(CHROMIUM, ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", `--user-data-dir=${profile}`, url], {
     stdio: "ignore",
+    detached: true,
   });
   const exited = new Promise((resolve) => child.once("exit", resolve));
+  const group = (signal) => {
+    try {
+      process.kill(-child.pid, signal);
+      return true;
+    } catch {
+      return false; // ESRCH: no process of the group is left
+    }
+  };
   return async () => {
-    child.kill();
+    group("SIGTERM");
     await exited;
-    // Chromium's helper processes may still be writing the profile when the browser has exited.
+    for (let waited = 0; group(0) && waited < 5000; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
+    group("SIGKILL");
     fs.rmSync(profile, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
   };
 }
