@@ -177,11 +177,13 @@ function askedAsTheLibrary(image, crossOrigin, referrerPolicy) {
  * loads into an image element (`element` for the first load, else a new one), decoded first when
  * `decoded`; `into.image` is set to it, `into.src` to the address it loaded (read now: the
  * library may empty its element later), and the core gets a stand-in response. An image that
- * fails to load rejects as a network error would, and so does one cut short while `checked()`
- * says its retry would go through fetch (`isWhole`).
+ * fails to load rejects as a network error would, and so does the load's first image found cut
+ * short (`isWhole`, then `onCut()`) while `checked()` holds, before and after the check: a later
+ * image of the load is taken as it comes (the page hands back the image it has for the address).
  */
-function imageFetch(into, crossOrigin, referrerPolicy, element, decoded, checked = () => false) {
+function imageFetch(into, crossOrigin, referrerPolicy, element, decoded, checked = () => false, onCut = () => {}) {
   let own = element;
+  let unchecked = true;
   return (input, init) =>
     new Promise((resolve, reject) => {
       const signal = init?.signal;
@@ -216,10 +218,15 @@ function imageFetch(into, crossOrigin, referrerPolicy, element, decoded, checked
       };
       signal?.addEventListener("abort", onAbort, { once: true });
       const handOver = () => (image.naturalWidth > 0 ? settle(null) : settle(new Error("the tile's image is empty")));
-      const loaded = () =>
-        checked() && image.naturalWidth > 0
-          ? isWhole(image).then((whole) => (whole ? handOver() : settle(new Error("the tile's image is cut short"))))
-          : handOver();
+      const loaded = () => {
+        if (!unchecked || image.naturalWidth === 0 || !checked()) return handOver();
+        unchecked = false;
+        isWhole(image).then((whole) => {
+          if (whole || !checked()) return handOver();
+          onCut();
+          settle(new Error("the tile's image is cut short"));
+        });
+      };
       // Handed over when the library's own loader would hand it over: OpenLayers' once decoded,
       // Leaflet's once loaded (the browser decodes it as it paints it; a decode() first held a
       // full first view back against Leaflet's own loader: ARCHITECTURE.md's ledger). A
@@ -238,9 +245,10 @@ function imageFetch(into, crossOrigin, referrerPolicy, element, decoded, checked
 /**
  * Whether `image`, loaded, holds the whole of its picture. An image element fires `load`, and
  * its `decode()` resolves, for a body cut short that still begins as an image (a PNG without its
- * end: the top rows shown, the rest blank), where `createImageBitmap` refuses it; the core's
- * classification, which reads a fetched body's end, cannot see an image's. True where it cannot
- * be told (no `createImageBitmap`, an element that is no HTMLImageElement).
+ * end: the top rows shown, the rest blank), where Chromium's `createImageBitmap` refuses it; the
+ * core's classification, which reads a fetched body's end, cannot see an image's. True where it
+ * cannot be told (no `createImageBitmap`, an element that is no HTMLImageElement, a browser that
+ * makes a bitmap of what it has).
  */
 function isWhole(image) {
   if (typeof createImageBitmap !== "function" || typeof HTMLImageElement !== "function" || !(image instanceof HTMLImageElement)) {
@@ -364,12 +372,28 @@ export function loadTile(load, url, signal, { extra, crossOrigin = null, referre
  */
 function whileUnknown(load, url, signal, extra, origin, { crossOrigin, referrerPolicy, custom, element, decoded, asImage: imageLoad }) {
   const into = { image: null };
-  // An image cut short is not handed over while a retry of it would go through fetch (the
-  // origin not found without CORS headers): the core retries it, and the fetch's classification
-  // sees the cut. A server without them gets its images as the library's own loader shows them.
-  const asImage = imageFetch(into, crossOrigin, referrerPolicy, element, decoded, () => !imageOrigins.has(origin));
+  // A first image cut short is not handed over while the origin is not found without CORS
+  // headers: the core retries it once the origin's answer is in, through fetch (whose
+  // classification sees a cut) when it sends them. A server without them gets its images as the
+  // library's own loader shows them.
+  let cut = false;
+  const asImage = imageFetch(
+    into,
+    crossOrigin,
+    referrerPolicy,
+    element,
+    decoded,
+    () => !imageOrigins.has(origin),
+    () => {
+      cut = true;
+    },
+  );
   let first = true;
   const attempt = (input, init) => {
+    // After a cut image, the page would hand the same image back to another image load of the
+    // address: the retry waits for the origin's answer (FIRST_CONTACT_MAX_MS at most).
+    const contact = cut && !corsOrigins.has(origin) ? firstContacts.get(origin)?.contact : undefined;
+    if (contact) return unlessAborted(contact, init?.signal).then(() => attempt(input, init));
     const image = first || !corsOrigins.has(origin);
     first = false;
     if (image) return asImage(input, init);
@@ -391,6 +415,20 @@ function whileUnknown(load, url, signal, extra, origin, { crossOrigin, referrerP
       return imageLoad();
     },
   );
+}
+
+/** `promise`, or `signal`'s reason once it aborts first. */
+function unlessAborted(promise, signal) {
+  if (!signal) return promise;
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener("abort", onAbort, { once: true });
+    promise.then(() => {
+      signal.removeEventListener("abort", onAbort);
+      resolve();
+    });
+  });
 }
 
 /** One of an origin's first tiles: through fetch, telling the waiting tiles when it knows. */

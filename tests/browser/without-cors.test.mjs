@@ -433,34 +433,54 @@ test("adapters: a first view's image cut short is retried, not shown; a server w
       const { loadTile } = await import("/pkg/without-cors.js");
       const { TileClient } = await import("/pkg/browser.js");
       const client = new TileClient({ hedge: "off" });
-      const load = (url, signal, extra) => client.fetchTile(url, { signal, ...extra });
+      const retried = [];
+      const load = (url, signal, extra) => client.fetchTile(url, { signal, ...extra, onRetry: () => retried.push(url.split("/").pop()) });
       const signal = new AbortController().signal;
       const whole = async (x) => {
-        if (x.tile) return { via: "tile", whole: new TextDecoder("latin1").decode(x.tile.data.slice(-8)).startsWith("IEND") };
+        if (x.tile) {
+          return { via: "tile", whole: new TextDecoder("latin1").decode(x.tile.data.slice(-8)).startsWith("IEND"), attempts: x.tile.attempts };
+        }
         return {
           via: "image",
           whole: await createImageBitmap(x.image).then(
-            () => true,
+            (bitmap) => bitmap.close() ?? true,
             () => false,
           ),
         };
       };
       const tile = (url) => loadTile(load, url, signal, { decoded: false });
       // The origin's first contact answers after 300 ms; tile 2 loads as an image meanwhile, its
-      // first answer cut short.
+      // first answer cut short (its retry, by the default backoff, due before 300 ms).
       const [, cut] = await Promise.all([tile(`${corsBase}/1.png?run=${run}&delay=300`), tile(`${corsBase}/2.png?run=${run}&f=truncate&n=1`)]);
-      // Another origin (the same server by another name), found without CORS headers by its first tile.
-      await tile(`${bareBase}/1.png?run=${run}x&cors=0`);
+      // Another origin (the same server by another name), found without CORS headers by its
+      // first tile while tile 2's image, cut short, is on its way (its answer 500 ms late); then
+      // tile 3, cut short, of the origin known without them.
+      const [, bareFirstView] = await Promise.all([
+        tile(`${bareBase}/1.png?run=${run}x&cors=0`),
+        tile(`${bareBase}/2.png?run=${run}x&cors=0&f=truncate&n=1&delay=500`),
+      ]);
       const bare = await tile(`${bareBase}/3.png?run=${run}x&cors=0&f=truncate&n=1`);
-      return { cut: await whole(cut), bare: await whole(bare) };
+      return { cut: await whole(cut), bareFirstView: await whole(bareFirstView), bare: await whole(bare), retried };
     },
     { corsBase: `${suite.srv.url}/tile/6/1`, bareBase: `http://localhost:${port}/tile/6/1`, run },
   );
   const answers = (key) => suite.srv.log.filter((e) => e.key === key).map((e) => `${e.headers["sec-fetch-dest"]} ${e.fault}`);
   const cutAnswers = answers(`${run}/6/1/2`);
-  assert.equal(r.cut.whole, true, `the tile handed over is whole: ${JSON.stringify(r.cut)}, answers ${JSON.stringify(cutAnswers)}`);
-  assert.deepEqual(cutAnswers, ["image truncate", `${r.cut.via === "tile" ? "empty" : "image"} none`], "an image cut short, then the tile");
-  assert.deepEqual(r.bare, { via: "image", whole: false }, "without CORS headers: the image as it came, as the own loader shows it");
-  assert.deepEqual(answers(`${run}x/6/1/3`), ["image truncate"], "without CORS headers: one request for the cut tile");
+  // The page hands a second image load of the address the cut image it has: the retry waits for
+  // the origin's answer and goes through fetch, one attempt after the image's.
+  assert.deepEqual(r.cut, { via: "tile", whole: true, attempts: 2 }, `the tile handed over is whole: answers ${JSON.stringify(cutAnswers)}`);
+  assert.deepEqual(cutAnswers, ["image truncate", "empty none"], "an image cut short, then the tile through fetch");
+  for (const [shown, key, when] of [
+    [r.bareFirstView, "2", "found without them while the image loaded"],
+    [r.bare, "3", "known without them"],
+  ]) {
+    assert.deepEqual(shown, { via: "image", whole: false }, `a server ${when}: the image as it came, as the own loader shows it`);
+    assert.deepEqual(answers(`${run}x/6/1/${key}`), ["image truncate"], `a server ${when}: one request for the cut tile`);
+  }
+  assert.deepEqual(
+    r.retried.map((tile) => tile.split("?")[0]),
+    ["2.png"],
+    `one retry, the cut tile's of the origin with CORS headers: ${JSON.stringify(r.retried)}`,
+  );
   assert.deepEqual(page.problems(), []);
 });
