@@ -178,10 +178,11 @@ function askedAsTheLibrary(image, crossOrigin, referrerPolicy) {
  * `decoded`; `into.image` is set to it, `into.src` to the address it loaded (read now: the
  * library may empty its element later), and the core gets a stand-in response. An image that
  * fails to load rejects as a network error would, and so does the load's first image found cut
- * short (`isWhole`, then `onCut()`) while `checked()` holds, before and after the check: a later
- * image of the load is taken as it comes (the page hands back the image it has for the address).
+ * short (`isWhole`; `into.cut` is then set) while `checked()` holds, before and after the check: a
+ * later image of the load is taken as it comes (the page hands back the image it has for the
+ * address).
  */
-function imageFetch(into, crossOrigin, referrerPolicy, element, decoded, checked = () => false, onCut = () => {}) {
+function imageFetch(into, crossOrigin, referrerPolicy, element, decoded, checked = () => false) {
   let own = element;
   let unchecked = true;
   return (input, init) =>
@@ -223,7 +224,7 @@ function imageFetch(into, crossOrigin, referrerPolicy, element, decoded, checked
         unchecked = false;
         isWhole(image).then((whole) => {
           if (whole || !checked()) return handOver();
-          onCut();
+          into.cut = true;
           settle(new Error("the tile's image is cut short"));
         });
       };
@@ -371,28 +372,17 @@ export function loadTile(load, url, signal, { extra, crossOrigin = null, referre
  * (then `{tile}`).
  */
 function whileUnknown(load, url, signal, extra, origin, { crossOrigin, referrerPolicy, custom, element, decoded, asImage: imageLoad }) {
-  const into = { image: null };
+  const into = { image: null, cut: false };
   // A first image cut short is not handed over while the origin is not found without CORS
   // headers: the core retries it once the origin's answer is in, through fetch (whose
   // classification sees a cut) when it sends them. A server without them gets its images as the
   // library's own loader shows them.
-  let cut = false;
-  const asImage = imageFetch(
-    into,
-    crossOrigin,
-    referrerPolicy,
-    element,
-    decoded,
-    () => !imageOrigins.has(origin),
-    () => {
-      cut = true;
-    },
-  );
+  const asImage = imageFetch(into, crossOrigin, referrerPolicy, element, decoded, () => !imageOrigins.has(origin));
   let first = true;
   const attempt = (input, init) => {
     // After a cut image, the page would hand the same image back to another image load of the
     // address: the retry waits for the origin's answer (FIRST_CONTACT_MAX_MS at most).
-    const contact = cut && !corsOrigins.has(origin) ? firstContacts.get(origin)?.contact : undefined;
+    const contact = into.cut && !corsOrigins.has(origin) ? firstContacts.get(origin)?.contact : undefined;
     if (contact) return unlessAborted(contact, init?.signal).then(() => attempt(input, init));
     const image = first || !corsOrigins.has(origin);
     first = false;
