@@ -3,7 +3,7 @@
 import { adapterOptions } from "./adapter-options.js";
 import { decodeTile } from "./decode.js";
 import { FETCH_TILE_OPTIONS } from "./gen/options.js";
-import { likelyImage, loadTile } from "./without-cors.js";
+import { keepsElement, likelyImage, loadTile } from "./without-cors.js";
 
 /** Option names Leaflet's TileLayer takes too: Leaflet keeps them and passes them on below. */
 const LEAFLET_SHARES = new Set(["referrerPolicy", "subdomains"]);
@@ -215,6 +215,18 @@ export function routeTileLayer(L, Base = L?.TileLayer) {
         },
       );
       return tile;
+    },
+
+    // A removed tile whose <img> is the image the page keeps for the tile shown again
+    // (without-cors.js, `keepsElement`: a first view's tiles) is removed as it is: Leaflet's
+    // TileLayer empties a removed tile's `src` to end its request, and it has none. Not where a
+    // layer class derived from it removes tiles its own way.
+    _removeTile(key) {
+      const el = this._tiles[key]?.el;
+      if (el && Base.prototype._removeTile === L.TileLayer.prototype._removeTile && keepsElement(el)) {
+        return L.GridLayer.prototype._removeTile.call(this, key);
+      }
+      return Base.prototype._removeTile.call(this, key);
     },
 
     // Leaflet aborts loading tiles of other zoom levels only when their <img> is incomplete; ours

@@ -265,7 +265,7 @@ test("adapters: a tile's first image load goes into the caller's element, a retr
   const page = await blankPage();
   await installFakeImage(page);
   const r = await page.evaluate(async () => {
-    const { loadTile, likelyImage } = await import("/pkg/without-cors.js");
+    const { loadTile, likelyImage, keepsElement } = await import("/pkg/without-cors.js");
     const loads = window.__imageLoads;
     const clientCalls = [];
     // An "again" tile's first image fails (a retry follows).
@@ -303,27 +303,36 @@ test("adapters: a tile's first image load goes into the caller's element, a retr
     // The tiles shown as images come back as images (an <img> for Leaflet, not a canvas); a tile
     // of the same origin not shown before, through fetch.
     const likely = [`${base}/2.png`, `${base}/3.png`, `${base}/5.png`].map((u) => likelyImage(u));
-    // Leaflet empties a removed tile's element; the tile asked for again gets a new one.
-    own.src = "data:image/gif;base64,R0lGODlhAQABAAAAACw=";
+    // Leaflet's adapter leaves a kept element as it is when its tile goes; the tile asked for
+    // again gets a new one.
+    const keeps = { own: keepsElement(own), ownAgain: keepsElement(ownAgain), gone: keepsElement(gone) };
     const next = new Image();
     const shownAgain = await loadTile(load, `${base}/2.png`, signal, { element: next });
     const kept = await loadTile(load, `${base}/3.png`, signal, {});
     const afterGone = await loadTile(load, `${base}/4.png`, signal, { element: new Image() });
+    const later = loads.splice(0);
+    // A kept element emptied all the same (by the library, or a layer of its): its tile, asked
+    // for again, is an image of the address it loaded.
+    own.src = "data:image/gif;base64,R0lGODlhAQABAAAAACw=";
+    const emptied = await loadTile(load, `${base}/2.png`, signal, { element: new Image() });
     return {
       first,
-      ids: { own: own.id, ownAgain: ownAgain.id, next: next.id },
+      keeps,
+      ids: { own: own.id, ownAgain: ownAgain.id, next: next.id, gone: gone.id },
       viaOwn: viaOwn.image?.id,
       viaNoneIsNew: viaNone.image instanceof Image && ![own.id, ownAgain.id].includes(viaNone.image.id),
       retried: retried.image?.id,
-      shownAgain: { image: shownAgain.image?.id, src: shownAgain.image?.src.split("/").pop() },
+      shownAgain: shownAgain.image?.id,
       keptIsSame: kept.image === viaNone.image,
-      afterGone: afterGone.image?.src.split("/").pop(),
-      later: loads,
+      afterGone: { image: afterGone.image?.id, src: afterGone.image?.src.split("/").pop() },
+      emptied: { image: emptied.image?.id, src: emptied.image?.src.split("/").pop(), keeps: keepsElement(own) },
+      later,
+      afterEmptied: loads,
       clientCalls,
       likely,
     };
   });
-  const { own, ownAgain, next } = r.ids;
+  const { own, ownAgain, next, gone } = r.ids;
   assert.equal(r.viaOwn, own, "the tile loaded into the element it was given");
   assert.ok(r.viaNoneIsNew, "without an element, an image of its own");
   assert.deepEqual(
@@ -332,17 +341,35 @@ test("adapters: a tile's first image load goes into the caller's element, a retr
     `the first image load into the element given, the retry into another: ${JSON.stringify(r.first)}`,
   );
   assert.notEqual(r.retried, ownAgain, "the tile is the retry's image");
-  assert.equal(r.shownAgain.src, "2.png", "shown again: an image of the tile's address");
-  assert.ok(![own, next].includes(r.shownAgain.image), "shown again: not the emptied element, nor loaded into the next one");
-  assert.ok(
-    r.first.some((l) => l.image === r.shownAgain.image && l.tile === "2.png"),
-    `the kept image took the tile's address once its element had loaded it: ${JSON.stringify(r.first)}`,
+  assert.deepEqual(
+    r.first.filter((l) => l.tile === "2.png").map((l) => l.image),
+    [own],
+    `no image made beside the element the tile loaded into: ${JSON.stringify(r.first)}`,
   );
+  assert.deepEqual(
+    r.keeps,
+    { own: true, ownAgain: false, gone: false },
+    "kept: the element its tile loaded into, not one a retry replaced, nor one emptied before its load ended",
+  );
+  assert.equal(r.shownAgain, own, "shown again: the element kept, not loaded into the next one");
+  assert.ok(next !== r.shownAgain);
   assert.deepEqual(r.later, [], "shown again: no image load, no fetch");
   assert.deepEqual(r.clientCalls, [], "shown again from memory: no call through the client");
   assert.deepEqual(r.likely, [true, true, false], "likely images: the tiles shown as images, not a tile of the origin not shown before");
-  assert.equal(r.afterGone, "4.png", "a tile whose element was emptied before its load ended is shown again from the address it loaded");
+  assert.ok(
+    r.afterGone.image !== gone && r.afterGone.src === "4.png",
+    `a tile whose element was emptied before its load ended is shown again from the address it loaded: ${JSON.stringify(r.afterGone)}`,
+  );
+  assert.ok(
+    r.first.some((l) => l.image === r.afterGone.image && l.tile === "4.png"),
+    `its image took the address when the tile was handed over: ${JSON.stringify(r.first)}`,
+  );
   assert.ok(r.keptIsSame, "a tile loaded into an image of its own is shown again as that image");
+  assert.ok(
+    r.emptied.image !== own && r.emptied.src === "2.png" && !r.emptied.keeps,
+    `a kept element emptied all the same: an image of the address: ${JSON.stringify(r.emptied)}`,
+  );
+  assert.deepEqual(r.afterEmptied, [{ image: r.emptied.image, tile: "2.png" }], "one image load of the address");
   assert.deepEqual(page.problems(), []);
 });
 
