@@ -3,7 +3,7 @@
 import { adapterOptions } from "./adapter-options.js";
 import { decodeTile } from "./decode.js";
 import { FETCH_TILE_OPTIONS } from "./gen/options.js";
-import { keepsElement, likelyImage, loadTile } from "./without-cors.js";
+import { copyKeptElement, keepsElement, likelyImage, loadTile } from "./without-cors.js";
 
 /** Option names Leaflet's TileLayer takes too: Leaflet keeps them and passes them on below. */
 const LEAFLET_SHARES = new Set(["referrerPolicy", "subdomains"]);
@@ -219,12 +219,14 @@ export function routeTileLayer(L, Base = L?.TileLayer) {
 
     // A removed tile whose <img> is the image the page keeps for the tile shown again
     // (without-cors.js, `keepsElement`: a first view's tiles) is removed as it is: Leaflet's
-    // TileLayer empties a removed tile's `src` to end its request, and it has none. Not where a
-    // layer class derived from it removes tiles its own way.
+    // TileLayer empties a removed tile's `src` to end its request, and it has none. A layer class
+    // derived from it that removes tiles its own way removes them as it does, the image copied
+    // first.
     _removeTile(key) {
       const el = this._tiles[key]?.el;
-      if (el && Base.prototype._removeTile === L.TileLayer.prototype._removeTile && keepsElement(el)) {
-        return L.GridLayer.prototype._removeTile.call(this, key);
+      if (el && keepsElement(el)) {
+        if (Base.prototype._removeTile === L.TileLayer.prototype._removeTile) return L.GridLayer.prototype._removeTile.call(this, key);
+        copyKeptElement(el);
       }
       return Base.prototype._removeTile.call(this, key);
     },

@@ -31,60 +31,62 @@ const firstContacts = new Map();
  * image it has, where a fetch would ask the server once more (an image's bytes are not the
  * client's to keep). The most recent few, the images a first view has.
  */
-const shownAsImages = new Map(); // url -> { image, at, src, address, crossOrigin, referrerPolicy }
+const shownAsImages = new Map(); // url -> { image, at, address, shownSrc, crossOrigin, referrerPolicy }
 const SHOWN_AS_IMAGES_MAX = 64;
 // For as long as the client's recent tiles reuse a tile that states nothing of its freshness
 // (src/response/freshness.rs): an image's headers cannot be read.
 const SHOWN_AS_IMAGES_MS = 5 * 60_000;
 
 /**
- * Keeps the image tile `url` was shown as (`loaded`: `imageFetch`'s image, the address it
- * loaded and the image's `src` then): it holds the loaded picture in the page, so the tile shown
- * again comes from memory (an image nothing holds any more is asked of the server again where its
- * answer stated no freshness: the long map session in RESULTS.md). Where that image was the
- * library's own element (`element`), the adapter keeps the library from emptying it when the tile
- * goes (`keepsElement`); one emptied already gets an image of the same address in its place.
+ * Keeps the image tile `url` was shown as (`loaded`: `imageFetch`'s image, the `address` it
+ * loaded and the image's `src` then, `shownSrc`): it holds the loaded picture in the page, so the
+ * tile shown again comes from memory (an image nothing holds any more is asked of the server
+ * again where its answer stated no freshness: the long map session in RESULTS.md). Where that
+ * image was the library's own element (`element`), the adapter keeps the library from emptying it
+ * when the tile goes (`keepsElement`), or has it copied first (`copyKeptElement`); one emptied
+ * already is copied now.
  */
 function rememberShownAsImage(url, loaded, element, crossOrigin, referrerPolicy) {
   if (typeof url !== "string") return;
-  const shown = { image: loaded.image, at: Date.now(), src: loaded.shownSrc, address: loaded.src, crossOrigin, referrerPolicy };
-  if (shown.image === element) keptElements.add(element);
+  const { image, address, shownSrc } = loaded;
+  const shown = { image, at: Date.now(), address, shownSrc, crossOrigin, referrerPolicy };
   shownAsImages.delete(url);
   shownAsImages.set(url, shown);
-  if (shownAsImages.size > SHOWN_AS_IMAGES_MAX) {
-    const oldest = shownAsImages.keys().next().value;
-    keptElements.delete(shownAsImages.get(oldest).image);
-    shownAsImages.delete(oldest);
-  }
-  keptImage(shown);
+  if (shownAsImages.size > SHOWN_AS_IMAGES_MAX) shownAsImages.delete(shownAsImages.keys().next().value);
+  if (image !== element) return;
+  keptElements.set(element, url);
+  if (image.src !== shownSrc) copyKeptElement(element);
 }
 
-/**
- * The image kept for a tile shown (`shown` of shownAsImages): its own, or, where that now shows
- * another address (an element the library emptied), an image of the tile's address, asked as the
- * element asked it (the same CORS mode and referrer policy): what the page has, if anything.
- */
-function keptImage(shown) {
-  if (shown.image.src !== shown.src) {
-    keptElements.delete(shown.image);
-    shown.image = askedAsTheLibrary(new Image(), shown.crossOrigin, shown.referrerPolicy);
-    shown.image.src = shown.address;
-    shown.src = shown.image.src;
-  }
-  return shown.image;
-}
-
-/** The library's elements that are the images kept in shownAsImages. */
-const keptElements = new WeakSet();
+/** The library's elements given to `loadTile` that hold a tile's image -> the tile's url. */
+const keptElements = new WeakMap();
 
 /**
- * Whether the library's `element`, given to `loadTile`, is the image its tile is kept as: an
- * adapter whose library empties a tile's element when the tile goes (Leaflet sets a removed
- * tile's `src` to end its request) leaves it as it is, a picture loaded and nothing to end. An
- * image made in its place instead cost every tile of a first view a second image element.
+ * Whether the library's `element`, given to `loadTile`, is the image its tile is kept as
+ * (shownAsImages): an adapter whose library empties a tile's element when the tile goes (Leaflet
+ * sets a removed tile's `src` to end its request) leaves it as it is, a picture loaded and nothing
+ * to end, where a second image made in its place cost every tile of a first view an element.
  */
 export function keepsElement(element) {
-  return keptElements.has(element);
+  const url = keptElements.get(element);
+  return url !== undefined && shownAsImages.get(url)?.image === element && element.src === shownAsImages.get(url).shownSrc;
+}
+
+/**
+ * For an adapter that cannot keep the library from emptying `element` (a layer class that
+ * removes tiles its own way): called just before, it keeps the tile by an image of the same
+ * address, asked as the element asked it (the same CORS mode and referrer policy), made in this
+ * task, while the page still has the picture (made a task after the element was emptied, the
+ * image was asked of the server again: a probe in Chromium, 16 of 16 tiles).
+ */
+export function copyKeptElement(element) {
+  const url = keptElements.get(element);
+  keptElements.delete(element);
+  const shown = url === undefined ? undefined : shownAsImages.get(url);
+  if (shown?.image !== element) return;
+  shown.image = askedAsTheLibrary(new Image(), shown.crossOrigin, shown.referrerPolicy);
+  shown.image.src = shown.address;
+  shown.shownSrc = shown.image.src;
 }
 
 /**
@@ -95,7 +97,8 @@ export function keepsElement(element) {
 function shownAsImage(url, extra) {
   const shown = shownAsImages.get(url);
   if (!shown) return null;
-  if (Date.now() - shown.at > SHOWN_AS_IMAGES_MS) {
+  // Expired, or an element the library emptied all the same: the tile goes through the client.
+  if (Date.now() - shown.at > SHOWN_AS_IMAGES_MS || shown.image.src !== shown.shownSrc) {
     shownAsImages.delete(url);
     return null;
   }
@@ -204,7 +207,7 @@ function askedAsTheLibrary(image, crossOrigin, referrerPolicy) {
 /**
  * The `fetch` option of an image load: the URL the core picked (a mirror, a cache-busted one)
  * loads into an image element (`element` for the first load, else a new one), decoded first when
- * `decoded`; `into.image` is set to it, `into.src` to the address it loaded and `into.shownSrc`
+ * `decoded`; `into.image` is set to it, `into.address` to the address it loaded and `into.shownSrc`
  * to the image's `src` then (read now: the library may empty its element later), and the core
  * gets a stand-in response. An image that fails to load rejects as a network error would, and so
  * does the load's first image found cut short (`isWhole`; `into.cut` is then set) while
@@ -238,7 +241,7 @@ function imageFetch(into, crossOrigin, referrerPolicy, element, decoded, checked
           return;
         }
         into.image = image;
-        into.src = address;
+        into.address = address;
         into.shownSrc = image.src;
         // no-store: the stand-in is no tile for the client to keep.
         resolve(new Response(STAND_IN, { status: 200, headers: { "content-type": "image/png", "cache-control": "no-store" } }));
@@ -285,8 +288,9 @@ function isWhole(image) {
   if (typeof createImageBitmap !== "function" || typeof HTMLImageElement !== "function" || !(image instanceof HTMLImageElement)) {
     return Promise.resolve(true);
   }
-  // Its last pixel only: a PNG decodes row by row, so the picture is read to its end all the
-  // same, without a whole bitmap made and copied on the main thread (the call decodes there).
+  // Its last pixel only: Chromium decodes the whole picture all the same (on the main thread, in
+  // the call) and refuses a cut PNG as before, but makes and copies no whole bitmap (measured for
+  // PNG tiles: ARCHITECTURE.md's ledger; JPEG and WebP not measured).
   return createImageBitmap(image, image.naturalWidth - 1, image.naturalHeight - 1, 1, 1).then(
     (bitmap) => {
       bitmap.close();
@@ -370,7 +374,7 @@ export function loadTile(load, url, signal, { extra, crossOrigin = null, referre
   recall(origin);
   if (loadsAsImage(origin)) return asImage();
   const shown = corsOrigins.has(origin) ? shownAsImage(url, extra) : null;
-  if (shown) return signal.aborted ? Promise.reject(signal.reason) : Promise.resolve({ image: keptImage(shown) });
+  if (shown) return signal.aborted ? Promise.reject(signal.reason) : Promise.resolve({ image: shown.image });
   if (corsOrigins.has(origin)) {
     // A server that sent CORS headers: the plain load, nothing to move (a server that stops
     // sending them is found by its next tile, as a first contact would find it).

@@ -85,8 +85,16 @@ test("createTileLayer: {s} subdomains are tilefetch mirrors (a retry goes to the
 // learns whether the server sends CORS headers, and are shown again from images the page kept:
 // after a garbage collection too (an image nothing holds is asked of the server again, its
 // answer stating no freshness).
-test("createTileLayer: tiles shown again after a pan back come from memory, not the server", { timeout: 30_000 }, async (_t) => {
-  const run = "leaflet-pan-back";
+test("createTileLayer: tiles shown again after a pan back come from memory, not the server", { timeout: 30_000 }, () => panBack("leaflet-pan-back"));
+
+// A layer class that removes its tiles its own way (a plugin's): its removal runs, and a first
+// view's kept images are copied before it empties their elements.
+test("routeTileLayer: a class that removes tiles its own way: tiles shown again after a pan back come from memory", { timeout: 30_000 }, () =>
+  panBack("leaflet-pan-back-own-removal", "own-removal"),
+);
+
+/** Opens a view, pans away and back twice, after a garbage collection: no request for tiles shown before. */
+async function panBack(run, kind) {
   const page = await env.open();
   try {
     const zoom = 3;
@@ -107,7 +115,7 @@ test("createTileLayer: tiles shown again after a pan back come from memory, not 
       );
     };
     // cc=none: no Cache-Control, as most tile servers send (the fault server's default is no-store).
-    await page.evaluate((s) => window.harness.create(s), { template: `${env.srv.url}/tile/{z}/{x}/{y}.png?run=${run}&cc=none`, zoom, center: home });
+    await page.evaluate((s) => window.harness.create(s), { template: `${env.srv.url}/tile/{z}/{x}/{y}.png?run=${run}&cc=none`, zoom, center: home, kind });
     await waitSettled(page, keys);
     await go(away);
     const cdp = await page.context().newCDPSession(page);
@@ -124,10 +132,11 @@ test("createTileLayer: tiles shown again after a pan back come from memory, not 
     const awayTiles = viewTiles(zoom, away).length;
     const served = (await page.evaluate(() => window.__defaultClientFromMemory())) - fromMemory;
     assert.ok(served >= awayTiles, `${served} tiles from memory for the ${awayTiles} of the view away`);
+    if (kind === "own-removal") assert.ok((await page.evaluate(() => window.__ownRemovals ?? 0)) > 0, "the class's own removal ran");
   } finally {
     await page.closeContext();
   }
-});
+}
 
 test("createTileLayer: a first view's tiles load into their own <img>, one element and one request each", { timeout: 30_000 }, async (_t) => {
   const run = "leaflet-own-img";
@@ -136,8 +145,8 @@ test("createTileLayer: a first view's tiles load into their own <img>, one eleme
     const zoom = 3;
     const center = [1024, 768];
     const keys = viewTiles(zoom, center).map((t) => t.key);
-    // Images made other than by the layer's createTile: none while the view is shown (an image
-    // kept for a pan back, of its tile's address, is made once Leaflet lets the tile go).
+    // Images made other than by the layer's createTile: none (each tile's own <img> is the image
+    // kept for a pan back).
     await page.evaluate(() => {
       const Native = window.Image;
       window.__imagesMade = 0;

@@ -265,7 +265,7 @@ test("adapters: a tile's first image load goes into the caller's element, a retr
   const page = await blankPage();
   await installFakeImage(page);
   const r = await page.evaluate(async () => {
-    const { loadTile, likelyImage, keepsElement } = await import("/pkg/without-cors.js");
+    const { loadTile, likelyImage, keepsElement, copyKeptElement } = await import("/pkg/without-cors.js");
     const loads = window.__imageLoads;
     const clientCalls = [];
     // An "again" tile's first image fails (a retry follows).
@@ -291,12 +291,14 @@ test("adapters: a tile's first image load goes into the caller's element, a retr
     const base = "http://127.0.0.5:9/tile/4/1";
     const own = new Image();
     const ownAgain = new Image();
+    const six = new Image();
     const [, viaOwn, viaNone, retried] = await Promise.all([
       loadTile(load, `${base}/1.png`, signal, {}),
       loadTile(load, `${base}/2.png`, signal, { element: own }),
       loadTile(load, `${base}/3.png`, signal, {}),
       loadTile(load, `${base}/again.png`, signal, { element: ownAgain }),
       loadTile(load, `${base}/4.png`, signal, { element: gone }),
+      loadTile(load, `${base}/6.png`, signal, { element: six }),
     ]);
     const first = loads.splice(0);
     clientCalls.splice(0);
@@ -304,35 +306,45 @@ test("adapters: a tile's first image load goes into the caller's element, a retr
     // of the same origin not shown before, through fetch.
     const likely = [`${base}/2.png`, `${base}/3.png`, `${base}/5.png`].map((u) => likelyImage(u));
     // Leaflet's adapter leaves a kept element as it is when its tile goes; the tile asked for
-    // again gets a new one.
+    // again comes back as the kept element, and the library's new element takes its address.
     const keeps = { own: keepsElement(own), ownAgain: keepsElement(ownAgain), gone: keepsElement(gone) };
     const next = new Image();
     const shownAgain = await loadTile(load, `${base}/2.png`, signal, { element: next });
     const kept = await loadTile(load, `${base}/3.png`, signal, {});
     const afterGone = await loadTile(load, `${base}/4.png`, signal, { element: new Image() });
     const later = loads.splice(0);
-    // A kept element emptied all the same (by the library, or a layer of its): its tile, asked
-    // for again, is an image of the address it loaded.
+    const callsShownAgain = clientCalls.splice(0);
+    // A layer class that removes tiles its own way: the adapter has the kept element copied (an
+    // image of its address, made at once), then the library empties the element.
+    copyKeptElement(own);
     own.src = "data:image/gif;base64,R0lGODlhAQABAAAAACw=";
-    const emptied = await loadTile(load, `${base}/2.png`, signal, { element: new Image() });
+    const copied = loads.splice(0);
+    const afterCopy = await loadTile(load, `${base}/2.png`, signal, { element: new Image() });
+    // A kept element emptied with no copy: its tile is no longer shown from memory, it goes
+    // through the client.
+    six.src = "data:image/gif;base64,R0lGODlhAQABAAAAACw=";
+    const likelyEmptied = likelyImage(`${base}/6.png`);
+    const emptied = await loadTile(load, `${base}/6.png`, signal, { element: new Image() });
     return {
       first,
       keeps,
-      ids: { own: own.id, ownAgain: ownAgain.id, next: next.id, gone: gone.id },
+      ids: { own: own.id, ownAgain: ownAgain.id, gone: gone.id },
       viaOwn: viaOwn.image?.id,
       viaNoneIsNew: viaNone.image instanceof Image && ![own.id, ownAgain.id].includes(viaNone.image.id),
       retried: retried.image?.id,
       shownAgain: shownAgain.image?.id,
       keptIsSame: kept.image === viaNone.image,
       afterGone: { image: afterGone.image?.id, src: afterGone.image?.src.split("/").pop() },
-      emptied: { image: emptied.image?.id, src: emptied.image?.src.split("/").pop(), keeps: keepsElement(own) },
+      copied: { loads: copied, image: afterCopy.image?.id, src: afterCopy.image?.src.split("/").pop(), keeps: keepsElement(own) },
+      emptied: { image: emptied.image?.id ?? null, tile: emptied.tile !== undefined, likely: likelyEmptied },
       later,
-      afterEmptied: loads,
-      clientCalls,
+      afterCopyLoads: loads,
+      clientCalls: callsShownAgain,
+      emptiedCalls: clientCalls,
       likely,
     };
   });
-  const { own, ownAgain, next, gone } = r.ids;
+  const { own, ownAgain, gone } = r.ids;
   assert.equal(r.viaOwn, own, "the tile loaded into the element it was given");
   assert.ok(r.viaNoneIsNew, "without an element, an image of its own");
   assert.deepEqual(
@@ -352,7 +364,6 @@ test("adapters: a tile's first image load goes into the caller's element, a retr
     "kept: the element its tile loaded into, not one a retry replaced, nor one emptied before its load ended",
   );
   assert.equal(r.shownAgain, own, "shown again: the element kept, not loaded into the next one");
-  assert.ok(next !== r.shownAgain);
   assert.deepEqual(r.later, [], "shown again: no image load, no fetch");
   assert.deepEqual(r.clientCalls, [], "shown again from memory: no call through the client");
   assert.deepEqual(r.likely, [true, true, false], "likely images: the tiles shown as images, not a tile of the origin not shown before");
@@ -365,11 +376,18 @@ test("adapters: a tile's first image load goes into the caller's element, a retr
     `its image took the address when the tile was handed over: ${JSON.stringify(r.first)}`,
   );
   assert.ok(r.keptIsSame, "a tile loaded into an image of its own is shown again as that image");
-  assert.ok(
-    r.emptied.image !== own && r.emptied.src === "2.png" && !r.emptied.keeps,
-    `a kept element emptied all the same: an image of the address: ${JSON.stringify(r.emptied)}`,
+  assert.deepEqual(
+    r.copied.loads.map((l) => l.tile),
+    ["2.png"],
+    `a kept element copied: one image of its address, made at once: ${JSON.stringify(r.copied)}`,
   );
-  assert.deepEqual(r.afterEmptied, [{ image: r.emptied.image, tile: "2.png" }], "one image load of the address");
+  assert.ok(
+    r.copied.image === r.copied.loads[0].image && r.copied.src === "2.png" && !r.copied.keeps,
+    `then shown again as that copy: ${JSON.stringify(r.copied)}`,
+  );
+  assert.deepEqual(r.afterCopyLoads, [], "shown again from the copy: no image load");
+  assert.deepEqual(r.emptied, { image: null, tile: true, likely: false }, "a kept element emptied with no copy: the tile through the client, not an image");
+  assert.deepEqual(r.emptiedCalls, ["6.png"], "one call through the client");
   assert.deepEqual(page.problems(), []);
 });
 
