@@ -55,7 +55,12 @@ function rememberShownAsImage(url, loaded, element, crossOrigin, referrerPolicy)
   if (shownAsImages.size > SHOWN_AS_IMAGES_MAX) shownAsImages.delete(shownAsImages.keys().next().value);
   if (image !== element) return;
   keptElements.set(element, url);
-  if (image.src !== shownSrc) copyKeptElement(element);
+  if (!holdsItsTile(shown)) copyKeptElement(element);
+}
+
+/** Whether a kept tile's image still shows the address it was loaded from (a library may empty its element). */
+function holdsItsTile(shown) {
+  return shown.image.src === shown.shownSrc;
 }
 
 /** The library's elements given to `loadTile` that hold a tile's image -> the tile's url. */
@@ -68,8 +73,8 @@ const keptElements = new WeakMap();
  * to end, where a second image made in its place cost every tile of a first view an element.
  */
 export function keepsElement(element) {
-  const url = keptElements.get(element);
-  return url !== undefined && shownAsImages.get(url)?.image === element && element.src === shownAsImages.get(url).shownSrc;
+  const shown = shownAsImages.get(keptElements.get(element));
+  return shown?.image === element && holdsItsTile(shown);
 }
 
 /**
@@ -98,7 +103,7 @@ function shownAsImage(url, extra) {
   const shown = shownAsImages.get(url);
   if (!shown) return null;
   // Expired, or an element the library emptied all the same: the tile goes through the client.
-  if (Date.now() - shown.at > SHOWN_AS_IMAGES_MS || shown.image.src !== shown.shownSrc) {
+  if (Date.now() - shown.at > SHOWN_AS_IMAGES_MS || !holdsItsTile(shown)) {
     shownAsImages.delete(url);
     return null;
   }
