@@ -17,6 +17,8 @@
 //     self-signed certificate Chromium is told to trust; the output file gains -h2)
 //     [--viewport 1792x1024]   (the map's size in CSS px: 768x512 by default; the output file
 //     gains -1792x1024)
+//     [--platform-loader fetch|worker]   (Leaflet only: tilefetch's side is a layer loading through the
+//     platform alone, on the page's thread or in a worker; see PLATFORM_LOADER)
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -65,6 +67,14 @@ export const SERVERS = {
 let LATENCY = SERVERS.public.latency;
 let MAPPROXY_URL = null;
 let RETURNING = false;
+/**
+ * `--platform-loader fetch|worker` (Leaflet only): the adapter's side of each pair is a layer
+ * that loads tiles through the platform alone, no tilefetch (tests/browser/fixtures/adapters/
+ * platform-layer.js): what the page's fetch path costs against Leaflet's own loader, apart from
+ * what tilefetch adds. Its runs keep the loader name "tilefetch"; the output file gains
+ * -platform-fetch or -platform-worker.
+ */
+let PLATFORM_LOADER = null;
 
 /** Points runOne at `server` (one of SERVERS), and at MapProxy's `mapproxyUrl` for that one. */
 export function useServer(server, mapproxyUrl = null) {
@@ -204,7 +214,14 @@ export async function runOne(env, lib, loader, scenario, round, levels = null) {
     if (scenario.outageMs) env.srv.outage(run, scenario.outageMs, scenario.outage);
     for (const [i, step] of script().entries()) {
       const before = env.srv.requests(run);
-      const spec = { ...lib.spec, template, zoom: step.z, center: step.center, own: loader === "own" };
+      const spec = {
+        ...lib.spec,
+        template,
+        zoom: step.z,
+        center: step.center,
+        own: loader === "own",
+        platformLoader: loader === "own" ? undefined : PLATFORM_LOADER,
+      };
       const given = lib.viewFromPage ? null : viewTiles(step.z, step.center).map((t) => t.key);
       const level = lib.viewFromPage ? (levels?.[i] ?? null) : null;
       const r = await page.evaluate(stepInPage, { step, spec, keys: given, level, limitMs: scenario.limitMs ?? STEP_LIMIT_MS });
@@ -278,6 +295,11 @@ async function main() {
     const m = /^(\d+)x(\d+)$/.exec(viewport);
     if (!m) throw new Error("--viewport: WIDTHxHEIGHT in CSS px, such as 1792x1024");
     setMapSize(Number(m[1]), Number(m[2]));
+  }
+  PLATFORM_LOADER = opt("platform-loader", null);
+  if (PLATFORM_LOADER !== null) {
+    if (PLATFORM_LOADER !== "fetch" && PLATFORM_LOADER !== "worker") throw new Error("--platform-loader: fetch or worker");
+    if (opt("libs", "") !== "leaflet") throw new Error("--platform-loader: Leaflet's only (--libs leaflet)");
   }
   const mapproxy = server === SERVERS.mapproxy ? await startMapProxy() : null;
   try {
@@ -353,6 +375,7 @@ async function runAll(server, { tls = null, viewport = null } = {}) {
     stepLimitMs: STEP_LIMIT_MS,
     protocol: tls ? "h2" : "h1",
     viewport: viewport ?? "768x512",
+    platformLoader: PLATFORM_LOADER,
     levels: levelsOf,
     server: opt("server", "public"),
     latency: LATENCY,
@@ -363,7 +386,7 @@ async function runAll(server, { tls = null, viewport = null } = {}) {
     runs,
   };
   fs.mkdirSync(path.join(HERE, "out"), { recursive: true });
-  const suffix = `${tls ? "-h2" : ""}${viewport ? `-${viewport}` : ""}`;
+  const suffix = `${tls ? "-h2" : ""}${viewport ? `-${viewport}` : ""}${PLATFORM_LOADER ? `-platform-${PLATFORM_LOADER}` : ""}`;
   const file = path.join(HERE, "out", server.out.replace(/\.json$/, `${suffix}.json`));
   if (opt("merge", null) !== null && fs.existsSync(file)) {
     // --merge: these libraries' runs replace theirs in the file; the others' stay as they were.
