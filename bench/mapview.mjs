@@ -227,7 +227,7 @@ export async function runOne(env, lib, loader, scenario, round, levels = null) {
       const r = await page.evaluate(stepInPage, { step, spec, keys: given, level, limitMs: scenario.limitMs ?? STEP_LIMIT_MS });
       await sleep(120); // a frame or two to draw the last tile
       // The adapter's concurrency limit at the step's end (see maxInFlight in stats()).
-      const maxInFlight = loader === "own" ? null : await page.evaluate(() => window.__defaultClientMaxInFlight?.() ?? null);
+      const maxInFlight = loader === "own" || PLATFORM_LOADER ? null : await page.evaluate(() => window.__defaultClientMaxInFlight?.() ?? null);
       const tiles = r.keys.map((key) => {
         const [z, x, y] = key.split("/").map(Number);
         return { z, x, y, key };
@@ -300,6 +300,9 @@ async function main() {
   if (PLATFORM_LOADER !== null) {
     if (PLATFORM_LOADER !== "fetch" && PLATFORM_LOADER !== "worker") throw new Error("--platform-loader: fetch or worker");
     if (opt("libs", "") !== "leaflet") throw new Error("--platform-loader: Leaflet's only (--libs leaflet)");
+    // The layer has no retry and no image fallback: a healthy server only, and no earlier visit.
+    if ((server.scenarios ?? opt("scenarios", "").split(",")).join(",") !== "ok") throw new Error("--platform-loader: healthy runs only (--scenarios ok)");
+    if (server.returning) throw new Error("--platform-loader: not with a returning visit (--server fast-returning)");
   }
   const mapproxy = server === SERVERS.mapproxy ? await startMapProxy() : null;
   try {
