@@ -39,8 +39,10 @@ const setupOf = (data) => `${data.protocol === "h2" ? "HTTP/2 + TLS" : "HTTP/1.1
  * @param lose `(section, text)`: records a missed target
  * @param phases bench/out/mapview-phases-public-h2.json (or null): where a tile's time goes over
  *   HTTP/2, the profile behind the open step's figures
+ * @param platform `{ fetch, worker }`: bench/out/mapview-h2-1792x1024-platform-fetch.json and
+ *   -platform-worker.json (each or null), Leaflet through the platform alone
  */
-export function setupsSection(sets, lose, phases = null) {
+export function setupsSection(sets, lose, phases = null, platform = {}) {
   const md = ["## Map view over HTTP/2 and at full screen", ""];
   const present = sets.filter(Boolean);
   if (present.length === 0) {
@@ -124,5 +126,43 @@ export function setupsSection(sets, lose, phases = null) {
     md.push("");
   }
   if (phases) md.push(...phasesTables(phases));
+  md.push(...platformTable(sets.find((d) => d?.protocol === "h2" && d.viewport === "1792x1024") ?? null, platform));
+  return md;
+}
+
+/**
+ * Leaflet over HTTP/2 at 1792×1024, the adapter beside a layer that loads through the platform
+ * alone (bench/mapview.mjs --platform-loader): how much of the adapter's time over Leaflet's own
+ * loader the page's fetch path takes by itself, on the page's thread and in a worker.
+ */
+function platformTable(adapter, { fetch = null, worker = null }) {
+  const arms = [
+    ["the adapter (tilefetch)", adapter, ""],
+    ["the platform alone, on the page's thread", fetch, " --platform-loader fetch"],
+    ["the platform alone, in a dedicated worker", worker, " --platform-loader worker"],
+  ].filter(([, data]) => data?.runs.some((r) => r.lib === "leaflet" && r.scenario === "ok"));
+  if (arms.length < 2) return [];
+  const names = stepNames(arms[0][1]);
+  const md = ["### Leaflet through the platform alone", ""];
+  md.push(
+    `Reproduce: ${arms.map(([, , flag]) => `\`node bench/mapview.mjs --libs leaflet --scenarios ok --protocol h2 --viewport 1792x1024${flag}\``).join(", ")}`,
+  );
+  md.push("(part of `bash scripts/bench.sh`). Leaflet over HTTP/2 at 1792×1024 as above, each arm paired with Leaflet's own");
+  md.push("loader round by round; beside the adapter, a layer with no tilefetch (tests/browser/fixtures/adapters/platform-layer.js)");
+  md.push("that shows the adapter's canvas tile: fetch, the body's reader and `ImageDecoder` on the page's thread; or fetch,");
+  md.push("`arrayBuffer()` and `ImageDecoder` in a dedicated worker, the bitmap transferred back. It loads every tile through");
+  md.push("fetch, the first view's too (the adapter loads those as images while it learns the server's CORS answer), and has");
+  md.push("no retry. The page's thread arm is the part of the adapter's time the platform's fetch path takes by itself.");
+  md.push("");
+  md.push(
+    table(
+      ["loader", "median of paired steps", ...names],
+      arms.map(([title, data]) => {
+        const p = pairedSteps(data, "leaflet");
+        return [title, `${x(p.all)} (${p.n} steps)`, ...p.steps.map((st) => x(st.ratios.length ? median(st.ratios) : null))];
+      }),
+    ),
+  );
+  md.push("");
   return md;
 }

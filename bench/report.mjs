@@ -470,7 +470,10 @@ if (!fault) {
 
 // ------------------------------------------------------------------ map view over HTTP/2, full screen
 md.push(
-  ...setupsSection(["mapview-1792x1024.json", "mapview-h2.json", "mapview-h2-1792x1024.json"].map(readJson), lose, readJson("mapview-phases-public-h2.json")),
+  ...setupsSection(["mapview-1792x1024.json", "mapview-h2.json", "mapview-h2-1792x1024.json"].map(readJson), lose, readJson("mapview-phases-public-h2.json"), {
+    fetch: readJson("mapview-h2-1792x1024-platform-fetch.json"),
+    worker: readJson("mapview-h2-1792x1024-platform-worker.json"),
+  }),
 );
 md.push(...sessionSection(readJson("mapview-session.json"), lose));
 

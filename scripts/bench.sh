@@ -86,6 +86,8 @@ phase mapview-mapproxy node bench/mapview.mjs --server mapproxy
 phase mapview-1792 node bench/mapview.mjs --scenarios ok --libs ol,leaflet,maplibre --viewport 1792x1024
 phase mapview-h2 node bench/mapview.mjs --scenarios ok --libs ol,leaflet,maplibre --protocol h2
 phase mapview-h2-1792 node bench/mapview.mjs --scenarios ok --libs ol,leaflet,maplibre --protocol h2 --viewport 1792x1024
+phase mapview-h2-1792-platform-fetch node bench/mapview.mjs --scenarios ok --libs leaflet --protocol h2 --viewport 1792x1024 --platform-loader fetch
+phase mapview-h2-1792-platform-worker node bench/mapview.mjs --scenarios ok --libs leaflet --protocol h2 --viewport 1792x1024 --platform-loader worker
 phase mapview-session node bench/mapview-session.mjs
 phase mapview-phases node bench/mapview-phases.mjs
 phase mapview-phases-h2 node bench/mapview-phases.mjs --server public --protocol h2
