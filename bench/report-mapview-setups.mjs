@@ -132,27 +132,32 @@ export function setupsSection(sets, lose, phases = null, platform = {}) {
 
 /**
  * Leaflet over HTTP/2 at 1792×1024, the adapter beside a layer that loads through the platform
- * alone (bench/mapview.mjs --platform-loader): how much of the adapter's time over Leaflet's own
- * loader the page's fetch path takes by itself, on the page's thread and in a worker.
+ * alone (bench/mapview.mjs --platform-loader): what the page's fetch path costs against Leaflet's
+ * own loader without tilefetch, on the page's thread and in a worker. Not run unless the adapter's
+ * runs and at least one platform arm are there.
  */
 function platformTable(adapter, { fetch = null, worker = null }) {
-  const arms = [
-    ["the adapter (tilefetch)", adapter, ""],
-    ["the platform alone, on the page's thread", fetch, " --platform-loader fetch"],
-    ["the platform alone, in a dedicated worker", worker, " --platform-loader worker"],
-  ].filter(([, data]) => data?.runs.some((r) => r.lib === "leaflet" && r.scenario === "ok"));
-  if (arms.length < 2) return [];
-  const names = stepNames(arms[0][1]);
   const md = ["### Leaflet through the platform alone", ""];
-  md.push(
-    `Reproduce: ${arms.map(([, , flag]) => `\`node bench/mapview.mjs --libs leaflet --scenarios ok --protocol h2 --viewport 1792x1024${flag}\``).join(", ")}`,
-  );
+  const hasLeaflet = (data) => data?.runs.some((r) => r.lib === "leaflet" && r.scenario === "ok") === true;
+  const arms = [
+    ["the adapter (tilefetch)", adapter, "--scenarios ok --libs ol,leaflet,maplibre --protocol h2 --viewport 1792x1024"],
+    ["the platform alone, on the page's thread", fetch, "--scenarios ok --libs leaflet --protocol h2 --viewport 1792x1024 --platform-loader fetch"],
+    ["the platform alone, in a dedicated worker", worker, "--scenarios ok --libs leaflet --protocol h2 --viewport 1792x1024 --platform-loader worker"],
+  ].filter(([, data]) => hasLeaflet(data));
+  if (!hasLeaflet(adapter) || arms.length < 2) {
+    md.push("Not run (bench/out/mapview-h2-1792x1024.json with Leaflet, and mapview-h2-1792x1024-platform-fetch.json or -worker.json, are needed).", "");
+    return md;
+  }
+  const names = stepNames(adapter);
+  if (arms.some(([, data]) => JSON.stringify(data.script) !== JSON.stringify(adapter.script))) throw new Error("platformTable: the arms ran different scripts");
+  md.push(`Reproduce: ${arms.map(([, , args]) => `\`node bench/mapview.mjs ${args}\``).join(", ")}`);
   md.push("(part of `bash scripts/bench.sh`). Leaflet over HTTP/2 at 1792×1024 as above, each arm paired with Leaflet's own");
   md.push("loader round by round; beside the adapter, a layer with no tilefetch (tests/browser/fixtures/adapters/platform-layer.js)");
   md.push("that shows the adapter's canvas tile: fetch, the body's reader and `ImageDecoder` on the page's thread; or fetch,");
   md.push("`arrayBuffer()` and `ImageDecoder` in a dedicated worker, the bitmap transferred back. It loads every tile through");
   md.push("fetch, the first view's too (the adapter loads those as images while it learns the server's CORS answer), and has");
-  md.push("no retry. The page's thread arm is the part of the adapter's time the platform's fetch path takes by itself.");
+  md.push("no retry. Each arm is one run: what the platform's fetch path costs against Leaflet's own loader without tilefetch,");
+  md.push("not a share of the adapter's figure (runs of one build move by a few hundredths; ARCHITECTURE.md's ledger has series).");
   md.push("");
   md.push(
     table(
