@@ -26,6 +26,7 @@ const commandOf = (data) =>
     "node bench/mapview.mjs --scenarios ok",
     data.protocol === "h2" ? "--protocol h2" : "",
     data.viewport && data.viewport !== "768x512" ? `--viewport ${data.viewport}` : "",
+    data.platformLoader ? `--libs leaflet --platform-loader ${data.platformLoader}` : "",
   ]
     .filter(Boolean)
     .join(" ");
@@ -140,9 +141,9 @@ function platformTable(adapter, { fetch = null, worker = null }) {
   const md = ["### Leaflet through the platform alone", ""];
   const hasLeaflet = (data) => data?.runs.some((r) => r.lib === "leaflet" && r.scenario === "ok") === true;
   const arms = [
-    ["the adapter (tilefetch)", adapter, "--scenarios ok --libs ol,leaflet,maplibre --protocol h2 --viewport 1792x1024"],
-    ["the platform alone, on the page's thread", fetch, "--scenarios ok --libs leaflet --protocol h2 --viewport 1792x1024 --platform-loader fetch"],
-    ["the platform alone, in a dedicated worker", worker, "--scenarios ok --libs leaflet --protocol h2 --viewport 1792x1024 --platform-loader worker"],
+    ["the adapter (tilefetch)", adapter],
+    ["the platform alone, on the page's thread", fetch],
+    ["the platform alone, in a dedicated worker", worker],
   ].filter(([, data]) => hasLeaflet(data));
   if (!hasLeaflet(adapter) || arms.length < 2) {
     md.push("Not run (bench/out/mapview-h2-1792x1024.json with Leaflet, and mapview-h2-1792x1024-platform-fetch.json or -worker.json, are needed).", "");
@@ -150,7 +151,7 @@ function platformTable(adapter, { fetch = null, worker = null }) {
   }
   const names = stepNames(adapter);
   if (arms.some(([, data]) => JSON.stringify(data.script) !== JSON.stringify(adapter.script))) throw new Error("platformTable: the arms ran different scripts");
-  md.push(`Reproduce: ${arms.map(([, , args]) => `\`node bench/mapview.mjs ${args}\``).join(", ")}`);
+  md.push(`Reproduce: ${arms.map(([, data]) => `\`${commandOf(data)}\``).join(", ")}`);
   md.push("(part of `bash scripts/bench.sh`). Leaflet over HTTP/2 at 1792×1024 as above, each arm paired with Leaflet's own");
   md.push("loader round by round; beside the adapter, a layer with no tilefetch (tests/browser/fixtures/adapters/platform-layer.js)");
   md.push("that shows the adapter's canvas tile: fetch, the body's reader and `ImageDecoder` on the page's thread; or fetch,");
