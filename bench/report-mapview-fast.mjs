@@ -5,6 +5,7 @@
 import { BOOTSTRAP_DRAWS, bootstrapMedianInterval, median } from "./stats.mjs";
 import { int, table } from "./markdown.mjs";
 import { pairedSteps } from "./report-mapview.mjs";
+import { platformTable } from "./report-mapview-platform.mjs";
 
 /** The targets of issue "As fast as the map's own loader on a fast server, from the first view". */
 export const FAST_TARGETS = { pairedRatio: 1.03, openRatio: 1.1 };
@@ -30,10 +31,11 @@ const openStep = (round) => round.open;
  *   `returning` (mapview-fast-returning.json), `mapproxy` (mapview-mapproxy.json), `before`
  *   (bench/history/mapview-fast-before.json, with `commit`), `phases` (mapview-phases.json),
  *   `phasesBefore` (the same at an earlier commit, with `commit`), `requestStart`
- *   (request-start.json)
+ *   (request-start.json), `platform` (`{ fetch, worker }`: mapview-mapproxy-platform-fetch.json and
+ *   -worker.json, Leaflet through the platform alone on MapProxy)
  * @param lose `(section, text)`: records a missed target
  */
-export function fastServerSection({ fast, returning, mapproxy, before, phases, phasesBefore, requestStart }, lose) {
+export function fastServerSection({ fast, returning, mapproxy, before, phases, phasesBefore, requestStart, platform = {} }, lose) {
   const md = ["## Map view on a fast server", ""];
   if (!fast && !mapproxy) {
     md.push("Not run (bench/out/mapview-fast.json and mapview-mapproxy.json are missing).", "");
@@ -105,6 +107,15 @@ export function fastServerSection({ fast, returning, mapproxy, before, phases, p
     md.push("");
     md.push(table(["step", ...libs.flatMap((lib) => [`${LIB_TITLE[lib]} own`, "adapter", "ratio"])], rows));
     md.push("");
+  }
+
+  if (mapproxy) {
+    md.push(
+      ...platformTable(mapproxy, platform, {
+        setup: "on MapProxy",
+        files: "bench/out/mapview-mapproxy.json with Leaflet, and mapview-mapproxy-platform-fetch.json or -worker.json",
+      }),
+    );
   }
 
   if (returning) {

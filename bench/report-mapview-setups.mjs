@@ -7,29 +7,13 @@ import { phasesTables } from "./report-mapview-fast.mjs";
 import { median } from "./stats.mjs";
 import { int, table } from "./markdown.mjs";
 import { pairedSteps } from "./report-mapview.mjs";
+import { commandOf, platformTable, stepNames } from "./report-mapview-platform.mjs";
 
 /** The targets of issue "Never slower than the map's own loader on a healthy server". */
 export const SETUP_TARGETS = { pairedRatio: 1.03, stepRatio: 1.15 };
 
 const LIB_TITLE = { ol: "OpenLayers", leaflet: "Leaflet", maplibre: "MapLibre" };
 const x = (v) => (v === null || v === undefined || Number.isNaN(v) ? "—" : `${v.toFixed(2)}×`);
-
-/** Each step's name: open, pan 1…, zoom. */
-const stepNames = (data) => {
-  let pan = 0;
-  return data.script.map((s) => (s.action === "pan" ? `pan ${++pan}` : s.action));
-};
-
-/** The command that made `data` (its protocol and viewport). */
-const commandOf = (data) =>
-  [
-    "node bench/mapview.mjs --scenarios ok",
-    data.protocol === "h2" ? "--protocol h2" : "",
-    data.viewport && data.viewport !== "768x512" ? `--viewport ${data.viewport}` : "",
-    data.platformLoader ? `--libs leaflet --platform-loader ${data.platformLoader}` : "",
-  ]
-    .filter(Boolean)
-    .join(" ");
 
 /** How `data` was served and shown: "HTTP/2, 1792×1024". */
 const setupOf = (data) => `${data.protocol === "h2" ? "HTTP/2 + TLS" : "HTTP/1.1"}, ${(data.viewport ?? "768x512").replace("x", "×")}`;
@@ -127,48 +111,11 @@ export function setupsSection(sets, lose, phases = null, platform = {}) {
     md.push("");
   }
   if (phases) md.push(...phasesTables(phases));
-  md.push(...platformTable(sets.find((d) => d?.protocol === "h2" && d.viewport === "1792x1024") ?? null, platform));
-  return md;
-}
-
-/**
- * Leaflet over HTTP/2 at 1792×1024, the adapter beside a layer that loads through the platform
- * alone (bench/mapview.mjs --platform-loader): what the page's fetch path costs against Leaflet's
- * own loader without tilefetch, on the page's thread and in a worker. Not run unless the adapter's
- * runs and at least one platform arm are there.
- */
-function platformTable(adapter, { fetch = null, worker = null }) {
-  const md = ["### Leaflet through the platform alone", ""];
-  const hasLeaflet = (data) => data?.runs.some((r) => r.lib === "leaflet" && r.scenario === "ok") === true;
-  const arms = [
-    ["the adapter (tilefetch)", adapter],
-    ["the platform alone, on the page's thread", fetch],
-    ["the platform alone, in a dedicated worker", worker],
-  ].filter(([, data]) => hasLeaflet(data));
-  if (!hasLeaflet(adapter) || arms.length < 2) {
-    md.push("Not run (bench/out/mapview-h2-1792x1024.json with Leaflet, and mapview-h2-1792x1024-platform-fetch.json or -worker.json, are needed).", "");
-    return md;
-  }
-  const names = stepNames(adapter);
-  if (arms.some(([, data]) => JSON.stringify(data.script) !== JSON.stringify(adapter.script))) throw new Error("platformTable: the arms ran different scripts");
-  md.push(`Reproduce: ${arms.map(([, data]) => `\`${commandOf(data)}\``).join(", ")}`);
-  md.push("(part of `bash scripts/bench.sh`). Leaflet over HTTP/2 at 1792×1024 as above, each arm paired with Leaflet's own");
-  md.push("loader round by round; beside the adapter, a layer with no tilefetch (tests/browser/fixtures/adapters/platform-layer.js)");
-  md.push("that shows the adapter's canvas tile: fetch, the body's reader and `ImageDecoder` on the page's thread; or fetch,");
-  md.push("`arrayBuffer()` and `ImageDecoder` in a dedicated worker, the bitmap transferred back. It loads every tile through");
-  md.push("fetch, the first view's too (the adapter loads those as images while it learns the server's CORS answer), and has");
-  md.push("no retry. Each arm is one run: what the platform's fetch path costs against Leaflet's own loader without tilefetch,");
-  md.push("not a share of the adapter's figure (runs of one build move by a few hundredths; ARCHITECTURE.md's ledger has series).");
-  md.push("");
   md.push(
-    table(
-      ["loader", "median of paired steps", ...names],
-      arms.map(([title, data]) => {
-        const p = pairedSteps(data, "leaflet");
-        return [title, `${x(p.all)} (${p.n} steps)`, ...p.steps.map((st) => x(st.ratios.length ? median(st.ratios) : null))];
-      }),
-    ),
+    ...platformTable(sets.find((d) => d?.protocol === "h2" && d.viewport === "1792x1024") ?? null, platform, {
+      setup: "over HTTP/2 at 1792×1024",
+      files: "bench/out/mapview-h2-1792x1024.json with Leaflet, and mapview-h2-1792x1024-platform-fetch.json or -worker.json",
+    }),
   );
-  md.push("");
   return md;
 }

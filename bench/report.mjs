@@ -462,6 +462,7 @@ if (!fault) {
         phases: readJson("mapview-phases.json"),
         phasesBefore: readHistory("mapview-phases-before.json"),
         requestStart: readJson("request-start.json"),
+        platform: { fetch: readJson("mapview-mapproxy-platform-fetch.json"), worker: readJson("mapview-mapproxy-platform-worker.json") },
       },
       lose,
     ),

@@ -83,6 +83,8 @@ phase mapview node bench/mapview.mjs
 phase mapview-fast node bench/mapview.mjs --server fast
 phase mapview-fast-returning node bench/mapview.mjs --server fast-returning
 phase mapview-mapproxy node bench/mapview.mjs --server mapproxy
+phase mapview-mapproxy-platform-fetch node bench/mapview.mjs --server mapproxy --libs leaflet --platform-loader fetch
+phase mapview-mapproxy-platform-worker node bench/mapview.mjs --server mapproxy --libs leaflet --platform-loader worker
 phase mapview-1792 node bench/mapview.mjs --scenarios ok --libs ol,leaflet,maplibre --viewport 1792x1024
 phase mapview-h2 node bench/mapview.mjs --scenarios ok --libs ol,leaflet,maplibre --protocol h2
 phase mapview-h2-1792 node bench/mapview.mjs --scenarios ok --libs ol,leaflet,maplibre --protocol h2 --viewport 1792x1024
