@@ -19,6 +19,8 @@
 //     gains -1792x1024)
 //     [--platform-loader fetch|worker]   (Leaflet only: tilefetch's side is a layer loading through the
 //     platform alone, on the page's thread or in a worker; see PLATFORM_LOADER)
+//     [--cpu-profile]   (each step under Chromium's profiler: the page's busy ms and heaviest functions
+//     per step, printed per loader at the end; the output file gains -cpu, its times are not for the targets)
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -28,6 +30,7 @@ import { option } from "./cli.mjs";
 import { scenarioById } from "./scenarios.mjs";
 import { median, prng } from "./stats.mjs";
 import { startMapProxy } from "../tests/real-servers/mapproxy/server.mjs";
+import { stepProfiler } from "./cpu-profile.mjs";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const opt = option;
@@ -75,6 +78,12 @@ let RETURNING = false;
  * -platform-fetch or -platform-worker.
  */
 let PLATFORM_LOADER = null;
+/**
+ * `--cpu-profile`: each step runs under Chromium's profiler (bench/cpu-profile.mjs), and the step's
+ * result gains `cpu` (the page's busy ms, its heaviest functions). The profiler slows what it
+ * samples: such a run's step times are for comparing loaders' busy time, not for the targets.
+ */
+let CPU_PROFILE = false;
 
 /** Points runOne at `server` (one of SERVERS), and at MapProxy's `mapproxyUrl` for that one. */
 export function useServer(server, mapproxyUrl = null) {
@@ -209,6 +218,7 @@ export async function runOne(env, lib, loader, scenario, round, levels = null) {
   const template = MAPPROXY_URL ? `${MAPPROXY_URL}/tiles/osm/webmercator/{z}/{x}/{y}.png` : `${env.srv.url}/tile/{z}/{x}/{y}.png?run=${run}&${q}`;
   const page = await env.open();
   const steps = [];
+  const profiler = CPU_PROFILE ? await stepProfiler(page) : null;
   try {
     if (RETURNING) await visitBefore(page, { ...lib.spec, own: loader === "own" }, template.replace(`run=${run}`, `run=${run}-before`));
     if (scenario.outageMs) env.srv.outage(run, scenario.outageMs, scenario.outage);
@@ -224,7 +234,8 @@ export async function runOne(env, lib, loader, scenario, round, levels = null) {
       };
       const given = lib.viewFromPage ? null : viewTiles(step.z, step.center).map((t) => t.key);
       const level = lib.viewFromPage ? (levels?.[i] ?? null) : null;
-      const r = await page.evaluate(stepInPage, { step, spec, keys: given, level, limitMs: scenario.limitMs ?? STEP_LIMIT_MS });
+      const inPage = () => page.evaluate(stepInPage, { step, spec, keys: given, level, limitMs: scenario.limitMs ?? STEP_LIMIT_MS });
+      const { value: r, cpu } = profiler ? await profiler.measure(inPage) : { value: await inPage(), cpu: undefined };
       await sleep(120); // a frame or two to draw the last tile
       // The adapter's concurrency limit at the step's end (see maxInFlight in stats()).
       const maxInFlight = loader === "own" || PLATFORM_LOADER ? null : await page.evaluate(() => window.__defaultClientMaxInFlight?.() ?? null);
@@ -243,6 +254,7 @@ export async function runOne(env, lib, loader, scenario, round, levels = null) {
           holes,
           wrong: null,
           requests: null,
+          cpu,
         });
         continue;
       }
@@ -273,6 +285,7 @@ export async function runOne(env, lib, loader, scenario, round, levels = null) {
         wrong,
         requests: env.srv.requests(run) - before,
         maxInFlight,
+        cpu,
       });
     }
   } finally {
@@ -296,6 +309,7 @@ async function main() {
     if (!m) throw new Error("--viewport: WIDTHxHEIGHT in CSS px, such as 1792x1024");
     setMapSize(Number(m[1]), Number(m[2]));
   }
+  CPU_PROFILE = opt("cpu-profile", null) !== null;
   PLATFORM_LOADER = opt("platform-loader", null);
   if (PLATFORM_LOADER !== null) {
     if (PLATFORM_LOADER !== "fetch" && PLATFORM_LOADER !== "worker") throw new Error("--platform-loader: fetch or worker");
@@ -379,6 +393,7 @@ async function runAll(server, { tls = null, viewport = null } = {}) {
     protocol: tls ? "h2" : "h1",
     viewport: viewport ?? "768x512",
     platformLoader: PLATFORM_LOADER,
+    cpuProfile: CPU_PROFILE,
     levels: levelsOf,
     server: opt("server", "public"),
     latency: LATENCY,
@@ -389,7 +404,7 @@ async function runAll(server, { tls = null, viewport = null } = {}) {
     runs,
   };
   fs.mkdirSync(path.join(HERE, "out"), { recursive: true });
-  const suffix = `${tls ? "-h2" : ""}${viewport ? `-${viewport}` : ""}${PLATFORM_LOADER ? `-platform-${PLATFORM_LOADER}` : ""}`;
+  const suffix = `${tls ? "-h2" : ""}${viewport ? `-${viewport}` : ""}${PLATFORM_LOADER ? `-platform-${PLATFORM_LOADER}` : ""}${CPU_PROFILE ? "-cpu" : ""}`;
   const file = path.join(HERE, "out", server.out.replace(/\.json$/, `${suffix}.json`));
   if (opt("merge", null) !== null && fs.existsSync(file)) {
     // --merge: these libraries' runs replace theirs in the file; the others' stay as they were.
@@ -403,7 +418,22 @@ async function runAll(server, { tls = null, viewport = null } = {}) {
   process.stderr.write(
     `map view benchmark: ${runs.length} runs in ${Math.round((Date.now() - t0) / 1000)} s, written to ${path.relative(process.cwd(), file)}\n`,
   );
+  if (CPU_PROFILE) process.stderr.write(busyLines(runs));
   process.stderr.write(`reproduce: ${["node bench/mapview.mjs", ...process.argv.slice(2)].join(" ")}\n`);
+}
+
+/** Per library and loader of healthy `runs` with a CPU profile: each step's busy ms, median over rounds. */
+function busyLines(runs) {
+  const lines = ["page busy ms per step (median over rounds), healthy:"];
+  for (const lib of new Set(runs.map((r) => r.lib))) {
+    for (const loader of ["own", "tilefetch"]) {
+      const mine = runs.filter((r) => r.lib === lib && r.loader === loader && r.scenario === "ok" && r.steps.every((s) => s.cpu));
+      if (mine.length === 0) continue;
+      const perStep = mine[0].steps.map((_, i) => Math.round(median(mine.map((r) => r.steps[i].cpu.busyMs))));
+      lines.push(`  ${lib.padEnd(8)} ${loader.padEnd(9)} ${perStep.join(" ")} (${mine.length} rounds)`);
+    }
+  }
+  return `${lines.join("\n")}\n`;
 }
 
 if (process.argv[1] && fs.realpathSync(process.argv[1]) === fileURLToPath(import.meta.url)) await main();
