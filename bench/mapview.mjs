@@ -19,8 +19,9 @@
 //     gains -1792x1024)
 //     [--platform-loader fetch|worker]   (Leaflet only: tilefetch's side is a layer loading through the
 //     platform alone, on the page's thread or in a worker; see PLATFORM_LOADER)
-//     [--cpu-profile]   (each step under Chromium's profiler: the page's busy ms and heaviest functions
-//     per step, printed per loader at the end; the output file gains -cpu, its times are not for the targets)
+//     [--cpu-profile]   (each step under Chromium's profiler: the page's busy ms per step, printed per
+//     loader at the end, and its heaviest functions in the output, which gains -cpu; its times are
+//     not for the targets)
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -389,6 +390,7 @@ async function runAll(server, { tls = null, viewport = null } = {}) {
     }
   }
   const out = {
+    command: ["node bench/mapview.mjs", ...process.argv.slice(2)].join(" "),
     stepLimitMs: STEP_LIMIT_MS,
     protocol: tls ? "h2" : "h1",
     viewport: viewport ?? "768x512",
@@ -419,7 +421,7 @@ async function runAll(server, { tls = null, viewport = null } = {}) {
     `map view benchmark: ${runs.length} runs in ${Math.round((Date.now() - t0) / 1000)} s, written to ${path.relative(process.cwd(), file)}\n`,
   );
   if (CPU_PROFILE) process.stderr.write(busyLines(runs));
-  process.stderr.write(`reproduce: ${["node bench/mapview.mjs", ...process.argv.slice(2)].join(" ")}\n`);
+  process.stderr.write(`reproduce: ${out.command}\n`);
 }
 
 /** Per library and loader of healthy `runs` with a CPU profile: each step's busy ms, median over rounds. */
@@ -430,7 +432,8 @@ function busyLines(runs) {
       const mine = runs.filter((r) => r.lib === lib && r.loader === loader && r.scenario === "ok" && r.steps.every((s) => s.cpu));
       if (mine.length === 0) continue;
       const perStep = mine[0].steps.map((_, i) => Math.round(median(mine.map((r) => r.steps[i].cpu.busyMs))));
-      lines.push(`  ${lib.padEnd(8)} ${loader.padEnd(9)} ${perStep.join(" ")} (${mine.length} rounds)`);
+      const arm = loader === "own" ? "own" : PLATFORM_LOADER ? `platform-${PLATFORM_LOADER}` : "tilefetch";
+      lines.push(`  ${lib.padEnd(8)} ${arm.padEnd(16)} ${perStep.join(" ")} (${mine.length} rounds)`);
     }
   }
   return `${lines.join("\n")}\n`;

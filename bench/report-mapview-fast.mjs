@@ -3,20 +3,14 @@
 // 7), the same runs at an earlier commit (bench/out/mapview-fast-before.json) and where each
 // tile's time goes (bench/mapview-phases.mjs). Every figure and verdict is computed here.
 import { BOOTSTRAP_DRAWS, bootstrapMedianInterval, median } from "./stats.mjs";
-import { int, table } from "./markdown.mjs";
-import { pairedSteps } from "./report-mapview.mjs";
+import { int, ratio, table } from "./markdown.mjs";
+import { pairedSteps, stepNames } from "./report-mapview.mjs";
 import { platformTable } from "./report-mapview-platform.mjs";
 
 /** The targets of issue "As fast as the map's own loader on a fast server, from the first view". */
 export const FAST_TARGETS = { pairedRatio: 1.03, openRatio: 1.1 };
 
 const LIB_TITLE = { ol: "OpenLayers", leaflet: "Leaflet", maplibre: "MapLibre" };
-const STEP_NAMES = (data) => {
-  let pan = 0;
-  return data.script.map((s) => (s.action === "pan" ? `pan ${++pan}` : s.action));
-};
-
-const x = (v) => (v === null ? "—" : `${v.toFixed(2)}×`);
 
 /** The bootstrap interval over rounds of `paired` (pairedSteps), of the ratios `pick` takes from a round: "a–b", or null. */
 const spreadOf = (paired, pick) => {
@@ -73,17 +67,17 @@ export function fastServerSection({ fast, returning, mapproxy, before, phases, p
       targetRows.push([
         LIB_TITLE[lib],
         label,
-        `${x(p.all)} (${p.n} steps${spreadAll ? `, ${spreadAll}` : ""})${b ? `; before ${x(b.all)}` : ""}`,
+        `${ratio(p.all)} (${p.n} steps${spreadAll ? `, ${spreadAll}` : ""})${b ? `; before ${ratio(b.all)}` : ""}`,
         okAll ? "met" : "**missed**",
-        `${x(p.open)}${p.rounds.length ? ` (${p.rounds.length} rounds${spreadOpen ? `, ${spreadOpen}` : ""})` : ""}${b ? `; before ${x(b.open)}` : ""}`,
+        `${ratio(p.open)}${p.rounds.length ? ` (${p.rounds.length} rounds${spreadOpen ? `, ${spreadOpen}` : ""})` : ""}${b ? `; before ${ratio(b.open)}` : ""}`,
         okOpen ? "met" : "**missed**",
       ]);
       if (!okAll)
         lose(
           `map view, ${label}: ${LIB_TITLE[lib]}`,
-          `healthy view ${x(p.all)} the own loader's time (median of paired steps; target ≤ ${FAST_TARGETS.pairedRatio}×)`,
+          `healthy view ${ratio(p.all)} the own loader's time (median of paired steps; target ≤ ${FAST_TARGETS.pairedRatio}×)`,
         );
-      if (!okOpen) lose(`map view, ${label}: ${LIB_TITLE[lib]}`, `open step ${x(p.open)} the own loader's time (target ≤ ${FAST_TARGETS.openRatio}×)`);
+      if (!okOpen) lose(`map view, ${label}: ${LIB_TITLE[lib]}`, `open step ${ratio(p.open)} the own loader's time (target ≤ ${FAST_TARGETS.openRatio}×)`);
     }
   }
   md.push(`Targets: the median of paired steps ≤ ${FAST_TARGETS.pairedRatio}×, the open step ≤ ${FAST_TARGETS.openRatio.toFixed(2)}×. Beside each median, the`);
@@ -96,26 +90,17 @@ export function fastServerSection({ fast, returning, mapproxy, before, phases, p
   for (const [label, data] of sets) {
     const libs = Object.keys(LIB_TITLE).filter((id) => data.runs.some((r) => r.lib === id && r.scenario === "ok"));
     const per = Object.fromEntries(libs.map((lib) => [lib, pairedSteps(data, lib)]));
-    const rows = STEP_NAMES(data).map((name, i) => [
+    const rows = stepNames(data).map((name, i) => [
       i === 0 ? `**${name}**` : name,
       ...libs.flatMap((lib) => {
         const s = per[lib].steps[i];
-        return [int(median(s.own)), int(median(s.tilefetch)), x(s.ratios.length ? median(s.ratios) : null)];
+        return [int(median(s.own)), int(median(s.tilefetch)), ratio(s.ratios.length ? median(s.ratios) : null)];
       }),
     ]);
     md.push(`Per step, ${label}, healthy (median ms over ${Math.max(...libs.map((l) => per[l].steps[0].own.length))} rounds; the open step first):`);
     md.push("");
     md.push(table(["step", ...libs.flatMap((lib) => [`${LIB_TITLE[lib]} own`, "adapter", "ratio"])], rows));
     md.push("");
-  }
-
-  if (mapproxy) {
-    md.push(
-      ...platformTable(mapproxy, platform, {
-        setup: "on MapProxy",
-        files: "bench/out/mapview-mapproxy.json with Leaflet, and mapview-mapproxy-platform-fetch.json or -worker.json",
-      }),
-    );
   }
 
   if (returning) {
@@ -135,7 +120,7 @@ export function fastServerSection({ fast, returning, mapproxy, before, phases, p
             const spread = spreadOf(paired, openStep);
             return spread ? ` (${spread})` : "";
           };
-          return [LIB_TITLE[lib], `${x(p.all)} (${p.n} steps)`, `${x(p.open)}${within(p)}`, first ? `${x(first.open)}${within(first)}` : "—"];
+          return [LIB_TITLE[lib], `${ratio(p.all)} (${p.n} steps)`, `${ratio(p.open)}${within(p)}`, first ? `${ratio(first.open)}${within(first)}` : "—"];
         }),
       ),
     );
@@ -189,6 +174,15 @@ export function fastServerSection({ fast, returning, mapproxy, before, phases, p
       );
       md.push("");
     }
+  }
+
+  if (mapproxy) {
+    md.push(
+      ...platformTable(mapproxy, platform, {
+        setup: "on MapProxy",
+        files: "bench/out/mapview-mapproxy.json with Leaflet, and mapview-mapproxy-platform-fetch.json or -worker.json",
+      }),
+    );
   }
 
   if (phases) md.push(...phasesTables(phases, phasesBefore));

@@ -2,28 +2,8 @@
 // loads through the platform with no tilefetch (bench/mapview.mjs --platform-loader), each paired
 // with Leaflet's own loader, in a set-up of the map-view bench.
 import { median } from "./stats.mjs";
-import { table } from "./markdown.mjs";
-import { pairedSteps } from "./report-mapview.mjs";
-
-const x = (v) => (v === null || v === undefined || Number.isNaN(v) ? "—" : `${v.toFixed(2)}×`);
-
-/** Each step's name: open, pan 1…, zoom. */
-export const stepNames = (data) => {
-  let pan = 0;
-  return data.script.map((s) => (s.action === "pan" ? `pan ${++pan}` : s.action));
-};
-
-/** The command that made `data` (a bench/mapview.mjs output: its server, protocol, viewport and arm). */
-export const commandOf = (data) =>
-  [
-    "node bench/mapview.mjs",
-    data.server && data.server !== "public" ? `--server ${data.server}` : "--scenarios ok",
-    data.protocol === "h2" ? "--protocol h2" : "",
-    data.viewport && data.viewport !== "768x512" ? `--viewport ${data.viewport}` : "",
-    data.platformLoader ? `--libs leaflet --platform-loader ${data.platformLoader}` : "",
-  ]
-    .filter(Boolean)
-    .join(" ");
+import { ratio, table } from "./markdown.mjs";
+import { commandOf, pairedSteps, stepNames } from "./report-mapview.mjs";
 
 /**
  * The adapter's Leaflet runs (`adapter`) beside the platform's arms (`fetch`: on the page's
@@ -52,14 +32,14 @@ export function platformTable(adapter, { fetch = null, worker = null }, { setup,
   md.push("`arrayBuffer()` and `ImageDecoder` in a dedicated worker, the bitmap transferred back. It loads every tile through");
   md.push("fetch, the first view's too (the adapter loads those as images while it learns the server's CORS answer), and has");
   md.push("no retry. Each arm is one run: what the platform's fetch path costs against Leaflet's own loader without tilefetch,");
-  md.push("not a share of the adapter's figure (runs of one build move by a few hundredths; ARCHITECTURE.md's ledger has series).");
+  md.push("not a share of the adapter's figure (a run of one build moves from the next: ARCHITECTURE.md's ledger has series).");
   md.push("");
   md.push(
     table(
       ["loader", "median of paired steps", ...names],
       arms.map(([title, data]) => {
         const p = pairedSteps(data, "leaflet");
-        return [title, `${x(p.all)} (${p.n} steps)`, ...p.steps.map((st) => x(st.ratios.length ? median(st.ratios) : null))];
+        return [title, `${ratio(p.all)} (${p.n} steps)`, ...p.steps.map((st) => ratio(st.ratios.length ? median(st.ratios) : null))];
       }),
     ),
   );

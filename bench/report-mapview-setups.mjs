@@ -5,15 +5,14 @@
 // (`maxInFlight` in stats()). Every figure and verdict is computed here.
 import { phasesTables } from "./report-mapview-fast.mjs";
 import { median } from "./stats.mjs";
-import { int, table } from "./markdown.mjs";
-import { pairedSteps } from "./report-mapview.mjs";
-import { commandOf, platformTable, stepNames } from "./report-mapview-platform.mjs";
+import { int, ratio, table } from "./markdown.mjs";
+import { commandOf, pairedSteps, stepNames } from "./report-mapview.mjs";
+import { platformTable } from "./report-mapview-platform.mjs";
 
 /** The targets of issue "Never slower than the map's own loader on a healthy server". */
 export const SETUP_TARGETS = { pairedRatio: 1.03, stepRatio: 1.15 };
 
 const LIB_TITLE = { ol: "OpenLayers", leaflet: "Leaflet", maplibre: "MapLibre" };
-const x = (v) => (v === null || v === undefined || Number.isNaN(v) ? "—" : `${v.toFixed(2)}×`);
 
 /** How `data` was served and shown: "HTTP/2, 1792×1024". */
 const setupOf = (data) => `${data.protocol === "h2" ? "HTTP/2 + TLS" : "HTTP/1.1"}, ${(data.viewport ?? "768x512").replace("x", "×")}`;
@@ -59,21 +58,21 @@ export function setupsSection(sets, lose, phases = null, platform = {}) {
       rows.push([
         LIB_TITLE[lib],
         setupOf(data),
-        `${x(p.all)} (${p.n} steps)`,
+        `${ratio(p.all)} (${p.n} steps)`,
         okAll ? "met" : "**missed**",
-        `${x(worst)} (${worstAt})`,
+        `${ratio(worst)} (${worstAt})`,
         okStep ? "met" : "**missed**",
         `${requests("own").toFixed(2)} / ${requests("tilefetch").toFixed(2)}`,
       ]);
       if (!okAll)
         lose(
           `map view, ${setupOf(data)}: ${LIB_TITLE[lib]}`,
-          `${x(p.all)} the own loader's time (median of paired steps; target ≤ ${SETUP_TARGETS.pairedRatio}×)`,
+          `${ratio(p.all)} the own loader's time (median of paired steps; target ≤ ${SETUP_TARGETS.pairedRatio}×)`,
         );
       if (!okStep)
         lose(
           `map view, ${setupOf(data)}: ${LIB_TITLE[lib]}`,
-          `${worstAt} step ${x(worst)} the own loader's time (median over rounds; target ≤ ${SETUP_TARGETS.stepRatio}×)`,
+          `${worstAt} step ${ratio(worst)} the own loader's time (median over rounds; target ≤ ${SETUP_TARGETS.stepRatio}×)`,
         );
     }
   }
@@ -103,7 +102,7 @@ export function setupsSection(sets, lose, phases = null, platform = {}) {
           i === 0 ? `**${name}**` : name,
           ...libs.flatMap((lib) => {
             const s = per[lib].steps[i];
-            return [int(median(s.own)), int(median(s.tilefetch)), x(s.ratios.length ? median(s.ratios) : null), limitAt(lib, i)];
+            return [int(median(s.own)), int(median(s.tilefetch)), ratio(s.ratios.length ? median(s.ratios) : null), limitAt(lib, i)];
           }),
         ]),
       ),
