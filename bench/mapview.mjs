@@ -414,14 +414,16 @@ async function runAll(server, { tls = null, viewport = null } = {}) {
     out.runs = [...before.runs.filter((r) => !libs.includes(r.lib)), ...runs];
     out.levels = { ...before.levels, ...levelsOf };
     out.totalMs = before.totalMs;
-    out.merged = [...(before.merged ?? []), { libs, ms: Date.now() - t0 }];
+    out.merged = [...(before.merged ?? []), { libs, ms: Date.now() - t0, command: out.command }];
+    // The file's command stays the run that made it; each merge's is in `merged`.
+    out.command = before.command;
   }
   fs.writeFileSync(file, JSON.stringify(out, null, 1));
   process.stderr.write(
     `map view benchmark: ${runs.length} runs in ${Math.round((Date.now() - t0) / 1000)} s, written to ${path.relative(process.cwd(), file)}\n`,
   );
   if (CPU_PROFILE) process.stderr.write(busyLines(runs));
-  process.stderr.write(`reproduce: ${out.command}\n`);
+  process.stderr.write(`reproduce: ${["node bench/mapview.mjs", ...process.argv.slice(2)].join(" ")}\n`);
 }
 
 /** Per library and loader of healthy `runs` with a CPU profile: each step's busy ms, median over rounds. */

@@ -24,9 +24,10 @@ export function pooled(outputs) {
   if (outputs.length === 0) throw new Error("pool-mapview: no output given");
   const [first] = outputs;
   if (outputs.some((o) => JSON.stringify(o.script) !== JSON.stringify(first.script))) throw new Error("pool-mapview: the outputs ran different scripts");
-  const setUp = (o) => [o.server ?? "public", o.protocol ?? "h1", o.viewport ?? "768x512", o.platformLoader ?? null].join(" ");
-  if (outputs.some((o) => setUp(o) !== setUp(first)))
-    throw new Error("pool-mapview: the outputs ran different set-ups (server, protocol, viewport or platform arm)");
+  const setUp = (o) => [o.server ?? "public", o.protocol ?? "h1", o.viewport ?? "768x512", o.platformLoader ?? null, o.cpuProfile === true].join(" ");
+  if (outputs.some((o) => setUp(o) !== setUp(first))) {
+    throw new Error("pool-mapview: the outputs ran different set-ups (server, protocol, viewport, platform arm or CPU profile)");
+  }
   const width = 1 + Math.max(...outputs.flatMap((o) => o.runs.map((r) => r.round)));
   return { ...first, runs: outputs.flatMap((o, k) => o.runs.map((r) => ({ ...r, round: r.round + k * width }))) };
 }
@@ -39,11 +40,11 @@ export function poolLines(outputs) {
   for (const lib of new Set(all.runs.filter((r) => r.scenario === "ok").map((r) => r.lib))) {
     const p = pairedSteps(all, lib);
     if (p.all === null || p.all === undefined) continue;
-    const each = outputs.map((o) => pairedSteps(o, lib).all).filter((v) => v != null);
+    const perRun = outputs.map((o) => pairedSteps(o, lib).all).filter((v) => v != null);
     const range = bootstrapMedianInterval(p.rounds.map((r) => r.all));
     const steps = p.steps.map((s, i) => `${names[i]} ${ratio(s.ratios.length ? median(s.ratios) : null)}`).join(", ");
     lines.push(
-      `${lib}: ${each.length} runs (${each.map((v) => v.toFixed(3)).join(", ")}); pooled, ${p.rounds.length} rounds: ` +
+      `${lib}: ${perRun.length} runs (${perRun.map((v) => v.toFixed(3)).join(", ")}); pooled, ${p.rounds.length} rounds: ` +
         `median of paired steps ${p.all.toFixed(3)} (95 % ${range[0].toFixed(3)}–${range[1].toFixed(3)}); per step ${steps}`,
     );
   }
@@ -52,6 +53,10 @@ export function poolLines(outputs) {
 
 if (process.argv[1] && fs.realpathSync(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const files = process.argv.slice(2);
+  if (files.length === 0) {
+    process.stderr.write("usage: node bench/pool-mapview.mjs OUTPUT.json OUTPUT.json … (bench/mapview.mjs outputs of one set-up)\n");
+    process.exit(2);
+  }
   const lines = poolLines(files.map((f) => JSON.parse(fs.readFileSync(f, "utf8"))));
   process.stdout.write(`${lines.join("\n")}\nreproduce: node bench/pool-mapview.mjs ${files.join(" ")}\n`);
 }

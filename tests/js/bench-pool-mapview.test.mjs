@@ -11,13 +11,13 @@ const run = (loader, round, ms) => ({ lib: "leaflet", loader, scenario: "ok", ro
 const output = (runs, setUp = {}) => ({ script, server: "mapproxy", protocol: "h1", viewport: "768x512", platformLoader: null, ...setUp, runs });
 
 test("rounds pair within their own run", () => {
-  // Round 0 of each run: the adapter twice as slow in the first, as fast in the second.
-  const a = output([run("own", 0, [100, 100]), run("tilefetch", 0, [200, 200])]);
-  const b = output([run("own", 0, [400, 400]), run("tilefetch", 0, [400, 400])]);
+  // Rounds 0 and 1 of each run: the adapter twice as slow in the first run, as fast in the second.
+  const a = output([run("own", 0, [100, 100]), run("tilefetch", 0, [200, 200]), run("own", 1, [100, 100]), run("tilefetch", 1, [200, 200])]);
+  const b = output([run("own", 0, [400, 400]), run("tilefetch", 0, [400, 400]), run("own", 1, [400, 400]), run("tilefetch", 1, [400, 400])]);
   const p = pairedSteps(pooled([a, b]), "leaflet");
-  assert.deepEqual(p.steps[0].ratios, [2, 1]);
-  assert.equal(p.rounds.length, 2);
-  assert.match(poolLines([a, b])[0], /^leaflet: 2 runs \(2\.000, 1\.000\); pooled, 2 rounds: median of paired steps 1\.500 /);
+  assert.deepEqual(p.steps[0].ratios, [2, 2, 1, 1]);
+  assert.equal(p.rounds.length, 4);
+  assert.match(poolLines([a, b])[0], /^leaflet: 2 runs \(2\.000, 1\.000\); pooled, 4 rounds: median of paired steps 1\.500 /);
 });
 
 test("runs of another script or set-up are refused", () => {
@@ -25,5 +25,6 @@ test("runs of another script or set-up are refused", () => {
   assert.throws(() => pooled([a, { ...a, script: [{ action: "open" }] }]), /different scripts/);
   assert.throws(() => pooled([a, output(a.runs, { platformLoader: "fetch" })]), /different set-ups/);
   assert.throws(() => pooled([a, output(a.runs, { server: "public" })]), /different set-ups/);
+  assert.throws(() => pooled([a, output(a.runs, { cpuProfile: true })]), /different set-ups/);
   assert.throws(() => pooled([]), /no output/);
 });
