@@ -389,8 +389,9 @@ async function runAll(server, { tls = null, viewport = null } = {}) {
       await env.close();
     }
   }
+  const command = ["node bench/mapview.mjs", ...process.argv.slice(2)].join(" ");
   const out = {
-    command: ["node bench/mapview.mjs", ...process.argv.slice(2)].join(" "),
+    command,
     stepLimitMs: STEP_LIMIT_MS,
     protocol: tls ? "h2" : "h1",
     viewport: viewport ?? "768x512",
@@ -414,7 +415,7 @@ async function runAll(server, { tls = null, viewport = null } = {}) {
     out.runs = [...before.runs.filter((r) => !libs.includes(r.lib)), ...runs];
     out.levels = { ...before.levels, ...levelsOf };
     out.totalMs = before.totalMs;
-    out.merged = [...(before.merged ?? []), { libs, ms: Date.now() - t0, command: out.command }];
+    out.merged = [...(before.merged ?? []), { libs, ms: Date.now() - t0, command }];
     // The file's command stays the run that made it; each merge's is in `merged`.
     out.command = before.command;
   }
@@ -423,7 +424,7 @@ async function runAll(server, { tls = null, viewport = null } = {}) {
     `map view benchmark: ${runs.length} runs in ${Math.round((Date.now() - t0) / 1000)} s, written to ${path.relative(process.cwd(), file)}\n`,
   );
   if (CPU_PROFILE) process.stderr.write(busyLines(runs));
-  process.stderr.write(`reproduce: ${["node bench/mapview.mjs", ...process.argv.slice(2)].join(" ")}\n`);
+  process.stderr.write(`reproduce: ${command}\n`);
 }
 
 /** Per library and loader of healthy `runs` with a CPU profile: each step's busy ms, median over rounds. */

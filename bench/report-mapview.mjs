@@ -78,6 +78,7 @@ export function pairedSteps(data, lib) {
   const all = steps.flatMap((s) => s.ratios);
   return { steps, rounds, all: median(all), open: median(steps[0].ratios), n: all.length, idle };
 }
+
 /** Each step's name in a bench/mapview.mjs output: open, pan 1…, zoom. */
 export const stepNames = (data) => {
   let pan = 0;
@@ -87,7 +88,7 @@ export const stepNames = (data) => {
 /**
  * The command that made `data`, a bench/mapview.mjs output: as the run recorded it, or, for an
  * output from before it did, as its healthy set-ups were run (its protocol, viewport and
- * platform arm, on the 30–80 ms server unless it names another).
+ * platform arm, on the default server unless it names another).
  */
 export const commandOf = (data) =>
   data.command ??

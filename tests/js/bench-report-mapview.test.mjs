@@ -18,6 +18,6 @@ test("an output from before runs recorded their command names its server, set-up
     commandOf({ server: "public", protocol: "h2", viewport: "1792x1024", platformLoader: null }),
     "node bench/mapview.mjs --scenarios ok --protocol h2 --viewport 1792x1024",
   );
-  // Outputs written before the server was recorded were all the 30–80 ms server's.
+  // Outputs written before the server was recorded were all the default server's.
   assert.equal(commandOf({ protocol: "h1", viewport: "1792x1024" }), "node bench/mapview.mjs --scenarios ok --viewport 1792x1024");
 });
